@@ -1,0 +1,40 @@
+//! Every environment variable ifstress reads, in one place.
+//!
+//! API keys are read only by `inference-client`, by the variable name a model's config gives (`api-key-env`);
+//! the names below are the defaults and the project's own settings.
+
+/// Namespace for environment variable names.
+pub struct EnvVars;
+
+impl EnvVars {
+    /// Folder for fetched offline assets (model weights, word frequencies); default `~/.cache/ifstress`.
+    pub const IFSTRESS_CACHE_DIR: &'static str = "IFSTRESS_CACHE_DIR";
+    /// Path of the GGUF file for the embedded model, overriding the fetched SmolLM2.
+    pub const IFSTRESS_GGUF: &'static str = "IFSTRESS_GGUF";
+    /// Threads for the embedded model (default: 2, or the number of cores if fewer).
+    pub const IFSTRESS_THREADS: &'static str = "IFSTRESS_THREADS";
+    /// Set to 1 to run tests that call live APIs.
+    pub const RUN_LIVE_TESTS: &'static str = "RUN_LIVE_TESTS";
+    /// Default key variable for OpenRouter models.
+    pub const OPENROUTER_API_KEY: &'static str = "OPENROUTER_API_KEY";
+    /// Default key variable for OpenAI models.
+    pub const OPENAI_API_KEY: &'static str = "OPENAI_API_KEY";
+    /// `tracing` filter for log output on stderr.
+    pub const RUST_LOG: &'static str = "RUST_LOG";
+    /// Standard cache base folder.
+    pub const XDG_CACHE_HOME: &'static str = "XDG_CACHE_HOME";
+    pub const HOME: &'static str = "HOME";
+}
+
+/// The offline-asset cache folder: `$IFSTRESS_CACHE_DIR`, else `$XDG_CACHE_HOME/ifstress`, else `~/.cache/ifstress`.
+pub fn cache_dir() -> std::path::PathBuf {
+    use std::path::PathBuf;
+    if let Some(dir) = std::env::var_os(EnvVars::IFSTRESS_CACHE_DIR).filter(|v| !v.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = std::env::var_os(EnvVars::XDG_CACHE_HOME).filter(|v| !v.is_empty()) {
+        return PathBuf::from(dir).join("ifstress");
+    }
+    let home = std::env::var_os(EnvVars::HOME).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    home.join(".cache/ifstress")
+}

@@ -1,0 +1,122 @@
+//! IFScale records: prompt metadata, the generation attempts log, and per-sample and per-keyword scores.
+
+use serde::{Deserialize, Serialize};
+
+/// How a keyword list was drawn from the vocabulary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SamplingMode {
+    /// The released code: numpy `RandomState(seed).permutation(len)`, first N (nested prefixes per seed).
+    Paper,
+    /// The paper's text: quantile strata of difficulty, proportional allocation.
+    Stratified,
+}
+
+/// The IFScale fields of a prompt record (they ride along in `PromptRecord::extra`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PromptMeta {
+    pub benchmark: String,
+    pub num_rules: u32,
+    pub seed: u64,
+    pub sampling: SamplingMode,
+    /// Keywords in prompt order.
+    pub keywords: Vec<String>,
+    /// SHA-256 of the prompt template file.
+    pub template_sha256: String,
+    /// SHA-256 of the vocabulary file.
+    pub vocab_sha256: String,
+}
+
+/// Why a generation attempt was rejected by the paper's retry rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RejectReason {
+    /// Ten or more comma-separated bare words: the model listed the constraints.
+    ConstraintList,
+    /// Fewer than 20 words: a refusal.
+    TooShort,
+    /// The coherence judge scored below the threshold.
+    Incoherent,
+    /// The response hit `max_tokens`.
+    Truncated,
+    /// The request failed at the transport level after the client's own retries.
+    RequestFailed,
+}
+
+/// One line of the IFScale attempts log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptLog {
+    pub id: String,
+    pub model: String,
+    /// 1-based attempt number (the response's `sample_index` + 1).
+    pub attempt: u32,
+    pub accepted: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<RejectReason>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coherence: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coherence_reason: Option<String>,
+}
+
+/// Keyword matching semantics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MatchMode {
+    /// The published analysis: `\bkw\b` exact, prefix stem for modified.
+    Paper,
+    /// Whitespace tokens with punctuation stripped, whole-token match.
+    Strict,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeywordStatus {
+    Exact,
+    Modified,
+    Omitted,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SampleStatus {
+    /// An accepted generation was scored.
+    Scored,
+    /// Every attempt was rejected or failed; counted in denominators, never silently dropped.
+    Failed,
+}
+
+/// One scored IFScale sample (per model, N, seed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SampleScore {
+    pub id: String,
+    pub model: String,
+    pub num_rules: u32,
+    pub seed: u64,
+    pub mode: MatchMode,
+    pub status: SampleStatus,
+    /// Exact hits / N × 100 (None when failed).
+    pub accuracy: Option<f64>,
+    pub exact: u32,
+    pub modified: u32,
+    pub omitted: u32,
+    /// Share of errors that are omissions, in percent (0 when there are no errors).
+    pub omission_pct: Option<f64>,
+    pub modification_pct: Option<f64>,
+    /// Miss rate among the last b constraints ÷ miss rate among the first b, b = max(1, N div 3).
+    pub primacy_ratio: Option<f64>,
+    pub latency_s: Option<f64>,
+    pub output_tokens: Option<u64>,
+    pub coherence: Option<f64>,
+    pub attempts: u32,
+}
+
+/// One keyword's status in one sample.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeywordLabel {
+    pub id: String,
+    /// 0-based position in the prompt's constraint list.
+    pub position: u32,
+    pub keyword: String,
+    pub status: KeywordStatus,
+}

@@ -1,0 +1,285 @@
+//! JSONL reading and writing, atomic file replacement.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use sha2::{Digest, Sha256};
+
+/// Errors from reading or writing record files.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    /// A malformed line: file, 1-based line number, the field path (`.` for the whole record) and what is wrong.
+    #[error("{path}:{line}: field `{field}`: {message}")]
+    Record { path: PathBuf, line: usize, field: String, message: String },
+    #[error("{path}: cannot serialize record: {source}")]
+    Serialize { path: PathBuf, source: serde_json::Error },
+}
+
+impl Error {
+    fn io(path: &Path, source: std::io::Error) -> Error {
+        Error::Io { path: path.to_owned(), source }
+    }
+}
+
+/// What a lenient read found besides the records.
+#[derive(Debug, Default)]
+pub struct ReadReport {
+    /// A crash left an unfinished last line (no trailing newline, not valid JSON); it was ignored.
+    pub torn_tail: bool,
+    /// Malformed lines that were skipped (only in lenient mode).
+    pub bad_lines: Vec<Error>,
+}
+
+/// Reads every record of a JSONL file, failing on the first malformed line.
+///
+/// Blank lines are skipped. An unfinished last line (no trailing newline) that does not parse is a crash's torn write:
+/// it is ignored with a warning rather than reported.
+pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, Error> {
+    let (records, mut report) = read_inner(path, false)?;
+    match report.bad_lines.pop() {
+        Some(err) => Err(err),
+        None => Ok(records),
+    }
+}
+
+/// Reads every well-formed record, collecting malformed lines in the report instead of failing.
+pub fn read_jsonl_lenient<T: DeserializeOwned>(path: &Path) -> Result<(Vec<T>, ReadReport), Error> {
+    read_inner(path, true)
+}
+
+fn read_inner<T: DeserializeOwned>(path: &Path, lenient: bool) -> Result<(Vec<T>, ReadReport), Error> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut reader = BufReader::new(file);
+    let mut records = Vec::new();
+    let mut report = ReadReport::default();
+    let mut buf = String::new();
+    let mut line_no = 0;
+    loop {
+        buf.clear();
+        let n = reader.read_line(&mut buf).map_err(|e| Error::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        let complete = buf.ends_with('\n');
+        let text = buf.trim_end_matches(['\n', '\r']);
+        if text.trim().is_empty() {
+            continue;
+        }
+        match parse_line::<T>(text) {
+            Ok(rec) => records.push(rec),
+            Err((field, message)) => {
+                if !complete {
+                    tracing::warn!(path = %path.display(), line = line_no, "Ignoring a torn last line left by an interrupted write.");
+                    report.torn_tail = true;
+                    break;
+                }
+                let err = Error::Record { path: path.to_owned(), line: line_no, field, message };
+                if !lenient {
+                    report.bad_lines.push(err);
+                    return Ok((records, report));
+                }
+                report.bad_lines.push(err);
+            }
+        }
+    }
+    Ok((records, report))
+}
+
+fn parse_line<T: DeserializeOwned>(text: &str) -> Result<T, (String, String)> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(de).map_err(|err| {
+        let field = err.path().to_string();
+        let inner = err.into_inner();
+        // serde_json appends " at line L column C"; the line is always 1 here, so keep only the message.
+        let mut message = inner.to_string();
+        if let Some(pos) = message.rfind(" at line ") {
+            message.truncate(pos);
+        }
+        (field, message)
+    })
+}
+
+/// Replaces `path` with `bytes` atomically: write a temporary file in the same folder, fsync, rename.
+///
+/// A crash leaves either the old file or the new one, never a half-written file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)?;
+        // Make the rename itself durable.
+        if let Ok(d) = File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    result.map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        Error::io(path, e)
+    })
+}
+
+/// Serializes `records` one per line and replaces `path` atomically.
+pub fn write_jsonl_atomic<'a, T: Serialize + 'a>(
+    path: &Path,
+    records: impl IntoIterator<Item = &'a T>,
+) -> Result<(), Error> {
+    let mut out = Vec::new();
+    for rec in records {
+        serde_json::to_writer(&mut out, rec)
+            .map_err(|source| Error::Serialize { path: path.to_owned(), source })?;
+        out.push(b'\n');
+    }
+    write_atomic(path, &out)
+}
+
+/// An append-only JSONL journal: each record is one `write` of a full line followed by a flush
+/// (and an fsync when `durable`), so a `kill -9` loses at most the record being written.
+pub struct JsonlAppender {
+    path: PathBuf,
+    file: File,
+    durable: bool,
+}
+
+impl JsonlAppender {
+    /// Opens (or creates) `path` for appending.
+    ///
+    /// If a crash left an unfinished last line, it is cut off first so the next record starts on a fresh line;
+    /// complete lines are never touched.
+    pub fn open(path: &Path, durable: bool) -> Result<JsonlAppender, Error> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        if len > 0 {
+            let keep = complete_prefix_len(&mut file, len).map_err(|e| Error::io(path, e))?;
+            if keep < len {
+                tracing::warn!(path = %path.display(), bytes = len - keep, "Cutting off a torn last line left by an interrupted write.");
+                file.set_len(keep).map_err(|e| Error::io(path, e))?;
+                file.sync_all().map_err(|e| Error::io(path, e))?;
+            }
+        }
+        Ok(JsonlAppender { path: path.to_owned(), file, durable })
+    }
+
+    /// Appends one record as one line.
+    pub fn append<T: Serialize>(&mut self, record: &T) -> Result<(), Error> {
+        let mut line = serde_json::to_vec(record)
+            .map_err(|source| Error::Serialize { path: self.path.clone(), source })?;
+        line.push(b'\n');
+        self.file.write_all(&line).map_err(|e| Error::io(&self.path, e))?;
+        self.file.flush().map_err(|e| Error::io(&self.path, e))?;
+        if self.durable {
+            self.file.sync_data().map_err(|e| Error::io(&self.path, e))?;
+        }
+        Ok(())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Length of the file up to and including its last newline.
+fn complete_prefix_len(file: &mut File, len: u64) -> std::io::Result<u64> {
+    let mut pos = len;
+    let mut buf = vec![0u8; 64 * 1024];
+    while pos > 0 {
+        let start = pos.saturating_sub(buf.len() as u64);
+        let chunk = &mut buf[..(pos - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(chunk)?;
+        if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
+            return Ok(start + i as u64 + 1);
+        }
+        pos = start;
+    }
+    Ok(0)
+}
+
+/// Hex SHA-256 of some bytes: the one hash used for cache keys, template hashes and stage fingerprints.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Rec {
+        id: String,
+        n: u32,
+    }
+
+    #[test]
+    fn malformed_line_names_file_line_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.jsonl");
+        fs::write(&p, "{\"id\":\"a\",\"n\":1}\n\n{\"id\":\"b\",\"n\":\"x\"}\n").unwrap();
+        let err = read_jsonl::<Rec>(&p).unwrap_err().to_string();
+        assert!(err.contains("a.jsonl:3: field `n`: invalid type"), "{err}");
+    }
+
+    #[test]
+    fn torn_last_line_is_tolerated_and_cut_before_append() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.jsonl");
+        fs::write(&p, "{\"id\":\"a\",\"n\":1}\n{\"id\":\"b\",\"n").unwrap();
+        let (recs, report) = read_jsonl_lenient::<Rec>(&p).unwrap();
+        assert_eq!(recs, vec![Rec { id: "a".into(), n: 1 }]);
+        assert!(report.torn_tail);
+        let mut app = JsonlAppender::open(&p, true).unwrap();
+        app.append(&Rec { id: "c".into(), n: 3 }).unwrap();
+        let recs = read_jsonl::<Rec>(&p).unwrap();
+        assert_eq!(recs, vec![Rec { id: "a".into(), n: 1 }, Rec { id: "c".into(), n: 3 }]);
+    }
+
+    #[test]
+    fn unterminated_but_valid_last_line_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.jsonl");
+        fs::write(&p, "{\"id\":\"a\",\"n\":1}").unwrap();
+        assert_eq!(read_jsonl::<Rec>(&p).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("out.json");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"two");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn missing_field_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.jsonl");
+        fs::write(&p, "{\"id\":\"a\"}\n").unwrap();
+        let err = read_jsonl::<Rec>(&p).unwrap_err().to_string();
+        assert!(err.contains(":1: field `.`: missing field `n`"), "{err}");
+    }
+}

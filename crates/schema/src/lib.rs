@@ -1,0 +1,23 @@
+//! The records ifstress writes to disk, their schema version, JSONL reading and writing, and atomic writes.
+//!
+//! This is the only crate every stage shares.
+//! It knows nothing about HTTP, models, scoring rules or plotting: it defines what a record looks like on disk and how it gets there safely.
+
+pub mod env;
+mod io;
+pub mod ifscale;
+pub mod paths;
+pub mod rift;
+mod records;
+
+pub use io::{
+    Error, JsonlAppender, ReadReport, read_jsonl, read_jsonl_lenient, sha256_hex, write_atomic,
+    write_jsonl_atomic,
+};
+pub use records::{
+    Attempt, ErrorClass, Logprobs, Message, Outcome, PromptRecord, RequestParams, ResponseRecord,
+    Usage,
+};
+
+/// Version of every record layout in this crate; bump it when a field changes meaning or disappears.
+pub const SCHEMA_VERSION: u32 = 1;

@@ -1,0 +1,59 @@
+//! `cargo xtask`: the ifstress command line.
+//!
+//! Each subcommand is a thin layer over a stage crate's library entry point; it parses flags, reads configs,
+//! and maps errors to exit codes (0 success, 1 runtime failure, 2 usage or config error).
+
+mod assets;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// ifstress: measure how well language models follow instructions under stress (IFScale density, RIFT topology).
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Fetch and verify the offline assets (embedded model, word frequencies, embeddings) into the cache.
+    Setup(assets::SetupArgs),
+}
+
+/// An error in how ifstress was called or configured (exit code 2), as opposed to a runtime failure (exit code 1).
+#[derive(Debug)]
+pub(crate) struct UsageError(pub(crate) String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    let result = match cli.command {
+        Command::Setup(args) => assets::run_setup(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            let usage = err.chain().any(|e| e.downcast_ref::<UsageError>().is_some());
+            tracing::error!("{err:#}");
+            if usage { ExitCode::from(2) } else { ExitCode::from(1) }
+        }
+    }
+}
+
+fn init_tracing() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_env(schema::env::EnvVars::RUST_LOG)
+        .unwrap_or_else(|_| EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
+}
