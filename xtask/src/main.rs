@@ -4,6 +4,7 @@
 //! and maps errors to exit codes (0 success, 1 runtime failure, 2 usage or config error).
 
 mod assets;
+mod test;
 
 use std::process::ExitCode;
 
@@ -21,6 +22,8 @@ struct Cli {
 enum Command {
     /// Fetch and verify the offline assets (embedded model, word frequencies, embeddings) into the cache.
     Setup(assets::SetupArgs),
+    /// Run every test of the workspace (fetching the offline assets first): the README's test command.
+    Test(test::TestArgs),
 }
 
 /// An error in how ifstress was called or configured (exit code 2), as opposed to a runtime failure (exit code 1).
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
     init_tracing();
     let result = match cli.command {
         Command::Setup(args) => assets::run_setup(&args),
+        Command::Test(args) => test::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
