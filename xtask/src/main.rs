@@ -4,6 +4,7 @@
 //! and maps errors to exit codes (0 success, 1 runtime failure, 2 usage or config error).
 
 mod assets;
+mod bench;
 mod test;
 
 use std::process::ExitCode;
@@ -24,6 +25,9 @@ enum Command {
     Setup(assets::SetupArgs),
     /// Run every test of the workspace (fetching the offline assets first): the README's test command.
     Test(test::TestArgs),
+    /// Benchmarks that compare two implementations side by side in one run.
+    #[command(subcommand)]
+    Bench(bench::Bench),
 }
 
 /// An error in how ifstress was called or configured (exit code 2), as opposed to a runtime failure (exit code 1).
@@ -44,6 +48,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Setup(args) => assets::run_setup(&args),
         Command::Test(args) => test::run(&args),
+        Command::Bench(bench) => bench::run(&bench),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
