@@ -2,6 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The value of [`PromptMeta::benchmark`] for RIFT prompts.
+pub const BENCHMARK: &str = "rift";
+
 /// One prepared question/answer pair (a line of `questions.jsonl`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Question {
@@ -17,6 +20,66 @@ pub struct Question {
     pub round: String,
     pub air_date: String,
     pub show_number: Option<u32>,
+    /// Where the pair came from: `<file name>#<0-based record index>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// True when the question and answer are an LLM's rephrasing of the clue.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rephrased: bool,
+}
+
+/// A source pair that preparation dropped, with the first reason that applied (a line of `skipped.jsonl`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkippedQuestion {
+    /// `<file name>#<0-based record index>`.
+    pub source: String,
+    pub reason: SkipReason,
+    /// A human-readable detail (e.g. the offending character).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    pub category: String,
+    pub question: String,
+    pub answer: String,
+}
+
+/// Why preparation dropped a pair, in the order the checks run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipReason {
+    /// The question or the answer is empty after cleaning.
+    Empty,
+    /// The clue refers to a picture, sound or video (`<a href`, "seen here", "heard here", Clue Crew).
+    Media,
+    /// Rephrasing was asked for but no usable rephrasing came back.
+    RephraseFailed,
+    /// The answer contains a comma (answers are parsed from a comma-separated list).
+    AnswerComma,
+    /// The pair relies on superscript or subscript (`<sup>`, `<sub>`, `²`, `₂`, `^2`).
+    SuperSubscript,
+    /// A character outside ASCII remains after diacritics were removed.
+    NonAscii,
+}
+
+impl SkipReason {
+    pub const ALL: [SkipReason; 6] = [
+        SkipReason::Empty,
+        SkipReason::Media,
+        SkipReason::RephraseFailed,
+        SkipReason::AnswerComma,
+        SkipReason::SuperSubscript,
+        SkipReason::NonAscii,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::Empty => "empty",
+            SkipReason::Media => "media",
+            SkipReason::RephraseFailed => "rephrase_failed",
+            SkipReason::AnswerComma => "answer_comma",
+            SkipReason::SuperSubscript => "super_subscript",
+            SkipReason::NonAscii => "non_ascii",
+        }
+    }
 }
 
 /// Prompt structure.
@@ -28,13 +91,25 @@ pub enum Structure {
     Jumping,
 }
 
+impl Structure {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Structure::Baseline => "baseline",
+            Structure::Linear => "linear",
+            Structure::Jumping => "jumping",
+        }
+    }
+}
+
 /// The RIFT fields of a prompt record (they ride along in `PromptRecord::extra`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PromptMeta {
+    /// Always [`BENCHMARK`].
     pub benchmark: String,
     pub structure: Structure,
     /// Id shared by the linear and jumping versions of one question set.
     pub group_id: String,
+    /// The prompt's own seed (it picks the jump step k).
     pub seed: u64,
     pub num: u32,
     pub start_row: u64,
@@ -47,6 +122,12 @@ pub struct PromptMeta {
     pub expected: Vec<String>,
     /// The questions in traversal order (for the judge).
     pub questions: Vec<String>,
+    /// Dataset rows in traversal order.
+    #[serde(default)]
+    pub rows: Vec<u64>,
+    /// Normalized clue values in traversal order (difficulty).
+    #[serde(default)]
+    pub values_normalized: Vec<Option<u32>>,
 }
 
 /// Who settled a verdict.
@@ -59,6 +140,8 @@ pub enum JudgeSource {
     Llm,
     /// No judge model configured: the pre-judge's "not a match" stands.
     PreJudgeOnly,
+    /// A judge ran but its reply was failed, truncated or unparsable: the pre-judge's "not a match" stands.
+    LlmUnusable,
     /// No answer to judge.
     None,
 }
@@ -75,36 +158,71 @@ pub enum Verdict {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReplyOutcome {
+    /// The model stopped by itself and the reply parsed into answers.
     Ok,
+    /// No text at all once reasoning was removed.
     Empty,
+    /// Text came back but no answer could be read from it.
+    Malformed,
+    /// The model hit its token limit; the answers before the cut are scored.
     Truncated,
+    /// No response after all attempts.
     Failed,
 }
 
-/// One request for the LLM judge (a line of `judge-requests.jsonl`).
+/// One request for the LLM judge; it rides along in the judge `PromptRecord::extra`.
+///
+/// The judge prompt id is content-addressed (`rift-judge-<sha256 of question, expected, given>`), so the same
+/// triple is judged once for every model and prompt that produced it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JudgeRequest {
-    /// `<prompt id>#<depth>`.
+    /// The judge prompt id.
     pub id: String,
     pub question: String,
     pub expected: String,
     pub given: String,
 }
 
+/// The parsed reply of the LLM judge for one request (a line of `verdicts.jsonl`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgeVerdict {
+    /// The judge prompt id.
+    pub id: String,
+    pub judge_model: String,
+    /// None when the judge's reply was failed, truncated or unparsable.
+    pub verdict: Option<Verdict>,
+    /// The judge's raw reply (reasoning removed).
+    pub raw: Option<String>,
+}
+
 /// One judged answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AnswerScore {
     pub prompt_id: String,
+    #[serde(default)]
+    pub sample_index: u32,
     pub model: String,
     pub structure: Structure,
     /// 0-based position in the traversal (how deep into the prompt).
     pub depth: u32,
     /// 1-based question number in the prompt.
     pub question_number: u32,
+    /// Dataset row of the question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row: Option<u64>,
+    /// Normalized clue value of the question (difficulty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_normalized: Option<u32>,
     pub expected: String,
     pub given: Option<String>,
     pub verdict: Verdict,
     pub judged_by: JudgeSource,
+    /// The pre-judge's own call: Some(true) normalized match, Some(false) clear mismatch, None unsettled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_judge: Option<bool>,
+    /// The judge request id, when the pair went to the LLM judge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_id: Option<String>,
     /// The incorrect answer matches the expected answer of this other question (1-based number).
     pub wrong_question_of: Option<u32>,
 }
@@ -113,19 +231,31 @@ pub struct AnswerScore {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PromptScore {
     pub prompt_id: String,
+    #[serde(default)]
+    pub sample_index: u32,
     pub group_id: String,
     pub model: String,
     pub structure: Structure,
     pub num_questions: u32,
     pub jump_k: Option<u32>,
     pub outcome: ReplyOutcome,
+    /// Answers read from the reply.
+    #[serde(default)]
+    pub answers_given: u32,
     pub correct: u32,
+    /// correct / num_questions.
     pub accuracy: f64,
     pub wrong_question: u32,
     pub missing: u32,
     pub extra: u32,
     pub stopped_early: bool,
     pub ran_long: bool,
+    /// Answers settled by the LLM judge.
+    #[serde(default)]
+    pub judged_by_llm: u32,
+    /// Answers whose verdict is the pre-judge's alone (no judge model, or its reply was unusable).
+    #[serde(default)]
+    pub pre_judge_only: u32,
     pub prompt_tokens: Option<u64>,
     pub completion_tokens: Option<u64>,
     pub reasoning_tokens: Option<u64>,
