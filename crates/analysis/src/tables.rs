@@ -1,0 +1,110 @@
+//! Writing tables: Parquet and CSV for every table, Markdown for the papers' tables; all atomic and byte-stable.
+
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+
+use polars::prelude::*;
+
+use crate::Error;
+
+/// Writes `<dir>/<name>.parquet` and `<dir>/<name>.csv`, returning the paths written.
+pub fn write_table(df: &DataFrame, dir: &Path, name: &str) -> Result<Vec<PathBuf>, Error> {
+    let mut df = df.clone();
+    let mut csv = Vec::new();
+    CsvWriter::new(&mut csv)
+        .include_header(true)
+        .finish(&mut df)
+        .map_err(Error::polars(format!("writing {name}.csv")))?;
+    let mut parquet = Cursor::new(Vec::new());
+    ParquetWriter::new(&mut parquet)
+        .with_statistics(StatisticsOptions::empty())
+        .finish(&mut df)
+        .map_err(Error::polars(format!("writing {name}.parquet")))?;
+    let csv_path = dir.join(format!("{name}.csv"));
+    let parquet_path = dir.join(format!("{name}.parquet"));
+    schema::write_atomic(&csv_path, &csv)?;
+    schema::write_atomic(&parquet_path, parquet.get_ref())?;
+    Ok(vec![parquet_path, csv_path])
+}
+
+/// Writes a Markdown table `<dir>/<name>.md` with a one-line caption above it.
+pub fn write_markdown(
+    dir: &Path,
+    name: &str,
+    caption: &str,
+    header: &[&str],
+    rows: &[Vec<String>],
+) -> Result<PathBuf, Error> {
+    let path = dir.join(format!("{name}.md"));
+    schema::write_atomic(&path, markdown(caption, header, rows).as_bytes())?;
+    Ok(path)
+}
+
+/// Renders a Markdown table (pipes in cells are escaped).
+pub fn markdown(caption: &str, header: &[&str], rows: &[Vec<String>]) -> String {
+    let esc = |s: &str| s.replace('|', "\\|");
+    let mut out = String::new();
+    if !caption.is_empty() {
+        out.push_str(caption);
+        out.push_str("\n\n");
+    }
+    out.push_str(&format!(
+        "| {} |\n",
+        header
+            .iter()
+            .map(|h| esc(h))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    ));
+    out.push_str(&format!(
+        "|{}\n",
+        header.iter().map(|_| "---|").collect::<String>()
+    ));
+    for row in rows {
+        out.push_str(&format!(
+            "| {} |\n",
+            row.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | ")
+        ));
+    }
+    out
+}
+
+/// Formats an optional float with `digits` decimals, `–` when undefined.
+pub fn fmt_opt(v: Option<f64>, digits: usize) -> String {
+    match v {
+        Some(x) if x.is_finite() => format!("{x:.digits$}"),
+        _ => "–".to_owned(),
+    }
+}
+
+/// Reads a column as `Vec<Option<f64>>` (casting integers).
+pub(crate) fn f64_col(df: &DataFrame, name: &str) -> Result<Vec<Option<f64>>, Error> {
+    let s = df
+        .column(name)
+        .and_then(|c| c.cast(&DataType::Float64))
+        .map_err(Error::polars(format!("column {name}")))?;
+    let ca = s.f64().map_err(Error::polars(format!("column {name}")))?;
+    Ok(ca.iter().collect())
+}
+
+/// Reads a column as `Vec<Option<i64>>`.
+pub(crate) fn i64_col(df: &DataFrame, name: &str) -> Result<Vec<Option<i64>>, Error> {
+    let s = df
+        .column(name)
+        .and_then(|c| c.cast(&DataType::Int64))
+        .map_err(Error::polars(format!("column {name}")))?;
+    let ca = s.i64().map_err(Error::polars(format!("column {name}")))?;
+    Ok(ca.iter().collect())
+}
+
+/// Reads a string column.
+pub(crate) fn str_col(df: &DataFrame, name: &str) -> Result<Vec<String>, Error> {
+    let s = df
+        .column(name)
+        .map_err(Error::polars(format!("column {name}")))?;
+    let ca = s.str().map_err(Error::polars(format!("column {name}")))?;
+    Ok(ca
+        .iter()
+        .map(|v| v.unwrap_or_default().to_owned())
+        .collect())
+}
