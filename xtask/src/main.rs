@@ -5,6 +5,7 @@
 
 mod assets;
 mod bench;
+mod infer;
 mod test;
 
 use std::process::ExitCode;
@@ -25,6 +26,8 @@ enum Command {
     Setup(assets::SetupArgs),
     /// Run every test of the workspace (fetching the offline assets first): the README's test command.
     Test(test::TestArgs),
+    /// Send a prompts file to one model, through the response cache, into an append-only responses file.
+    Infer(infer::InferArgs),
     /// Benchmarks that compare two implementations side by side in one run.
     #[command(subcommand)]
     Bench(bench::Bench),
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Setup(args) => assets::run_setup(&args),
         Command::Test(args) => test::run(&args),
+        Command::Infer(args) => infer::run(&args),
         Command::Bench(bench) => bench::run(&bench),
     };
     match result {

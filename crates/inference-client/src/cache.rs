@@ -1,0 +1,131 @@
+//! The response cache: SQLite in WAL mode, one row per cache key.
+//!
+//! Each write is committed before the response line is appended to the output, so a `kill -9` at any moment
+//! leaves every finished response either in both or in the cache only (and the rerun copies it over).
+//! WAL with `synchronous = NORMAL` survives a killed process; only a power loss can drop the last commits.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use schema::ResponseRecord;
+
+use crate::Error;
+
+/// An open response cache.
+pub struct Cache {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Cache {
+    /// Opens (or creates) the cache at `path`.
+    pub fn open(path: &Path) -> Result<Cache, Error> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| Error::Cache {
+                path: path.to_owned(),
+                message: e.to_string(),
+            })?;
+        }
+        let err = |e: rusqlite::Error| Error::Cache {
+            path: path.to_owned(),
+            message: e.to_string(),
+        };
+        let conn = Connection::open(path).map_err(err)?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))
+            .map_err(err)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(err)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(err)?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS responses (
+                key TEXT PRIMARY KEY,
+                model_identity TEXT NOT NULL,
+                created_unix REAL NOT NULL,
+                record TEXT NOT NULL
+            );",
+        )
+        .map_err(err)?;
+        Ok(Cache {
+            conn,
+            path: path.to_owned(),
+        })
+    }
+
+    fn err(&self, e: impl std::fmt::Display) -> Error {
+        Error::Cache {
+            path: self.path.clone(),
+            message: e.to_string(),
+        }
+    }
+
+    /// The stored record for `key`, if any.
+    pub fn get(&self, key: &str) -> Result<Option<ResponseRecord>, Error> {
+        let text: Option<String> = self
+            .conn
+            .prepare_cached("SELECT record FROM responses WHERE key = ?1")
+            .and_then(|mut s| s.query_row(params![key], |r| r.get(0)).optional())
+            .map_err(|e| self.err(e))?;
+        match text {
+            None => Ok(None),
+            Some(t) => match serde_json::from_str(&t) {
+                Ok(r) => Ok(Some(r)),
+                Err(e) => {
+                    tracing::warn!(key, error = %e, "Ignoring an unreadable cache entry.");
+                    Ok(None)
+                }
+            },
+        }
+    }
+
+    /// Stores records (replacing older entries with the same key) in one transaction.
+    pub fn put_many(&mut self, items: &[(&str, &str, &ResponseRecord)]) -> Result<(), Error> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0);
+        let path = self.path.clone();
+        let err = |e: &dyn std::fmt::Display| Error::Cache {
+            path: path.clone(),
+            message: e.to_string(),
+        };
+        let tx = self.conn.transaction().map_err(|e| err(&e))?;
+        {
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO responses (key, model_identity, created_unix, record) VALUES (?1, ?2, ?3, ?4)",
+                )
+                .map_err(|e| err(&e))?;
+            for (key, identity, record) in items {
+                let text = serde_json::to_string(record).map_err(|e| err(&e))?;
+                stmt.execute(params![key, identity, now, text])
+                    .map_err(|e| err(&e))?;
+            }
+        }
+        tx.commit().map_err(|e| err(&e))
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> Result<u64, Error> {
+        self.conn
+            .query_row("SELECT COUNT(*) FROM responses", [], |r| r.get(0))
+            .map_err(|e| self.err(e))
+    }
+
+    /// True when the cache holds no entry.
+    pub fn is_empty(&self) -> Result<bool, Error> {
+        Ok(self.len()? == 0)
+    }
+
+    /// Number of entries per model identity (engine and model id), sorted by identity.
+    pub fn count_by_model(&self) -> Result<Vec<(String, u64)>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT model_identity, COUNT(*) FROM responses GROUP BY model_identity ORDER BY model_identity")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+    }
+}

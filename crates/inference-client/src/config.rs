@@ -1,0 +1,245 @@
+//! Model declarations: `configs/models.toml` and ad-hoc models from the command line.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::Error;
+
+/// How a model is reached.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Engine {
+    /// An OpenAI-compatible Chat Completions server (OpenRouter, OpenAI, vLLM, llama.cpp server, Ollama, ...).
+    #[default]
+    Openai,
+    /// The local llama.cpp model, started in-process and then spoken to over HTTP on 127.0.0.1 like any other server.
+    Embedded,
+}
+
+impl Engine {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Engine::Openai => "openai",
+            Engine::Embedded => "embedded",
+        }
+    }
+}
+
+/// One model: where it lives, how to authenticate, its default sampling parameters and its limits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ModelConfig {
+    /// The name runs and records use (the `[models.<name>]` key); not part of the cache key.
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub engine: Engine,
+    /// One or more replicas of the same model, load-balanced; empty for `engine = "embedded"`.
+    #[serde(default)]
+    pub base_urls: Vec<String>,
+    /// Name of the environment variable holding the API key (never the key itself).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// The provider's model id, sent as `model` in the request body.
+    pub model_id: String,
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    #[serde(default)]
+    pub top_p: Option<f64>,
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    #[serde(default)]
+    pub stop: Vec<String>,
+    /// Sent as `reasoning_effort` (e.g. "low", "medium", "high").
+    #[serde(default)]
+    pub reasoning_effort: Option<String>,
+    /// Extra request body fields, passed through verbatim (e.g. `repeat_penalty`, `reasoning = { effort = "high" }`).
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
+    pub extra_body: Map<String, Value>,
+    /// Most requests in flight per base URL (adaptive concurrency never exceeds it).
+    #[serde(default = "default_max_concurrency")]
+    pub max_concurrency: usize,
+    /// Seconds before one attempt is abandoned as a timeout.
+    #[serde(default = "default_timeout_s")]
+    pub timeout_s: f64,
+    /// Attempts per request before giving up (the first try included).
+    #[serde(default = "default_max_attempts")]
+    pub max_attempts: u32,
+    /// First retry delay in seconds; doubles each attempt, with full jitter.
+    #[serde(default = "default_retry_base_s")]
+    pub retry_base_s: f64,
+    /// Longest delay between two attempts in seconds (a longer `Retry-After` is still honoured, up to 10 minutes).
+    #[serde(default = "default_retry_max_s")]
+    pub retry_max_s: f64,
+    /// USD per million input tokens.
+    #[serde(default)]
+    pub price_in_per_mtok: f64,
+    /// USD per million output tokens.
+    #[serde(default)]
+    pub price_out_per_mtok: f64,
+    /// Embedded engine: the GGUF file (when unset, the caller resolves a default, e.g. the fetched SmolLM2).
+    #[serde(default)]
+    pub gguf: Option<PathBuf>,
+    /// Embedded engine: CPU threads.
+    #[serde(default)]
+    pub threads: Option<usize>,
+}
+
+fn default_max_concurrency() -> usize {
+    16
+}
+fn default_timeout_s() -> f64 {
+    600.0
+}
+fn default_max_attempts() -> u32 {
+    10
+}
+fn default_retry_base_s() -> f64 {
+    0.5
+}
+fn default_retry_max_s() -> f64 {
+    30.0
+}
+
+impl ModelConfig {
+    /// A model given on the command line: one base URL, a model id, no key variable, default limits.
+    ///
+    /// Its name is the model id.
+    pub fn ad_hoc(base_url: &str, model_id: &str) -> ModelConfig {
+        ModelConfig {
+            name: model_id.to_owned(),
+            engine: Engine::Openai,
+            base_urls: vec![base_url.to_owned()],
+            api_key_env: None,
+            model_id: model_id.to_owned(),
+            temperature: None,
+            top_p: None,
+            max_tokens: None,
+            seed: None,
+            stop: Vec::new(),
+            reasoning_effort: None,
+            extra_body: Map::new(),
+            max_concurrency: default_max_concurrency(),
+            timeout_s: default_timeout_s(),
+            max_attempts: default_max_attempts(),
+            retry_base_s: default_retry_base_s(),
+            retry_max_s: default_retry_max_s(),
+            price_in_per_mtok: 0.0,
+            price_out_per_mtok: 0.0,
+            gguf: None,
+            threads: None,
+        }
+    }
+
+    /// Checks the fields a run relies on; `what` names the config (file and table) in the message.
+    pub fn validate(&self, what: &str) -> Result<(), Error> {
+        let bad = |field: &str, message: &str| {
+            Error::Config(format!("{what}: field `{field}`: {message}"))
+        };
+        if self.model_id.trim().is_empty() {
+            return Err(bad("model-id", "must not be empty"));
+        }
+        if self.engine == Engine::Openai {
+            if self.base_urls.is_empty() {
+                return Err(bad(
+                    "base-urls",
+                    "needs at least one URL for engine \"openai\"",
+                ));
+            }
+            for url in &self.base_urls {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(bad(
+                        "base-urls",
+                        "each URL must start with http:// or https://",
+                    ));
+                }
+            }
+        }
+        if self.max_concurrency == 0 {
+            return Err(bad("max-concurrency", "must be at least 1"));
+        }
+        if !(self.timeout_s > 0.0 && self.timeout_s.is_finite()) {
+            return Err(bad("timeout-s", "must be a positive number"));
+        }
+        if self.max_attempts == 0 {
+            return Err(bad("max-attempts", "must be at least 1"));
+        }
+        if !(self.retry_base_s >= 0.0 && self.retry_max_s >= 0.0) {
+            return Err(bad("retry-base-s", "retry delays must not be negative"));
+        }
+        if self.price_in_per_mtok < 0.0 || self.price_out_per_mtok < 0.0 {
+            return Err(bad("price-in-per-mtok", "prices must not be negative"));
+        }
+        Ok(())
+    }
+
+    /// Worst-case USD for one request: its input tokens plus `max_tokens` of output.
+    pub(crate) fn worst_case_cost(&self, input_tokens: u64, max_tokens: u32) -> f64 {
+        (input_tokens as f64 * self.price_in_per_mtok
+            + f64::from(max_tokens) * self.price_out_per_mtok)
+            / 1e6
+    }
+
+    /// USD from token counts and the configured prices.
+    pub(crate) fn cost_from_usage(&self, prompt_tokens: u64, completion_tokens: u64) -> f64 {
+        (prompt_tokens as f64 * self.price_in_per_mtok
+            + completion_tokens as f64 * self.price_out_per_mtok)
+            / 1e6
+    }
+}
+
+/// The models of `configs/models.toml`: `[models.<name>]` tables.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Models {
+    #[serde(default)]
+    pub models: BTreeMap<String, ModelConfig>,
+}
+
+impl Models {
+    /// Reads and validates a models file; each model's `name` is set from its table key.
+    pub fn load(path: &Path) -> Result<Models, Error> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Config(format!("{}: {e}", path.display())))?;
+        Models::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses a models file's text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Models, Error> {
+        let mut models: Models = toml::from_str(text)
+            .map_err(|e| Error::Config(format!("{origin}: {}", one_line(&e.to_string()))))?;
+        for (name, cfg) in &mut models.models {
+            if !cfg.name.is_empty() && cfg.name != *name {
+                return Err(Error::Config(format!(
+                    "{origin}: [models.{name}]: field `name`: {:?} differs from the table name",
+                    cfg.name
+                )));
+            }
+            cfg.name.clone_from(name);
+            cfg.validate(&format!("{origin}: [models.{name}]"))?;
+        }
+        Ok(models)
+    }
+
+    /// The model called `name`, or an error listing the known names.
+    pub fn get(&self, name: &str) -> Result<&ModelConfig, Error> {
+        self.models.get(name).ok_or_else(|| {
+            let known: Vec<&str> = self.models.keys().map(String::as_str).collect();
+            Error::Config(format!(
+                "unknown model {name:?}; known models: {}",
+                known.join(", ")
+            ))
+        })
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,37 @@
+//! The client's error type. Messages never contain API keys (see `redact`).
+
+use std::path::PathBuf;
+
+/// Why a run could not start or had to stop. Per-request failures are not errors: they become `Outcome::Failed` records.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A model config or run option is invalid.
+    #[error("{0}")]
+    Config(String),
+    /// The prompts are unusable (e.g. a duplicate id and sample index).
+    #[error("{0}")]
+    Prompts(String),
+    /// The key variable a model names is not set.
+    #[error("model {model:?}: environment variable {var} is not set (it must hold the API key)")]
+    MissingKey { model: String, var: String },
+    /// Reading or writing a record file.
+    #[error(transparent)]
+    Records(#[from] schema::Error),
+    /// The response cache.
+    #[error("cache {path}: {message}")]
+    Cache { path: PathBuf, message: String },
+    /// The HTTP client or the runtime could not be set up.
+    #[error("{0}")]
+    Setup(String),
+    /// The embedded engine could not start.
+    #[error("embedded engine: {0}")]
+    Embedded(String),
+    /// A request failed with a status that retrying cannot fix (400, 401, 403, 404, ...): the run stops.
+    #[error("model {model:?}: HTTP {status} ({class}): {message}")]
+    FailFast {
+        model: String,
+        status: u16,
+        class: String,
+        message: String,
+    },
+}

@@ -1,0 +1,28 @@
+//! OpenAI-compatible Chat Completions client for ifstress: every model call of every stage goes through here.
+//!
+//! It sends prompts with retries, adaptive per-endpoint concurrency and load balancing over replicas,
+//! caches every answer in SQLite under a key made of what determines it (model identity, full request body,
+//! sample index), streams one `schema::ResponseRecord` per prompt to an append-only JSONL, resumes after a crash
+//! without sending or writing anything twice, and stops before a cost limit. API keys are read only here, from
+//! the environment variable a model's config names, and never appear in records, the cache, logs or errors.
+//!
+//! It deliberately knows nothing about benchmarks, prompts' meaning or scoring: prompts are opaque chat messages
+//! with ride-along fields. The embedded engine (`engine = "embedded"`) is a local server reached over the same HTTP path.
+
+mod body;
+mod cache;
+mod config;
+mod embedded;
+mod error;
+mod limiter;
+#[cfg(feature = "mock")]
+pub mod mock;
+mod parse;
+mod redact;
+mod run;
+
+pub use body::estimate_input_tokens;
+pub use cache::Cache;
+pub use config::{Engine, ModelConfig, Models};
+pub use error::Error;
+pub use run::{DryRunReport, RunOptions, RunSummary, dry_run, run_prompts, run_prompts_blocking};

@@ -1,0 +1,588 @@
+//! A small OpenAI-compatible mock server on 127.0.0.1 with fault injection, for tests, benchmarks and fault runs.
+//!
+//! It speaks just enough HTTP/1.1 (keep-alive, `Content-Length` bodies) to serve `POST …/chat/completions`
+//! and `GET /stats`. Each request either gets a fault or a deterministic answer: the content is
+//! `"Reply to: "` followed by the last message's content, so any two runs give the same content per prompt.
+//! Markers in the last message change the answer: `[think]` wraps reasoning in `<think>` tags, `[reasoning]`
+//! adds a `reasoning_content` field, `[length]` ends with `finish_reason = "length"`, `[cost]` adds `usage.cost`;
+//! `logprobs: true` in the request adds two token log-probs (-0.5 and -1.5).
+//!
+//! Faults come from a script (the first requests, in order) and then at random with `fault_rate`, drawn from
+//! a seeded generator; an `Unauthorized` fault echoes the request's `Authorization` header back, as careless
+//! providers do, so tests can check that the client redacts it.
+
+use std::collections::VecDeque;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+
+/// One kind of injected fault.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fault {
+    /// 429 with `Retry-After` in seconds (the value of `MockConfig::retry_after_s`).
+    RateLimited,
+    /// 429 with `Retry-After` as an HTTP date `retry_after_s` from now (rounded up to whole seconds).
+    RateLimitedDate,
+    /// 503.
+    Unavailable,
+    /// 500.
+    ServerError,
+    /// 408.
+    RequestTimeout,
+    /// 409.
+    Conflict,
+    /// The connection is closed without a response.
+    Reset,
+    /// No response for `hang`, then the connection is closed (the client times out first).
+    Hang,
+    /// 200 with a body that is not JSON.
+    InvalidJson,
+    /// 200 with `"choices": []`.
+    EmptyChoices,
+    /// 200 whose body stops halfway (the connection closes before `Content-Length` bytes).
+    TruncatedBody,
+    /// 400.
+    BadRequest,
+    /// 401 echoing the `Authorization` header.
+    Unauthorized,
+    /// 403.
+    Forbidden,
+    /// 404.
+    NotFound,
+}
+
+impl Fault {
+    /// Every fault a client should retry.
+    pub const RETRYABLE: [Fault; 11] = [
+        Fault::RateLimited,
+        Fault::RateLimitedDate,
+        Fault::Unavailable,
+        Fault::ServerError,
+        Fault::RequestTimeout,
+        Fault::Conflict,
+        Fault::Reset,
+        Fault::Hang,
+        Fault::InvalidJson,
+        Fault::EmptyChoices,
+        Fault::TruncatedBody,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Fault::RateLimited => "rate_limited",
+            Fault::RateLimitedDate => "rate_limited_date",
+            Fault::Unavailable => "unavailable",
+            Fault::ServerError => "server_error",
+            Fault::RequestTimeout => "request_timeout",
+            Fault::Conflict => "conflict",
+            Fault::Reset => "reset",
+            Fault::Hang => "hang",
+            Fault::InvalidJson => "invalid_json",
+            Fault::EmptyChoices => "empty_choices",
+            Fault::TruncatedBody => "truncated_body",
+            Fault::BadRequest => "bad_request",
+            Fault::Unauthorized => "unauthorized",
+            Fault::Forbidden => "forbidden",
+            Fault::NotFound => "not_found",
+        }
+    }
+
+    /// Parses a name as written by `name`.
+    pub fn from_name(s: &str) -> Option<Fault> {
+        Fault::RETRYABLE
+            .iter()
+            .chain(
+                [
+                    Fault::BadRequest,
+                    Fault::Unauthorized,
+                    Fault::Forbidden,
+                    Fault::NotFound,
+                ]
+                .iter(),
+            )
+            .copied()
+            .find(|f| f.name() == s)
+    }
+}
+
+/// How the mock behaves.
+#[derive(Debug, Clone)]
+pub struct MockConfig {
+    /// Delay before every response (and before a fault).
+    pub latency: Duration,
+    /// Faults for the first requests, in arrival order.
+    pub script: Vec<Fault>,
+    /// Probability of a random fault for each request after the script.
+    pub fault_rate: f64,
+    /// The faults random injection draws from (uniformly).
+    pub faults: Vec<Fault>,
+    pub seed: u64,
+    /// `Retry-After` seconds sent with 429s.
+    pub retry_after_s: u64,
+    /// How long a `Hang` fault stalls.
+    pub hang: Duration,
+}
+
+impl MockConfig {
+    /// No latency, no faults.
+    pub fn new() -> MockConfig {
+        MockConfig {
+            latency: Duration::ZERO,
+            script: Vec::new(),
+            fault_rate: 0.0,
+            faults: Fault::RETRYABLE.to_vec(),
+            seed: 1,
+            retry_after_s: 1,
+            hang: Duration::from_secs(5),
+        }
+    }
+}
+
+impl Default for MockConfig {
+    fn default() -> MockConfig {
+        MockConfig::new()
+    }
+}
+
+/// Counters the mock keeps.
+#[derive(Debug, Default)]
+struct Stats {
+    requests: AtomicU64,
+    ok: AtomicU64,
+    faults: AtomicU64,
+}
+
+/// A snapshot of the mock's counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MockStats {
+    /// Chat-completion requests received.
+    pub requests: u64,
+    /// Requests answered with a completion.
+    pub ok: u64,
+    /// Requests answered with a fault.
+    pub faults: u64,
+}
+
+struct Shared {
+    cfg: MockConfig,
+    stats: Stats,
+    script: Mutex<VecDeque<Fault>>,
+    rng: Mutex<u64>,
+    stop: AtomicBool,
+}
+
+/// A running mock; stops when dropped.
+pub struct MockServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl MockServer {
+    /// Starts the mock on 127.0.0.1 (`port` 0 picks a free port) in its own thread with a single-threaded runtime.
+    pub fn start(cfg: MockConfig, port: u16) -> io::Result<MockServer> {
+        let std_listener = std::net::TcpListener::bind(("127.0.0.1", port))?;
+        std_listener.set_nonblocking(true)?;
+        let addr = std_listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            script: Mutex::new(cfg.script.iter().copied().collect()),
+            rng: Mutex::new(cfg.seed),
+            cfg,
+            stats: Stats::default(),
+            stop: AtomicBool::new(false),
+        });
+        let sh = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name("ifstress-mock".into())
+            .spawn(move || {
+                let rt = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        tracing::error!(error = %e, "Mock server: cannot start a runtime.");
+                        return;
+                    }
+                };
+                rt.block_on(async move {
+                    let Ok(listener) = TcpListener::from_std(std_listener) else {
+                        return;
+                    };
+                    loop {
+                        if sh.stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        match tokio::time::timeout(Duration::from_millis(50), listener.accept())
+                            .await
+                        {
+                            Ok(Ok((sock, _))) => {
+                                let _ = sock.set_nodelay(true);
+                                tokio::spawn(serve_conn(sock, Arc::clone(&sh)));
+                            }
+                            Ok(Err(_)) | Err(_) => {}
+                        }
+                    }
+                });
+            })?;
+        Ok(MockServer {
+            addr,
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    /// e.g. `http://127.0.0.1:PORT/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn stats(&self) -> MockStats {
+        snapshot(&self.shared.stats)
+    }
+
+    /// Chat-completion requests received so far.
+    pub fn requests(&self) -> u64 {
+        self.shared.stats.requests.load(Ordering::Relaxed)
+    }
+
+    /// Stops accepting connections and waits for the server thread.
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+fn snapshot(s: &Stats) -> MockStats {
+    MockStats {
+        requests: s.requests.load(Ordering::Relaxed),
+        ok: s.ok.load(Ordering::Relaxed),
+        faults: s.faults.load(Ordering::Relaxed),
+    }
+}
+
+/// Reads the counters of a mock running elsewhere (another process) through `GET /stats`.
+pub fn fetch_stats(addr: SocketAddr) -> io::Result<MockStats> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr)?;
+    s.write_all(b"GET /stats HTTP/1.1\r\nHost: mock\r\nConnection: close\r\n\r\n")?;
+    let mut text = String::new();
+    s.read_to_string(&mut text)?;
+    let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
+    let v: Value = serde_json::from_str(body).map_err(io::Error::other)?;
+    let n = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
+    Ok(MockStats {
+        requests: n("requests"),
+        ok: n("ok"),
+        faults: n("faults"),
+    })
+}
+
+struct Request {
+    path: String,
+    auth: Option<String>,
+    body: Vec<u8>,
+    close: bool,
+}
+
+async fn read_request(
+    r: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
+) -> io::Result<Option<Request>> {
+    let mut line = String::new();
+    if r.read_line(&mut line).await? == 0 {
+        return Ok(None);
+    }
+    let path = line.split_whitespace().nth(1).unwrap_or("/").to_owned();
+    let mut len = 0usize;
+    let mut auth = None;
+    let mut close = false;
+    loop {
+        line.clear();
+        if r.read_line(&mut line).await? == 0 {
+            return Ok(None);
+        }
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = l.split_once(':') {
+            let value = value.trim();
+            if name.eq_ignore_ascii_case("content-length") {
+                len = value
+                    .parse()
+                    .map_err(|_| io::Error::other("bad content-length"))?;
+            } else if name.eq_ignore_ascii_case("authorization") {
+                auth = Some(value.to_owned());
+            } else if name.eq_ignore_ascii_case("connection") && value.eq_ignore_ascii_case("close")
+            {
+                close = true;
+            }
+        }
+    }
+    let mut body = vec![0u8; len];
+    r.read_exact(&mut body).await?;
+    Ok(Some(Request {
+        path,
+        auth,
+        body,
+        close,
+    }))
+}
+
+async fn serve_conn(sock: TcpStream, sh: Arc<Shared>) {
+    let (rd, mut wr) = sock.into_split();
+    let mut rd = BufReader::new(rd);
+    while let Ok(Some(req)) = read_request(&mut rd).await {
+        if req.path == "/stats" {
+            let s = snapshot(&sh.stats);
+            let body = json!({"requests": s.requests, "ok": s.ok, "faults": s.faults}).to_string();
+            let _ = write_response(&mut wr, 200, &[], body.as_bytes(), None).await;
+            if req.close {
+                return;
+            }
+            continue;
+        }
+        if !req.path.ends_with("/chat/completions") {
+            let _ = write_response(
+                &mut wr,
+                404,
+                &[],
+                br#"{"error":{"message":"no such route"}}"#,
+                None,
+            )
+            .await;
+            continue;
+        }
+        sh.stats.requests.fetch_add(1, Ordering::Relaxed);
+        let fault = pick_fault(&sh);
+        if !sh.cfg.latency.is_zero() {
+            tokio::time::sleep(sh.cfg.latency).await;
+        }
+        let Some(fault) = fault else {
+            sh.stats.ok.fetch_add(1, Ordering::Relaxed);
+            let body = completion(&req.body);
+            if write_response(&mut wr, 200, &[], body.as_bytes(), None)
+                .await
+                .is_err()
+                || req.close
+            {
+                return;
+            }
+            continue;
+        };
+        sh.stats.faults.fetch_add(1, Ordering::Relaxed);
+        let ra = sh.cfg.retry_after_s.to_string();
+        let err = |msg: &str| json!({"error": {"message": msg}}).to_string();
+        let res = match fault {
+            Fault::RateLimited => {
+                write_response(
+                    &mut wr,
+                    429,
+                    &[("Retry-After", &ra)],
+                    err("slow down").as_bytes(),
+                    None,
+                )
+                .await
+            }
+            Fault::RateLimitedDate => {
+                let at = SystemTime::now() + Duration::from_secs(sh.cfg.retry_after_s + 1);
+                let date = httpdate::fmt_http_date(at);
+                write_response(
+                    &mut wr,
+                    429,
+                    &[("Retry-After", &date)],
+                    err("slow down").as_bytes(),
+                    None,
+                )
+                .await
+            }
+            Fault::Unavailable => {
+                write_response(&mut wr, 503, &[], err("overloaded").as_bytes(), None).await
+            }
+            Fault::ServerError => {
+                write_response(&mut wr, 500, &[], err("internal error").as_bytes(), None).await
+            }
+            Fault::RequestTimeout => {
+                write_response(&mut wr, 408, &[], err("request timeout").as_bytes(), None).await
+            }
+            Fault::Conflict => {
+                write_response(&mut wr, 409, &[], err("conflict").as_bytes(), None).await
+            }
+            Fault::Reset => return,
+            Fault::Hang => {
+                tokio::time::sleep(sh.cfg.hang).await;
+                return;
+            }
+            Fault::InvalidJson => {
+                write_response(&mut wr, 200, &[], b"{\"choices\": [ this is not json", None).await
+            }
+            Fault::EmptyChoices => {
+                write_response(&mut wr, 200, &[], br#"{"id":"x","choices":[]}"#, None).await
+            }
+            Fault::TruncatedBody => {
+                let body = completion(&req.body);
+                let half = body.len() / 2;
+                let _ = write_response(
+                    &mut wr,
+                    200,
+                    &[],
+                    &body.as_bytes()[..half],
+                    Some(body.len()),
+                )
+                .await;
+                return;
+            }
+            Fault::BadRequest => {
+                write_response(
+                    &mut wr,
+                    400,
+                    &[],
+                    err("bad request: context too long").as_bytes(),
+                    None,
+                )
+                .await
+            }
+            Fault::Unauthorized => {
+                let msg = format!(
+                    "Incorrect API key provided: {}",
+                    req.auth.as_deref().unwrap_or("none")
+                );
+                write_response(&mut wr, 401, &[], err(&msg).as_bytes(), None).await
+            }
+            Fault::Forbidden => {
+                write_response(&mut wr, 403, &[], err("forbidden").as_bytes(), None).await
+            }
+            Fault::NotFound => {
+                write_response(&mut wr, 404, &[], err("model not found").as_bytes(), None).await
+            }
+        };
+        if res.is_err() || req.close {
+            return;
+        }
+    }
+}
+
+fn pick_fault(sh: &Shared) -> Option<Fault> {
+    if let Some(f) = sh
+        .script
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .pop_front()
+    {
+        return Some(f);
+    }
+    if sh.cfg.fault_rate <= 0.0 || sh.cfg.faults.is_empty() {
+        return None;
+    }
+    let mut state = sh.rng.lock().unwrap_or_else(|e| e.into_inner());
+    let a = next_u64(&mut state);
+    let b = next_u64(&mut state);
+    drop(state);
+    let u = (a >> 11) as f64 / (1u64 << 53) as f64;
+    (u < sh.cfg.fault_rate).then(|| sh.cfg.faults[(b % sh.cfg.faults.len() as u64) as usize])
+}
+
+fn next_u64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The deterministic answer to a request body.
+fn completion(body: &[u8]) -> String {
+    let req: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let last = req
+        .get("messages")
+        .and_then(Value::as_array)
+        .and_then(|m| m.last())
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let model = req.get("model").and_then(Value::as_str).unwrap_or("mock");
+    let mut content = format!("Reply to: {last}");
+    if last.contains("[think]") {
+        content = format!("<think>Thinking about it.</think>\n{content}");
+    }
+    let mut message = json!({"role": "assistant", "content": content});
+    if last.contains("[reasoning]") {
+        message["reasoning_content"] = Value::from("Reasoned separately.");
+    }
+    let finish = if last.contains("[length]") {
+        "length"
+    } else {
+        "stop"
+    };
+    let prompt_tokens = (body.len() / 4) as u64;
+    let mut usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": 10, "total_tokens": prompt_tokens + 10});
+    if last.contains("[cost]") {
+        usage["cost"] = Value::from(0.25);
+    }
+    let mut choice = json!({"index": 0, "message": message, "finish_reason": finish});
+    if req.get("logprobs").and_then(Value::as_bool) == Some(true) {
+        choice["logprobs"] =
+            json!({"content": [{"token": "a", "logprob": -0.5}, {"token": "b", "logprob": -1.5}]});
+    }
+    json!({"id": "mock-1", "object": "chat.completion", "model": model, "choices": [choice], "usage": usage}).to_string()
+}
+
+async fn write_response(
+    w: &mut tokio::net::tcp::OwnedWriteHalf,
+    status: u16,
+    headers: &[(&str, &str)],
+    body: &[u8],
+    declared_len: Option<usize>,
+) -> io::Result<()> {
+    let reason = match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
+        _ => "Status",
+    };
+    let mut head = format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+        declared_len.unwrap_or(body.len())
+    );
+    for (k, v) in headers {
+        head.push_str(k);
+        head.push_str(": ");
+        head.push_str(v);
+        head.push_str("\r\n");
+    }
+    head.push_str("\r\n");
+    let mut buf = Vec::with_capacity(head.len() + body.len());
+    buf.extend_from_slice(head.as_bytes());
+    buf.extend_from_slice(body);
+    w.write_all(&buf).await?;
+    w.flush().await
+}

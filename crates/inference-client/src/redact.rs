@@ -1,0 +1,68 @@
+//! Keeping API keys out of every message the client produces.
+
+/// Replaces the API key, and anything that looks like a provider key (`sk-…`), with `[REDACTED]`.
+pub(crate) struct Redactor {
+    key: Option<String>,
+}
+
+const MASK: &str = "[REDACTED]";
+
+impl Redactor {
+    pub(crate) fn new(key: Option<&str>) -> Redactor {
+        Redactor {
+            key: key
+                .map(str::trim)
+                .filter(|k| !k.is_empty())
+                .map(str::to_owned),
+        }
+    }
+
+    pub(crate) fn clean(&self, text: &str) -> String {
+        let mut s = match &self.key {
+            Some(k) => text.replace(k.as_str(), MASK),
+            None => text.to_owned(),
+        };
+        // Providers echo (partly masked) keys in 401 messages, e.g. "Incorrect API key provided: sk-abc***xyz".
+        while let Some(i) = find_key_like(&s) {
+            let end = s[i..]
+                .find(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == ',')
+                .map_or(s.len(), |e| i + e);
+            s.replace_range(i..end, MASK);
+        }
+        s
+    }
+}
+
+fn find_key_like(s: &str) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let mut from = 0;
+    while let Some(rel) = s[from..].find("sk-") {
+        let i = from + rel;
+        let boundary = i == 0 || !bytes[i - 1].is_ascii_alphanumeric();
+        if boundary
+            && bytes
+                .get(i + 3)
+                .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'-' || *b == b'_')
+        {
+            return Some(i);
+        }
+        from = i + 3;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_masked() {
+        let r = Redactor::new(Some("secret-123"));
+        assert_eq!(r.clean("bad key secret-123!"), "bad key [REDACTED]!");
+        assert_eq!(
+            r.clean("Incorrect API key provided: sk-abc***xyz. See"),
+            "Incorrect API key provided: [REDACTED]"
+        );
+        assert_eq!(r.clean("task-force"), "task-force");
+    }
+}

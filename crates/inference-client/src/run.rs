@@ -1,0 +1,875 @@
+//! A run: prompts in, one response line per (prompt id, sample index) out, through the cache.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant, SystemTime};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use schema::{
+    Attempt, ErrorClass, JsonlAppender, Outcome, PromptRecord, ResponseRecord, SCHEMA_VERSION,
+};
+use serde_json::{Map, Value};
+use tokio::sync::Semaphore;
+
+use crate::body::{
+    body_max_tokens, cache_key, estimate_input_tokens, model_identity, request_body,
+};
+use crate::cache::Cache;
+use crate::config::{Engine, ModelConfig};
+use crate::limiter::{Endpoints, Slot};
+use crate::parse::{self, Completion, Failure};
+use crate::redact::Redactor;
+use crate::{Error, embedded};
+
+/// How to run (as opposed to what to run, which the model config and prompts say).
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Most requests in flight per base URL; overrides the model's `max-concurrency`.
+    pub concurrency: Option<usize>,
+    /// Stop sending once spent + in-flight worst case would exceed this many USD.
+    pub max_cost_usd: Option<f64>,
+    /// Ignore cached responses and the existing output: every prompt is sent again (the cache is overwritten).
+    pub refresh: bool,
+    /// The SQLite response cache.
+    pub cache_path: PathBuf,
+    /// Draw a progress bar on stderr.
+    pub progress: bool,
+    /// fsync the output after each line (a killed process loses nothing either way; this also covers power loss).
+    pub durable: bool,
+}
+
+impl RunOptions {
+    /// Defaults for everything but the cache: model concurrency, no cost limit, no refresh, no progress bar, durable.
+    pub fn new(cache_path: PathBuf) -> RunOptions {
+        RunOptions {
+            concurrency: None,
+            max_cost_usd: None,
+            refresh: false,
+            cache_path,
+            progress: false,
+            durable: true,
+        }
+    }
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunSummary {
+    /// Prompts given.
+    pub total: usize,
+    /// Prompts already in the output file (resumed), not touched.
+    pub resumed: usize,
+    /// Prompts served from the cache.
+    pub cached: usize,
+    /// Prompts sent to the model.
+    pub sent: usize,
+    /// HTTP attempts made (retries included).
+    pub requests: u64,
+    /// Prompts whose response is `failed` (written, not cached; a rerun retries them).
+    pub failed: usize,
+    /// Prompts whose response is `truncated` (hit max_tokens).
+    pub truncated: usize,
+    /// Prompts not sent because `max_cost_usd` would have been exceeded.
+    pub skipped_for_cost: usize,
+    /// USD spent on this run's requests (provider-reported cost when present, else tokens × prices).
+    pub spent_usd: f64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// Seconds the run took.
+    pub wall_s: f64,
+}
+
+/// What `dry_run` estimates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DryRunReport {
+    pub prompts: usize,
+    /// Prompts whose answer is already in the cache (0 with `refresh`); they would cost nothing.
+    pub cached: usize,
+    /// Input tokens of the prompts that would be sent, estimated as characters / 4 plus 4 per message.
+    pub est_input_tokens: u64,
+    /// Their cost if every answer used its full `max_tokens`.
+    pub worst_case_cost_usd: f64,
+    /// Prompts without any `max_tokens` (their output cost is not bounded and not counted).
+    pub unbounded: usize,
+}
+
+/// Estimates a run without sending anything.
+pub fn dry_run(
+    model: &ModelConfig,
+    prompts: &[PromptRecord],
+    opts: &RunOptions,
+) -> Result<DryRunReport, Error> {
+    model.validate(&format!("model {:?}", model.name))?;
+    let identity = model_identity(model);
+    let cache = if !opts.refresh && opts.cache_path.exists() {
+        Some(Cache::open(&opts.cache_path)?)
+    } else {
+        None
+    };
+    let mut report = DryRunReport {
+        prompts: prompts.len(),
+        cached: 0,
+        est_input_tokens: 0,
+        worst_case_cost_usd: 0.0,
+        unbounded: 0,
+    };
+    for p in prompts {
+        let body = request_body(model, p);
+        if let Some(c) = &cache
+            && c.get(&cache_key(&identity, &body, p.sample_index))?
+                .is_some()
+        {
+            report.cached += 1;
+            continue;
+        }
+        let input = estimate_input_tokens(p);
+        report.est_input_tokens += input;
+        let max_tokens = body_max_tokens(&body);
+        if max_tokens.is_none() {
+            report.unbounded += 1;
+        }
+        report.worst_case_cost_usd += model.worst_case_cost(input, max_tokens.unwrap_or(0));
+    }
+    Ok(report)
+}
+
+/// `run_prompts` on a fresh tokio runtime (two worker threads), for callers that are not async.
+pub fn run_prompts_blocking(
+    model: &ModelConfig,
+    prompts: &[PromptRecord],
+    out: &Path,
+    opts: &RunOptions,
+) -> Result<RunSummary, Error> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Setup(format!("cannot start the async runtime: {e}")))?;
+    rt.block_on(run_prompts(model, prompts, out, opts))
+}
+
+/// One prompt waiting to be sent.
+struct Job {
+    index: usize,
+    key: String,
+    body: Vec<u8>,
+    input_tokens: u64,
+    max_tokens: Option<u32>,
+}
+
+/// Sends every prompt not yet answered in `out`, appending one `ResponseRecord` per (id, sample index) as each completes.
+///
+/// Prompts already in `out` (with a non-failed outcome) are skipped; cached answers are copied without a request;
+/// everything else is sent with retries. Failed responses are written but not cached, and a rerun retries them
+/// (the output then keeps only the newest line per prompt). A 401, 403 or 404 stops the run with an error.
+pub async fn run_prompts(
+    model: &ModelConfig,
+    prompts: &[PromptRecord],
+    out: &Path,
+    opts: &RunOptions,
+) -> Result<RunSummary, Error> {
+    let started = Instant::now();
+    model.validate(&format!("model {:?}", model.name))?;
+    check_unique(prompts)?;
+    if let Some(max) = opts.max_cost_usd
+        && !(max >= 0.0)
+    {
+        return Err(Error::Config(format!(
+            "max cost must be a non-negative number of USD, got {max}"
+        )));
+    }
+    let key = match &model.api_key_env {
+        Some(var) => Some(
+            std::env::var(var)
+                .ok()
+                .filter(|k| !k.trim().is_empty())
+                .ok_or_else(|| Error::MissingKey {
+                    model: model.name.clone(),
+                    var: var.clone(),
+                })?,
+        ),
+        None => None,
+    };
+    let redactor = Arc::new(Redactor::new(key.as_deref()));
+
+    // The output: resume from what is there, or start afresh on refresh.
+    if opts.refresh && out.exists() {
+        std::fs::remove_file(out).map_err(|e| Error::Setup(format!("{}: {e}", out.display())))?;
+    }
+    let appender = JsonlAppender::open(out, opts.durable)?;
+    let existing: Vec<ResponseRecord> = schema::read_jsonl(out)?;
+    let mut done: HashSet<(String, u32)> = HashSet::new();
+    let mut had_failed: HashSet<(String, u32)> = HashSet::new();
+    for r in &existing {
+        let k = (r.id.clone(), r.sample_index);
+        if r.outcome == Outcome::Failed {
+            had_failed.insert(k);
+        } else {
+            had_failed.remove(&k);
+            done.insert(k);
+        }
+    }
+    drop(existing);
+
+    let mut summary = RunSummary {
+        total: prompts.len(),
+        ..RunSummary::default()
+    };
+    let identity = model_identity(model);
+    let cache = Cache::open(&opts.cache_path)?;
+    let mut from_cache: Vec<ResponseRecord> = Vec::new();
+    let mut jobs: Vec<Job> = Vec::new();
+    for (index, p) in prompts.iter().enumerate() {
+        if done.contains(&(p.id.clone(), p.sample_index)) {
+            summary.resumed += 1;
+            continue;
+        }
+        let body = request_body(model, p);
+        let key = cache_key(&identity, &body, p.sample_index);
+        if !opts.refresh
+            && let Some(mut r) = cache.get(&key)?
+        {
+            r.id.clone_from(&p.id);
+            r.sample_index = p.sample_index;
+            r.model.clone_from(&model.name);
+            r.prompt_meta.clone_from(&p.extra);
+            r.cached = true;
+            from_cache.push(r);
+            continue;
+        }
+        let max_tokens = body_max_tokens(&body);
+        let body =
+            serde_json::to_vec(&Value::Object(body)).map_err(|e| Error::Prompts(e.to_string()))?;
+        jobs.push(Job {
+            index,
+            key,
+            body,
+            input_tokens: estimate_input_tokens(p),
+            max_tokens,
+        });
+    }
+    if opts.max_cost_usd.is_some() && jobs.iter().any(|j| j.max_tokens.is_none()) {
+        return Err(Error::Config(
+            "a cost limit needs max_tokens on every request (set it in the model config, the prompt params or --max-tokens)"
+                .into(),
+        ));
+    }
+    summary.cached = from_cache.len();
+    tracing::info!(
+        model = %model.name, prompts = prompts.len(), resumed = summary.resumed, cached = summary.cached,
+        to_send = jobs.len(), "Starting inference run."
+    );
+
+    // The writer thread: cache first, then the output line, in batches.
+    let progress = make_progress(opts.progress, (prompts.len() - summary.resumed) as u64);
+    let (tx, rx) = mpsc::channel::<Written>();
+    let writer = {
+        let identity = identity.clone();
+        std::thread::Builder::new()
+            .name("ifstress-writer".into())
+            .spawn(move || writer_loop(rx, cache, appender, &identity))
+            .map_err(|e| Error::Setup(format!("cannot start the writer thread: {e}")))?
+    };
+    for r in from_cache {
+        progress.inc(1);
+        if tx
+            .send(Written {
+                record: r,
+                store: false,
+            })
+            .is_err()
+        {
+            break;
+        }
+    }
+
+    let jobs_result = if jobs.is_empty() {
+        Ok(Counters::default())
+    } else {
+        send_all(
+            model,
+            prompts,
+            jobs,
+            key.as_deref(),
+            &redactor,
+            opts,
+            &tx,
+            &progress,
+        )
+        .await
+    };
+    drop(tx);
+    let writer_result = writer
+        .join()
+        .unwrap_or_else(|_| Err(Error::Setup("the writer thread panicked".into())));
+    progress.finish_and_clear();
+    let counters = jobs_result?;
+    writer_result?;
+
+    summary.sent = counters.sent;
+    summary.requests = counters.requests.load(Ordering::Relaxed);
+    summary.failed = counters.failed.load(Ordering::Relaxed);
+    summary.truncated = counters.truncated.load(Ordering::Relaxed);
+    summary.skipped_for_cost = counters.skipped_for_cost;
+    summary.prompt_tokens = counters.prompt_tokens.load(Ordering::Relaxed);
+    summary.completion_tokens = counters.completion_tokens.load(Ordering::Relaxed);
+    summary.spent_usd = counters.cost.lock().map(|c| c.spent).unwrap_or(0.0);
+
+    if !had_failed.is_empty() {
+        compact(out, prompts)?;
+    }
+    summary.wall_s = started.elapsed().as_secs_f64();
+    tracing::info!(
+        model = %model.name, sent = summary.sent, cached = summary.cached, resumed = summary.resumed,
+        failed = summary.failed, truncated = summary.truncated, requests = summary.requests,
+        spent_usd = summary.spent_usd, wall_s = summary.wall_s, "Inference run finished."
+    );
+    if let Some(err) = counters.abort.lock().ok().and_then(|mut a| a.take()) {
+        return Err(err);
+    }
+    Ok(summary)
+}
+
+fn check_unique(prompts: &[PromptRecord]) -> Result<(), Error> {
+    let mut seen = HashSet::with_capacity(prompts.len());
+    for (i, p) in prompts.iter().enumerate() {
+        if !seen.insert((p.id.as_str(), p.sample_index)) {
+            return Err(Error::Prompts(format!(
+                "prompt {} (record {}): field `id`: duplicate id {:?} with sample_index {}",
+                i + 1,
+                i + 1,
+                p.id,
+                p.sample_index
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Rewrites the output keeping the newest line per (id, sample index), in prompt order.
+fn compact(out: &Path, prompts: &[PromptRecord]) -> Result<(), Error> {
+    let records: Vec<ResponseRecord> = schema::read_jsonl(out)?;
+    let mut newest: HashMap<(String, u32), ResponseRecord> = HashMap::new();
+    for r in records {
+        newest.insert((r.id.clone(), r.sample_index), r);
+    }
+    let mut ordered = Vec::with_capacity(newest.len());
+    for p in prompts {
+        if let Some(r) = newest.remove(&(p.id.clone(), p.sample_index)) {
+            ordered.push(r);
+        }
+    }
+    // Lines for prompts not in this run stay, after the others.
+    let mut rest: Vec<ResponseRecord> = newest.into_values().collect();
+    rest.sort_by(|a, b| (&a.id, a.sample_index).cmp(&(&b.id, b.sample_index)));
+    ordered.extend(rest);
+    schema::write_jsonl_atomic(out, ordered.iter())?;
+    Ok(())
+}
+
+fn make_progress(enabled: bool, len: u64) -> ProgressBar {
+    if !enabled {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr_with_hz(5));
+    if let Ok(style) =
+        ProgressStyle::with_template("{bar:30} {pos}/{len} {per_sec} ETA {eta} {msg}")
+    {
+        bar.set_style(style);
+    }
+    bar
+}
+
+struct Written {
+    record: ResponseRecord,
+    /// Store in the cache (fresh ok/truncated answers).
+    store: bool,
+}
+
+fn writer_loop(
+    rx: mpsc::Receiver<Written>,
+    mut cache: Cache,
+    mut out: JsonlAppender,
+    identity: &str,
+) -> Result<(), Error> {
+    let mut batch: Vec<Written> = Vec::with_capacity(256);
+    while let Ok(first) = rx.recv() {
+        batch.push(first);
+        while batch.len() < 256 {
+            match rx.try_recv() {
+                Ok(w) => batch.push(w),
+                Err(_) => break,
+            }
+        }
+        let items: Vec<(&str, &str, &ResponseRecord)> = batch
+            .iter()
+            .filter(|w| w.store)
+            .map(|w| (w.record.cache_key.as_str(), identity, &w.record))
+            .collect();
+        if !items.is_empty() {
+            cache.put_many(&items)?;
+        }
+        for w in batch.drain(..) {
+            out.append(&w.record)?;
+        }
+    }
+    Ok(())
+}
+
+#[derive(Default)]
+struct CostState {
+    spent: f64,
+    reserved: f64,
+}
+
+#[derive(Default)]
+struct Counters {
+    sent: usize,
+    skipped_for_cost: usize,
+    requests: AtomicU64,
+    failed: AtomicUsize,
+    truncated: AtomicUsize,
+    prompt_tokens: AtomicU64,
+    completion_tokens: AtomicU64,
+    cost: Mutex<CostState>,
+    abort: Mutex<Option<Error>>,
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn send_all(
+    model: &ModelConfig,
+    prompts: &[PromptRecord],
+    jobs: Vec<Job>,
+    key: Option<&str>,
+    redactor: &Arc<Redactor>,
+    opts: &RunOptions,
+    tx: &mpsc::Sender<Written>,
+    progress: &ProgressBar,
+) -> Result<Counters, Error> {
+    // The embedded engine serves on 127.0.0.1; keep its guard alive until every request is done.
+    let (_embedded, base_urls) = match model.engine {
+        Engine::Openai => (None, model.base_urls.clone()),
+        Engine::Embedded => {
+            let handle = embedded::start(model)?;
+            let url = handle.base_url().to_owned();
+            (Some(handle), vec![url])
+        }
+    };
+    let urls: Vec<String> = base_urls
+        .iter()
+        .map(|u| format!("{}/chat/completions", u.trim_end_matches('/')))
+        .collect();
+    let cap = opts.concurrency.unwrap_or(model.max_concurrency).max(1);
+    let endpoints = Endpoints::new(&urls, cap);
+    let client = build_client(key, cap * urls.len(), redactor)?;
+    let slots = Arc::new(Semaphore::new(cap * urls.len()));
+    let counters = Arc::new(Counters::default());
+    let model = Arc::new(model.clone());
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut sent = 0usize;
+    let mut skipped = 0usize;
+    let total_jobs = jobs.len();
+    for job in jobs {
+        if counters.abort.lock().map(|a| a.is_some()).unwrap_or(true) {
+            break;
+        }
+        let worst = model.worst_case_cost(job.input_tokens, job.max_tokens.unwrap_or(0));
+        if let Some(max) = opts.max_cost_usd {
+            let mut c = counters.cost.lock().unwrap_or_else(|e| e.into_inner());
+            if c.spent + c.reserved + worst > max {
+                skipped = total_jobs - sent;
+                tracing::warn!(
+                    spent_usd = c.spent,
+                    in_flight_worst_usd = c.reserved,
+                    limit_usd = max,
+                    not_sent = skipped,
+                    "Stopping: the next request could exceed the cost limit."
+                );
+                break;
+            }
+            c.reserved += worst;
+        }
+        let permit = Arc::clone(&slots)
+            .acquire_owned()
+            .await
+            .map_err(|e| Error::Setup(e.to_string()))?;
+        sent += 1;
+        let prompt = &prompts[job.index];
+        let ctx = TaskCtx {
+            model: Arc::clone(&model),
+            client: client.clone(),
+            endpoints: Arc::clone(&endpoints),
+            counters: Arc::clone(&counters),
+            redactor: Arc::clone(redactor),
+            tx: tx.clone(),
+            progress: progress.clone(),
+        };
+        let id = prompt.id.clone();
+        let sample_index = prompt.sample_index;
+        let meta = prompt.extra.clone();
+        tasks.spawn(async move {
+            ctx.run(job, id, sample_index, meta, worst).await;
+            drop(permit);
+        });
+        // Reap finished tasks so the set stays small.
+        while tasks.try_join_next().is_some() {}
+    }
+    while tasks.join_next().await.is_some() {}
+    tracing::debug!(limits = ?endpoints.limits(), "Final per-endpoint concurrency limits.");
+    let mut counters = Arc::try_unwrap(counters)
+        .map_err(|_| Error::Setup("a request task outlived the run".into()))?;
+    counters.sent = sent;
+    counters.skipped_for_cost = skipped;
+    Ok(counters)
+}
+
+fn build_client(
+    key: Option<&str>,
+    pool: usize,
+    redactor: &Redactor,
+) -> Result<reqwest::Client, Error> {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        reqwest::header::CONTENT_TYPE,
+        reqwest::header::HeaderValue::from_static("application/json"),
+    );
+    if let Some(k) = key {
+        let mut v =
+            reqwest::header::HeaderValue::from_str(&format!("Bearer {k}")).map_err(|_| {
+                Error::Config(
+                    "the API key contains characters not allowed in an HTTP header".into(),
+                )
+            })?;
+        v.set_sensitive(true);
+        headers.insert(reqwest::header::AUTHORIZATION, v);
+    }
+    reqwest::Client::builder()
+        .default_headers(headers)
+        .pool_max_idle_per_host(pool)
+        .connect_timeout(Duration::from_secs(30))
+        .tcp_nodelay(true)
+        .build()
+        .map_err(|e| {
+            Error::Setup(redactor.clean(&format!(
+                "cannot build the HTTP client: {}",
+                error_chain(&e)
+            )))
+        })
+}
+
+struct TaskCtx {
+    model: Arc<ModelConfig>,
+    client: reqwest::Client,
+    endpoints: Arc<Endpoints>,
+    counters: Arc<Counters>,
+    redactor: Arc<Redactor>,
+    tx: mpsc::Sender<Written>,
+    progress: ProgressBar,
+}
+
+impl TaskCtx {
+    async fn run(
+        self,
+        job: Job,
+        id: String,
+        sample_index: u32,
+        meta: Map<String, Value>,
+        worst: f64,
+    ) {
+        let m = &*self.model;
+        let start = Instant::now();
+        let timeout = Duration::from_secs_f64(m.timeout_s);
+        let mut attempts: Vec<Attempt> = Vec::new();
+        let mut rng = Jitter::new(&job.key);
+        let result: Result<(Completion, f64), Failure> = loop {
+            let n = attempts.len() as u32 + 1;
+            let slot = self.endpoints.acquire().await;
+            let t0 = Instant::now();
+            self.counters.requests.fetch_add(1, Ordering::Relaxed);
+            let res = send_once(
+                &self.client,
+                &slot,
+                job.body.clone(),
+                timeout,
+                &self.redactor,
+            )
+            .await;
+            let latency = t0.elapsed().as_secs_f64();
+            match res {
+                Ok(c) => {
+                    slot.success();
+                    attempts.push(Attempt {
+                        n,
+                        status: Some(200),
+                        error_class: None,
+                        latency_s: latency,
+                        delay_s: 0.0,
+                    });
+                    break Ok((c, latency));
+                }
+                Err(f) => {
+                    if parse::is_overload(&f) {
+                        slot.overload();
+                    }
+                    drop(slot);
+                    let last = !parse::is_retryable(f.class) || n >= m.max_attempts;
+                    let delay = if last {
+                        Duration::ZERO
+                    } else {
+                        let backoff = rng.backoff(n, m.retry_base_s, m.retry_max_s);
+                        match f.retry_after {
+                            Some(ra) => ra.min(Duration::from_secs(600)).max(backoff / 4),
+                            None => backoff,
+                        }
+                    };
+                    attempts.push(Attempt {
+                        n,
+                        status: f.status,
+                        error_class: Some(f.class),
+                        latency_s: latency,
+                        delay_s: delay.as_secs_f64(),
+                    });
+                    tracing::debug!(id = %id, attempt = n, class = ?f.class, status = ?f.status, delay_s = delay.as_secs_f64(), "Attempt failed.");
+                    if last {
+                        break Err(f);
+                    }
+                    tokio::time::sleep(delay).await;
+                }
+            }
+        };
+        let wall_s = start.elapsed().as_secs_f64();
+        let mut record = ResponseRecord {
+            schema_version: SCHEMA_VERSION,
+            id,
+            sample_index,
+            model: m.name.clone(),
+            outcome: Outcome::Ok,
+            content: None,
+            reasoning: None,
+            finish_reason: None,
+            usage: schema::Usage::default(),
+            logprobs: None,
+            latency_s: None,
+            wall_s,
+            attempts,
+            error: None,
+            cache_key: job.key,
+            cached: false,
+            prompt_meta: meta,
+        };
+        let mut cost = 0.0;
+        let store = match result {
+            Ok((c, latency)) => {
+                record.outcome = if c.finish_reason.as_deref() == Some("length") {
+                    Outcome::Truncated
+                } else {
+                    Outcome::Ok
+                };
+                if record.outcome == Outcome::Truncated {
+                    self.counters.truncated.fetch_add(1, Ordering::Relaxed);
+                }
+                cost = c.usage.cost_usd.unwrap_or_else(|| {
+                    m.cost_from_usage(c.usage.prompt_tokens, c.usage.completion_tokens)
+                });
+                self.counters
+                    .prompt_tokens
+                    .fetch_add(c.usage.prompt_tokens, Ordering::Relaxed);
+                self.counters
+                    .completion_tokens
+                    .fetch_add(c.usage.completion_tokens, Ordering::Relaxed);
+                record.content = Some(c.content);
+                record.reasoning = c.reasoning;
+                record.finish_reason = c.finish_reason;
+                record.usage = c.usage;
+                record.logprobs = c.logprobs;
+                record.latency_s = Some(latency);
+                true
+            }
+            Err(f) => {
+                record.outcome = Outcome::Failed;
+                let status = f.status.map(|s| format!("HTTP {s}, ")).unwrap_or_default();
+                record.error = Some(format!("{status}{}: {}", class_name(f.class), f.message));
+                if parse::aborts_run(f.class) {
+                    let mut abort = self
+                        .counters
+                        .abort
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner());
+                    if abort.is_none() {
+                        *abort = Some(Error::FailFast {
+                            model: m.name.clone(),
+                            status: f.status.unwrap_or(0),
+                            class: class_name(f.class).to_owned(),
+                            message: f.message.clone(),
+                        });
+                    }
+                    self.release_cost(worst, 0.0);
+                    return;
+                }
+                self.counters.failed.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(id = %record.id, error = record.error.as_deref().unwrap_or(""), "Request failed.");
+                false
+            }
+        };
+        let spent = self.release_cost(worst, cost);
+        self.progress.inc(1);
+        self.progress.set_message(format!(
+            "{} tok ${spent:.4}",
+            self.counters.prompt_tokens.load(Ordering::Relaxed)
+                + self.counters.completion_tokens.load(Ordering::Relaxed)
+        ));
+        let _ = self.tx.send(Written { record, store });
+    }
+
+    fn release_cost(&self, worst: f64, cost: f64) -> f64 {
+        let mut c = self.counters.cost.lock().unwrap_or_else(|e| e.into_inner());
+        c.reserved = (c.reserved - worst).max(0.0);
+        c.spent += cost;
+        c.spent
+    }
+}
+
+/// Snake-case name of an error class, as written in records.
+pub(crate) fn class_name(c: ErrorClass) -> &'static str {
+    match c {
+        ErrorClass::RateLimited => "rate_limited",
+        ErrorClass::ServerError => "server_error",
+        ErrorClass::RequestTimeout => "request_timeout",
+        ErrorClass::Conflict => "conflict",
+        ErrorClass::Timeout => "timeout",
+        ErrorClass::Connection => "connection",
+        ErrorClass::InvalidJson => "invalid_json",
+        ErrorClass::EmptyChoices => "empty_choices",
+        ErrorClass::TruncatedBody => "truncated_body",
+        ErrorClass::BadRequest => "bad_request",
+        ErrorClass::Unauthorized => "unauthorized",
+        ErrorClass::Forbidden => "forbidden",
+        ErrorClass::NotFound => "not_found",
+        ErrorClass::OtherStatus => "other_status",
+        ErrorClass::Engine => "engine",
+    }
+}
+
+async fn send_once(
+    client: &reqwest::Client,
+    slot: &Slot,
+    body: Vec<u8>,
+    timeout: Duration,
+    redactor: &Redactor,
+) -> Result<Completion, Failure> {
+    let resp = client
+        .post(slot.url())
+        .body(body)
+        .timeout(timeout)
+        .send()
+        .await
+        .map_err(|e| {
+            let class = if e.is_timeout() {
+                ErrorClass::Timeout
+            } else {
+                ErrorClass::Connection
+            };
+            Failure {
+                class,
+                status: None,
+                message: redactor.clean(&error_chain(&e)),
+                retry_after: None,
+            }
+        })?;
+    let status = resp.status().as_u16();
+    let retry_after = resp
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| parse::parse_retry_after(v, SystemTime::now()));
+    let bytes = resp.bytes().await.map_err(|e| {
+        let class = if e.is_timeout() {
+            ErrorClass::Timeout
+        } else {
+            ErrorClass::TruncatedBody
+        };
+        Failure {
+            class,
+            status: Some(status),
+            message: redactor.clean(&error_chain(&e)),
+            retry_after,
+        }
+    })?;
+    if !(200..300).contains(&status) {
+        return Err(Failure {
+            class: parse::status_class(status),
+            status: Some(status),
+            message: redactor.clean(&parse::error_message(&bytes)),
+            retry_after,
+        });
+    }
+    parse::parse_completion(&bytes).map_err(|mut f| {
+        f.status = Some(status);
+        f.message = redactor.clean(&f.message);
+        f
+    })
+}
+
+/// A reqwest error and its causes on one line, without the URL.
+fn error_chain(e: &reqwest::Error) -> String {
+    let mut msg = String::new();
+    let mut cur: Option<&dyn std::error::Error> = Some(e);
+    let mut first = true;
+    while let Some(err) = cur {
+        let text = if first {
+            // reqwest's own message names the URL; its kind without the URL is enough.
+            if e.is_timeout() {
+                "timed out".to_owned()
+            } else if e.is_connect() {
+                "connection failed".to_owned()
+            } else if e.is_body() || e.is_decode() {
+                "reading the response body failed".to_owned()
+            } else {
+                "request failed".to_owned()
+            }
+        } else {
+            err.to_string()
+        };
+        if !msg.is_empty() {
+            msg.push_str(": ");
+        }
+        msg.push_str(&text);
+        first = false;
+        cur = err.source();
+    }
+    msg
+}
+
+/// Exponential back-off with equal jitter, from a small deterministic-per-request generator.
+struct Jitter(u64);
+
+impl Jitter {
+    fn new(key: &str) -> Jitter {
+        let seed = key.bytes().take(16).fold(0x9E37_79B9_7F4A_7C15u64, |h, b| {
+            h.rotate_left(5) ^ u64::from(b)
+        });
+        let nanos = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        Jitter(seed ^ u64::from(nanos))
+    }
+
+    fn next_f64(&mut self) -> f64 {
+        // splitmix64
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Delay before attempt `n + 1`: half of `min(max, base · 2^(n-1))` plus a random part of the other half.
+    fn backoff(&mut self, n: u32, base: f64, max: f64) -> Duration {
+        let full = (base * 2f64.powi(n.saturating_sub(1).min(30) as i32)).min(max);
+        Duration::from_secs_f64(full / 2.0 + self.next_f64() * full / 2.0)
+    }
+}

@@ -1,0 +1,188 @@
+//! `cargo xtask infer`: send a prompts file to one model, through the cache, into an append-only responses file.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use inference_client::{Engine, ModelConfig, Models, RunOptions};
+use schema::PromptRecord;
+use schema::env::EnvVars;
+
+use crate::UsageError;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct InferArgs {
+    /// Prompts JSONL: one object per line with at least `id` and `messages` (OpenAI chat format).
+    #[arg(long)]
+    prompts: PathBuf,
+    /// A model declared in the models file.
+    #[arg(long, conflicts_with_all = ["base_url", "model_id"], required_unless_present = "base_url")]
+    model: Option<String>,
+    /// Ad-hoc model: the OpenAI-compatible base URL (e.g. http://127.0.0.1:8080/v1).
+    #[arg(long, requires = "model_id")]
+    base_url: Option<String>,
+    /// Ad-hoc model: the model id sent in requests.
+    #[arg(long, requires = "base_url")]
+    model_id: Option<String>,
+    /// Ad-hoc model: the environment variable holding the API key.
+    #[arg(long, requires = "base_url")]
+    api_key_env: Option<String>,
+    /// Responses JSONL (appended to; an existing file is resumed).
+    #[arg(long)]
+    out: PathBuf,
+    /// The models file.
+    #[arg(long, default_value = "configs/models.toml")]
+    models: PathBuf,
+    /// Most requests in flight per base URL (default: the model's `max-concurrency`).
+    #[arg(long)]
+    concurrency: Option<usize>,
+    /// Override the model's `max-tokens` (prompts' own `params.max_tokens` still win).
+    #[arg(long)]
+    max_tokens: Option<u32>,
+    /// Override the model's per-attempt timeout in seconds.
+    #[arg(long)]
+    timeout_s: Option<f64>,
+    /// Print prompt count, estimated input tokens and worst-case cost; send nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Stop sending once spent + in-flight worst case would exceed this many USD.
+    #[arg(long)]
+    max_cost: Option<f64>,
+    /// Ignore the cache and the existing output: send every prompt again.
+    #[arg(long)]
+    refresh: bool,
+    /// The response cache (SQLite).
+    #[arg(long, default_value = "artifacts/cache/responses.sqlite")]
+    cache: PathBuf,
+    /// No progress bar.
+    #[arg(long)]
+    no_progress: bool,
+    /// Skip the fsync after each output line (a killed process still loses nothing; a power cut might).
+    #[arg(long)]
+    no_fsync: bool,
+}
+
+#[allow(clippy::print_stdout)]
+pub(crate) fn run(args: &InferArgs) -> anyhow::Result<()> {
+    let mut model = resolve_model(args)?;
+    if let Some(n) = args.max_tokens {
+        model.max_tokens = Some(n);
+    }
+    if let Some(t) = args.timeout_s {
+        model.timeout_s = t;
+    }
+    if model.engine == Engine::Embedded {
+        resolve_embedded(&mut model)?;
+    }
+    let prompts: Vec<PromptRecord> = schema::read_jsonl(&args.prompts)
+        .map_err(|e| UsageError(format!("reading prompts: {e}")))?;
+    let mut opts = RunOptions::new(args.cache.clone());
+    opts.concurrency = args.concurrency;
+    opts.max_cost_usd = args.max_cost;
+    opts.refresh = args.refresh;
+    opts.progress = !args.no_progress;
+    opts.durable = !args.no_fsync;
+
+    if args.dry_run {
+        let r = inference_client::dry_run(&model, &prompts, &opts).map_err(to_anyhow)?;
+        println!("model                 {}", model.name);
+        println!("prompts               {}", r.prompts);
+        println!("already cached        {}", r.cached);
+        println!(
+            "est. input tokens     {} (characters / 4 + 4 per message)",
+            r.est_input_tokens
+        );
+        println!("worst-case cost (USD) {:.4}", r.worst_case_cost_usd);
+        if r.unbounded > 0 {
+            println!(
+                "without max_tokens    {} (their output cost is not bounded)",
+                r.unbounded
+            );
+        }
+        return Ok(());
+    }
+    let s = inference_client::run_prompts_blocking(&model, &prompts, &args.out, &opts)
+        .map_err(to_anyhow)?;
+    println!(
+        "{} prompts: {} sent ({} HTTP requests), {} from cache, {} resumed, {} failed, {} truncated, {} not sent (cost limit); ${:.4} spent; {} + {} tokens; {:.1} s",
+        s.total,
+        s.sent,
+        s.requests,
+        s.cached,
+        s.resumed,
+        s.failed,
+        s.truncated,
+        s.skipped_for_cost,
+        s.spent_usd,
+        s.prompt_tokens,
+        s.completion_tokens,
+        s.wall_s
+    );
+    if s.failed > 0 {
+        anyhow::bail!(
+            "{} prompts failed (see the `error` field in {}); rerun to retry them",
+            s.failed,
+            args.out.display()
+        );
+    }
+    Ok(())
+}
+
+fn resolve_model(args: &InferArgs) -> anyhow::Result<ModelConfig> {
+    if let (Some(url), Some(id)) = (&args.base_url, &args.model_id) {
+        let mut m = ModelConfig::ad_hoc(url, id);
+        m.api_key_env.clone_from(&args.api_key_env);
+        m.validate("--base-url/--model-id")
+            .map_err(|e| UsageError(e.to_string()))?;
+        return Ok(m);
+    }
+    let name = args
+        .model
+        .as_deref()
+        .ok_or_else(|| UsageError("give --model or --base-url with --model-id".into()))?;
+    let models = Models::load(&args.models).map_err(|e| UsageError(e.to_string()))?;
+    Ok(models
+        .get(name)
+        .map_err(|e| UsageError(format!("{}: {e}", args.models.display())))?
+        .clone())
+}
+
+/// Fills in the GGUF (`$IFSTRESS_GGUF`, else the fetched SmolLM2) and threads (`$IFSTRESS_THREADS`) of an embedded model.
+fn resolve_embedded(model: &mut ModelConfig) -> anyhow::Result<()> {
+    if model.gguf.is_none() {
+        let path = match std::env::var_os(EnvVars::IFSTRESS_GGUF).filter(|v| !v.is_empty()) {
+            Some(p) => PathBuf::from(p),
+            None => crate::assets::ensure(&schema::env::cache_dir(), &crate::assets::SMOLLM2_GGUF)
+                .context("resolving the embedded model's GGUF")?,
+        };
+        model.gguf = Some(path);
+    }
+    if model.threads.is_none()
+        && let Ok(t) = std::env::var(EnvVars::IFSTRESS_THREADS)
+    {
+        model.threads = Some(t.parse().map_err(|_| {
+            UsageError(format!(
+                "{}: not a number: {t:?}",
+                EnvVars::IFSTRESS_THREADS
+            ))
+        })?);
+    }
+    if let Some(g) = &model.gguf
+        && !Path::new(g).is_file()
+    {
+        return Err(UsageError(format!(
+            "model {:?}: GGUF file {} does not exist",
+            model.name,
+            g.display()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+fn to_anyhow(e: inference_client::Error) -> anyhow::Error {
+    use inference_client::Error as E;
+    match e {
+        E::Config(_) | E::Prompts(_) | E::MissingKey { .. } => UsageError(e.to_string()).into(),
+        other => anyhow::Error::new(other),
+    }
+}
