@@ -1,0 +1,151 @@
+//! `fetch_10k` against a mock EDGAR on 127.0.0.1: no request leaves the machine.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use vocab_pipeline::edgar::{FetchConfig, fetch_10k, validate_user_agent};
+
+#[derive(Debug, Clone)]
+struct Seen {
+    path: String,
+    user_agent: String,
+    at: Instant,
+}
+
+fn mock() -> (String, Arc<Mutex<Vec<Seen>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            let path = line.split_whitespace().nth(1).unwrap_or("").to_owned();
+            let mut ua = String::new();
+            loop {
+                let mut h = String::new();
+                if reader.read_line(&mut h).unwrap() == 0 || h == "\r\n" {
+                    break;
+                }
+                if let Some(v) = h.to_ascii_lowercase().strip_prefix("user-agent:") {
+                    ua = v.trim().to_owned();
+                }
+            }
+            log.lock().unwrap().push(Seen {
+                path: path.clone(),
+                user_agent: ua,
+                at: Instant::now(),
+            });
+            let (status, body): (&str, String) = match path.as_str() {
+                "/submissions/CIK0000001234.json" => (
+                    "200 OK",
+                    r#"{"cik":"1234","name":"Widget Co","filings":{"recent":{
+                        "accessionNumber":["0000001234-21-000010","0000001234-21-000011","0000001234-20-000005"],
+                        "filingDate":["2021-03-01","2021-05-01","2020-03-02"],
+                        "form":["10-K","10-Q","10-K"],
+                        "primaryDocument":["wid-10k2020.htm","wid-10q.htm","wid-10k2019.htm"]},
+                        "files":[{"name":"CIK0000001234-submissions-001.json"}]}}"#
+                        .to_owned(),
+                ),
+                "/submissions/CIK0000001234-submissions-001.json" => (
+                    "200 OK",
+                    r#"{"accessionNumber":["0000001234-99-000001"],"filingDate":["1999-03-30"],"form":["10-K405"],"primaryDocument":["old.txt"]}"#.to_owned(),
+                ),
+                "/Archives/edgar/data/1234/000000123421000010/wid-10k2020.htm" => {
+                    ("200 OK", "<html><body><p>Revenue grew.</p></body></html>".to_owned())
+                }
+                "/Archives/edgar/data/1234/000000123499000001/old.txt" => ("200 OK", "Old revenue text.".to_owned()),
+                _ => ("404 Not Found", "no".to_owned()),
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (base, seen)
+}
+
+fn cfg(base: &str) -> FetchConfig {
+    FetchConfig {
+        data_base: base.to_owned(),
+        archives_base: base.to_owned(),
+        user_agent: "ifstress-tests tester@example.org".to_owned(),
+        max_rps: 10.0,
+        timeout: Duration::from_secs(10),
+    }
+}
+
+#[test]
+fn downloads_the_10ks_of_the_requested_years_politely() {
+    let (base, seen) = mock();
+    let dir = tempfile::tempdir().unwrap();
+    let got = fetch_10k(&cfg(&base), &[1234], &[1999, 2021], dir.path()).unwrap();
+    let names: Vec<String> = got
+        .iter()
+        .map(|f| f.path.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "1234_10K_2021_0000001234-21-000010.htm",
+            "1234_10K_1999_0000001234-99-000001.txt"
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(&got[1].path).unwrap(),
+        "Old revenue text."
+    );
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 4, "{seen:?}");
+    assert!(
+        seen.iter()
+            .all(|s| s.user_agent == "ifstress-tests tester@example.org")
+    );
+    // At most 10 requests per second: consecutive requests at least 100 ms apart (small scheduling slack).
+    for w in seen.windows(2) {
+        let gap = w[1].at.duration_since(w[0].at);
+        assert!(
+            gap >= Duration::from_millis(95),
+            "requests {} and {} only {gap:?} apart",
+            w[0].path,
+            w[1].path
+        );
+    }
+    // A second run finds the files and fetches only the index.
+    let again = fetch_10k(&cfg(&base), &[1234], &[1999, 2021], dir.path()).unwrap();
+    assert_eq!(again.len(), 2);
+}
+
+#[test]
+fn refuses_anonymous_or_too_fast_clients() {
+    assert!(validate_user_agent("ifstress").is_err());
+    assert!(validate_user_agent("someone@example").is_err());
+    assert!(validate_user_agent("ifstress research jane@example.org").is_ok());
+    let mut c = cfg("http://127.0.0.1:9");
+    c.max_rps = 20.0;
+    let dir = tempfile::tempdir().unwrap();
+    let err = fetch_10k(&c, &[1], &[2020], dir.path())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("max-rps"), "{err}");
+}
+
+#[test]
+fn http_errors_name_the_url() {
+    let (base, _) = mock();
+    let dir = tempfile::tempdir().unwrap();
+    let err = fetch_10k(&cfg(&base), &[999], &[2020], dir.path())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("/submissions/CIK0000000999.json") && err.contains("404"),
+        "{err}"
+    );
+}
