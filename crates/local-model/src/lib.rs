@@ -1,0 +1,68 @@
+//! The embedded, offline model: a GGUF file (SmolLM2-135M-Instruct by default) run in-process on llama.cpp
+//! (through the `llama-cpp-2` crate) and served as a small OpenAI-compatible endpoint on 127.0.0.1.
+//!
+//! What this crate knows: how to load one GGUF once, render its own chat template (`tokenizer.chat_template`
+//! from the GGUF metadata, rendered with minijinja exactly as written, so SmolLM2's default system prompt is
+//! inserted when a conversation has none), tokenize with special tokens parsed, generate with greedy or
+//! seeded sampling (temperature, top-p, repeat penalty), honour `max_tokens` and stop strings, report usage,
+//! `finish_reason` and per-token log-probabilities, and queue requests so at most `max_parallel` sequences
+//! share the CPU. [`Engine`] is the in-process interface; [`LocalServer`] wraps it in
+//! `/v1/chat/completions` + `/v1/models` on a free port and stops everything when dropped.
+//!
+//! What it deliberately does not know: where the GGUF comes from (callers pass a path; the asset cache lives
+//! in xtask), environment variables, retries, caching of responses or the record files on disk (the inference
+//! client owns those). It does not stream responses.
+
+mod api;
+mod engine;
+mod server;
+mod template;
+
+use std::path::PathBuf;
+
+pub use api::{ChatMessage, ChatRequest, Completion, FinishReason, StopStrings, TokenLogprob};
+pub use engine::Engine;
+pub use server::LocalServer;
+pub use template::ChatTemplate;
+
+/// How to run the embedded model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineConfig {
+    /// The GGUF file to load.
+    pub gguf: PathBuf,
+    /// CPU threads in total (split evenly between the `max_parallel` sequences, at least one each).
+    pub threads: usize,
+    /// Context length per sequence (prompt plus completion), in tokens.
+    pub ctx_size: u32,
+    /// How many requests are processed at once; further requests wait in a queue.
+    pub max_parallel: usize,
+}
+
+impl EngineConfig {
+    /// Defaults for a small machine: 2 threads, a 4096-token context, one sequence at a time.
+    pub fn new(gguf: impl Into<PathBuf>) -> EngineConfig {
+        EngineConfig { gguf: gguf.into(), threads: 2, ctx_size: 4096, max_parallel: 1 }
+    }
+}
+
+/// Everything that can go wrong while loading or running the embedded model.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("GGUF file {path} not found (run `cargo xtask setup` to fetch the default model)")]
+    GgufMissing { path: PathBuf },
+    #[error("cannot load GGUF {path}: {reason}")]
+    Load { path: PathBuf, reason: String },
+    #[error("invalid engine config: {0}")]
+    Config(String),
+    #[error("chat template: {0}")]
+    Template(String),
+    /// The request itself is unusable (answered with HTTP 400 by the server).
+    #[error("bad request: {0}")]
+    BadRequest(String),
+    #[error("llama.cpp: {0}")]
+    Engine(String),
+    #[error("the engine is shutting down")]
+    ShuttingDown,
+    #[error("local server: {0}")]
+    Io(#[from] std::io::Error),
+}

@@ -1,0 +1,191 @@
+//! Integration tests against the real GGUF (SmolLM2-135M-Instruct). The model is loaded once per test binary
+//! behind one `LocalServer`; most tests call its engine in-process, one goes through HTTP.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use local_model::{ChatMessage, ChatRequest, EngineConfig, Error, FinishReason, LocalServer, StopStrings};
+use serde_json::Value;
+
+fn gguf_path() -> PathBuf {
+    if let Some(p) = std::env::var_os(schema::env::EnvVars::IFSTRESS_GGUF).filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    schema::env::cache_dir().join("assets").join("smollm2-135m-instruct-q4_1.gguf")
+}
+
+fn server() -> &'static LocalServer {
+    static SERVER: OnceLock<LocalServer> = OnceLock::new();
+    SERVER.get_or_init(|| {
+        let path = gguf_path();
+        assert!(
+            path.is_file(),
+            "the embedded model {} is missing: run `cargo xtask setup` (or `cargo xtask test`, which fetches it first)",
+            path.display()
+        );
+        let cfg = EngineConfig { gguf: path, threads: 2, ctx_size: 1024, max_parallel: 1 };
+        LocalServer::start(&cfg).unwrap_or_else(|e| panic!("cannot start the embedded model: {e}"))
+    })
+}
+
+fn user(text: &str) -> Vec<ChatMessage> {
+    vec![ChatMessage::new("user", text)]
+}
+
+const CAPITAL: &str = "What is the capital of France? Answer in one sentence.";
+
+#[test]
+fn template_renders_system_and_user_as_chatml() {
+    let engine = server().engine();
+    let prompt = engine
+        .render_prompt(&[ChatMessage::new("system", "You are terse."), ChatMessage::new("user", "Hi there")])
+        .unwrap();
+    assert_eq!(
+        prompt,
+        "<|im_start|>system\nYou are terse.<|im_end|>\n<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n"
+    );
+    // Without a system message the GGUF's template inserts SmolLM2's default one.
+    let prompt = engine.render_prompt(&user("Hi there")).unwrap();
+    assert_eq!(
+        prompt,
+        "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n\
+         <|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n"
+    );
+    // Special tokens are parsed: the prompt starts with <|im_start|> (id 1), and <|im_end|> (id 2) appears.
+    let ids = engine.tokenize(&prompt);
+    assert_eq!(ids.first(), Some(&1));
+    assert!(ids.contains(&2));
+}
+
+#[test]
+fn short_greedy_generation_is_the_observed_text() {
+    let c = server().engine().generate(&ChatRequest::greedy(user(CAPITAL), 12)).unwrap();
+    assert_eq!(c.text, "The capital of France is Paris.");
+    assert_eq!(c.finish_reason, FinishReason::Stop);
+    assert!(c.prompt_tokens > 20, "prompt tokens {}", c.prompt_tokens);
+    assert!(c.completion_tokens > 0 && c.completion_tokens <= 12);
+}
+
+#[test]
+fn identical_greedy_requests_give_identical_text() {
+    let engine = server().engine();
+    let req = ChatRequest::greedy(user("Write a haiku about rivers."), 40);
+    let a = engine.generate(&req).unwrap();
+    let b = engine.generate(&req).unwrap();
+    assert!(!a.text.is_empty());
+    assert_eq!(a.text, b.text);
+    assert_eq!(a.completion_tokens, b.completion_tokens);
+}
+
+#[test]
+fn seeded_sampling_is_reproducible() {
+    let engine = server().engine();
+    let req = ChatRequest {
+        temperature: Some(0.9),
+        top_p: Some(0.95),
+        seed: Some(42),
+        ..ChatRequest::greedy(user("Name three colours."), 24)
+    };
+    let a = engine.generate(&req).unwrap();
+    let b = engine.generate(&req).unwrap();
+    assert_eq!(a.text, b.text);
+}
+
+#[test]
+fn logprobs_are_negative_finite_and_one_per_token() {
+    let req = ChatRequest { logprobs: true, ..ChatRequest::greedy(user("Describe the sea in a sentence."), 20) };
+    let c = server().engine().generate(&req).unwrap();
+    let lp = c.logprobs.as_ref().expect("logprobs requested");
+    assert_eq!(lp.len(), c.completion_tokens as usize);
+    assert!(lp.iter().all(|t| t.logprob.is_finite() && t.logprob <= 0.0));
+    let mean = c.mean_logprob().unwrap();
+    assert!(mean.is_finite() && mean < 0.0, "mean log-prob {mean}");
+    // The pieces concatenate to the text (no stop string cut it).
+    let joined: Vec<u8> = lp.iter().flat_map(|t| t.bytes.iter().copied()).collect();
+    assert_eq!(String::from_utf8_lossy(&joined), c.text);
+}
+
+#[test]
+fn cap_gives_finish_reason_length() {
+    let c = server().engine().generate(&ChatRequest::greedy(user("Tell me a long story about a dragon."), 5)).unwrap();
+    assert_eq!(c.finish_reason, FinishReason::Length);
+    assert_eq!(c.completion_tokens, 5);
+}
+
+#[test]
+fn stop_string_cuts_the_text() {
+    let engine = server().engine();
+    let base = ChatRequest::greedy(user("Tell me a long story about a dragon."), 30);
+    let full = engine.generate(&base).unwrap();
+    // Stop at the second word of what the model says anyway.
+    let word = full.text.split_whitespace().nth(1).expect("at least two words").to_owned();
+    let at = full.text.find(&word).unwrap();
+    let stopped = engine.generate(&ChatRequest { stop: Some(StopStrings::One(word.clone())), ..base }).unwrap();
+    assert_eq!(stopped.text, full.text[..at], "stop {word:?}");
+    assert_eq!(stopped.finish_reason, FinishReason::Stop);
+    assert!(stopped.completion_tokens < full.completion_tokens);
+}
+
+#[test]
+fn invalid_requests_are_rejected() {
+    let engine = server().engine();
+    let bad = ChatRequest { temperature: Some(-1.0), ..ChatRequest::greedy(user("x"), 3) };
+    assert!(matches!(engine.generate(&bad), Err(Error::BadRequest(_))));
+    assert!(matches!(engine.generate(&ChatRequest::greedy(vec![], 3)), Err(Error::BadRequest(_))));
+    let long = "word ".repeat(2000);
+    assert!(matches!(engine.generate(&ChatRequest::greedy(user(&long), 3)), Err(Error::BadRequest(_))));
+}
+
+/// A bare HTTP/1.1 request on a fresh connection; returns the status and the JSON body.
+fn http(method: &str, path: &str, body: &str) -> (u16, Value) {
+    let base = server().base_url();
+    let host = base.trim_start_matches("http://").split('/').next().unwrap();
+    let mut stream = TcpStream::connect(host).unwrap();
+    let req = format!(
+        "{method} /v1{path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(req.as_bytes()).unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, serde_json::from_str(body).unwrap())
+}
+
+#[test]
+fn http_endpoint_speaks_openai() {
+    let srv = server();
+    assert!(srv.base_url().starts_with("http://127.0.0.1:") && srv.base_url().ends_with("/v1"));
+
+    let (status, models) = http("GET", "/models", "");
+    assert_eq!(status, 200);
+    assert_eq!(models["data"][0]["id"], srv.model_name());
+
+    let body = serde_json::json!({
+        "model": "smollm2-135m",
+        "messages": [{"role": "user", "content": CAPITAL}],
+        "max_tokens": 12,
+        "temperature": 0,
+        "logprobs": true,
+        "repeat_penalty": 1.0,
+    });
+    let (status, resp) = http("POST", "/chat/completions", &body.to_string());
+    assert_eq!(status, 200, "{resp}");
+    let direct = srv.engine().generate(&ChatRequest::greedy(user(CAPITAL), 12)).unwrap();
+    assert_eq!(resp["choices"][0]["message"]["content"], direct.text.as_str());
+    assert_eq!(resp["choices"][0]["finish_reason"], "stop");
+    assert_eq!(resp["usage"]["prompt_tokens"], direct.prompt_tokens);
+    assert_eq!(resp["usage"]["completion_tokens"], direct.completion_tokens);
+    let content = resp["choices"][0]["logprobs"]["content"].as_array().unwrap();
+    assert_eq!(content.len(), direct.completion_tokens as usize);
+    assert!(content.iter().all(|t| t["logprob"].as_f64().unwrap() <= 0.0 && t["token"].is_string()));
+
+    let (status, err) = http("POST", "/chat/completions", "{not json");
+    assert_eq!(status, 400);
+    assert!(err["error"]["message"].is_string());
+    let (status, _) = http("GET", "/nowhere", "");
+    assert_eq!(status, 404);
+}
