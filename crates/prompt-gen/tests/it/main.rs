@@ -1,0 +1,3 @@
+//! The one integration-test binary of prompt-gen (one module per benchmark).
+
+mod rift;
