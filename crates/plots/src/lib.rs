@@ -1,0 +1,30 @@
+//! Draws the IFScale and RIFT figures as PNG and SVG from the analysis summaries, and builds the HTML report.
+//!
+//! Text is rendered with DejaVu Sans compiled into the crate (`fonts/DejaVuSans.ttf`, Bitstream Vera licence in
+//! `fonts/LICENSE-DejaVu.txt`), so PNGs look the same on a machine without any system font. Figures carry no
+//! timestamps: the same summary gives byte-identical files.
+//! Each model keeps one colour across every figure (its index in the sorted model list); legends sit outside the plot
+//! area; reasoning models are labelled "(r)" (see `analysis::models::ReasoningRule`).
+//! This crate knows nothing about how the numbers were computed, models or HTTP.
+
+pub mod figure;
+pub mod ifscale;
+pub mod report;
+pub mod rift;
+pub mod style;
+
+use std::path::PathBuf;
+
+/// Errors from drawing or writing figures.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("drawing {figure}: {message}")]
+    Draw { figure: String, message: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Write(#[from] schema::Error),
+}

@@ -1,0 +1,183 @@
+//! The RIFT figures: accuracy vs prompt tokens (linear and jumping, Figures 3/6/7), the wrong-question share of
+//! incorrect answers per model (Figures 4/8), and question-level accuracy vs depth (Figures 5/9).
+
+use std::path::{Path, PathBuf};
+
+use analysis::models::ReasoningRule;
+use analysis::rift::{CurvePoint, RiftSummary};
+use plotters::style::RGBColor;
+
+use crate::Error;
+use crate::figure::{Bar, Figure, LegendEntry, Panel, PanelKind, Series, auto_range};
+use crate::style::ModelStyles;
+
+fn curve_panels(
+    summary: &RiftSummary,
+    styles: &ModelStyles,
+    points: &[CurvePoint],
+    x_label: &str,
+    what: &str,
+) -> Vec<Panel> {
+    let x_max = points.iter().map(|p| p.x).fold(0.0, f64::max);
+    ["linear", "jumping"]
+        .iter()
+        .map(|structure| {
+            let series: Vec<Series> = summary
+                .models
+                .iter()
+                .map(|m| {
+                    let pts = points
+                        .iter()
+                        .filter(|p| &p.model == m && p.structure == *structure)
+                        .map(|p| (p.x, Some(p.accuracy)))
+                        .collect();
+                    let mut s = Series::line(styles.color(m), pts);
+                    s.markers = what == "tokens";
+                    s
+                })
+                .collect();
+            Panel {
+                title: format!("{structure} prompts"),
+                x_label: x_label.to_owned(),
+                y_label: "accuracy (%)".to_owned(),
+                x_range: (0.0, (x_max * 1.02).max(1.0)),
+                y_range: (0.0, 102.0),
+                log_y: false,
+                kind: PanelKind::Lines(series),
+            }
+        })
+        .collect()
+}
+
+fn legend(styles: &ModelStyles, models: &[String]) -> Vec<LegendEntry> {
+    models
+        .iter()
+        .map(|m| LegendEntry {
+            label: styles.label(m),
+            color: styles.color(m),
+        })
+        .collect()
+}
+
+/// Every RIFT figure as data (drawn by [`draw_all`]).
+pub fn figures(summary: &RiftSummary, rule: &ReasoningRule) -> Vec<Figure> {
+    let styles = ModelStyles::new(&summary.models, rule);
+    let mut out = Vec::new();
+    if !summary.by_tokens.is_empty() {
+        let width = summary.token_bin_width.unwrap_or(0);
+        out.push(Figure {
+            name: "rift_accuracy_vs_tokens".to_owned(),
+            title: format!(
+                "RIFT: prompt accuracy vs prompt tokens (bins of {width} tokens, mean per bin)"
+            ),
+            panels: curve_panels(
+                summary,
+                &styles,
+                &summary.by_tokens,
+                "prompt tokens",
+                "tokens",
+            ),
+            columns: 2,
+            panel_size: (640, 480),
+            legend: legend(&styles, &summary.models),
+            legend_title: "model ((r) = reasoning)".to_owned(),
+        });
+    }
+    if !summary.by_depth.is_empty() {
+        out.push(Figure {
+            name: "rift_accuracy_vs_depth".to_owned(),
+            title: "RIFT: question-level accuracy vs depth (questions answered before it)"
+                .to_owned(),
+            panels: curve_panels(
+                summary,
+                &styles,
+                &summary.by_depth,
+                "depth into the traversal",
+                "depth",
+            ),
+            columns: 2,
+            panel_size: (640, 480),
+            legend: legend(&styles, &summary.models),
+            legend_title: "model ((r) = reasoning)".to_owned(),
+        });
+    }
+    // Wrong-question share: one row per model, a bar per structure.
+    let structures: Vec<&str> = ["linear", "jumping", "baseline"]
+        .into_iter()
+        .filter(|s| {
+            summary
+                .wrong_question
+                .iter()
+                .any(|w| w.structure == *s && w.share.is_some())
+        })
+        .collect();
+    if !structures.is_empty() {
+        let colors = [
+            RGBColor(31, 119, 180),
+            RGBColor(214, 39, 40),
+            RGBColor(120, 120, 120),
+        ];
+        let mut bars = Vec::new();
+        for (row, m) in summary.models.iter().enumerate() {
+            for (slot, s) in structures.iter().enumerate() {
+                if let Some(share) = summary
+                    .wrong_question
+                    .iter()
+                    .find(|w| &w.model == m && w.structure == *s)
+                    .and_then(|w| w.share)
+                {
+                    bars.push(Bar {
+                        row,
+                        slot,
+                        slots: structures.len(),
+                        value: share,
+                        color: colors[slot],
+                    });
+                }
+            }
+        }
+        let x_max = auto_range(bars.iter().map(|b| b.value), Some(0.0))
+            .1
+            .max(1.0);
+        let rows: Vec<String> = summary.models.iter().map(|m| styles.label(m)).collect();
+        let n = rows.len() as f64;
+        out.push(Figure {
+            name: "rift_wrong_question_share".to_owned(),
+            title: "RIFT: share of incorrect answers that answer a different question".to_owned(),
+            panels: vec![Panel {
+                title: String::new(),
+                x_label: "% of incorrect answers".to_owned(),
+                y_label: String::new(),
+                x_range: (0.0, x_max),
+                y_range: (0.0, n),
+                log_y: false,
+                kind: PanelKind::Bars { rows, bars },
+            }],
+            columns: 1,
+            panel_size: (820, (90 + 44 * summary.models.len() as u32).max(300)),
+            legend: structures
+                .iter()
+                .enumerate()
+                .map(|(i, s)| LegendEntry {
+                    label: (*s).to_owned(),
+                    color: colors[i],
+                })
+                .collect(),
+            legend_title: "structure".to_owned(),
+        });
+    }
+    out
+}
+
+/// Draws every RIFT figure into `dir` (PNG and SVG); returns the files written.
+pub fn draw_all(
+    summary: &RiftSummary,
+    rule: &ReasoningRule,
+    dir: &Path,
+) -> Result<Vec<PathBuf>, Error> {
+    let mut written = Vec::new();
+    for fig in figures(summary, rule) {
+        written.extend(fig.write(dir)?);
+    }
+    Ok(written)
+}
