@@ -37,7 +37,11 @@ pub enum Error {
     #[error("prompt seed {0} is not below 2^32 (MT19937 takes 32-bit seeds)")]
     SeedTooLarge(u64),
     #[error("rows {start_row}..{end} are outside the dataset of {len} questions")]
-    RowsOutOfRange { start_row: u64, end: u64, len: usize },
+    RowsOutOfRange {
+        start_row: u64,
+        end: u64,
+        len: usize,
+    },
     #[error("a prompt needs at least {min} questions, got num = {num}")]
     TooFewQuestions { num: u32, min: u32 },
     #[error("config: {0}")]
@@ -126,7 +130,10 @@ pub fn jump_step(spec: &PromptSpec) -> Result<Option<u32>, Error> {
     }
     let steps = admissible_steps(spec.num, spec.max_jump_distance);
     if steps.is_empty() {
-        return Err(Error::NoJumpStep { num: spec.num, max_jump_distance: spec.max_jump_distance });
+        return Err(Error::NoJumpStep {
+            num: spec.num,
+            max_jump_distance: spec.max_jump_distance,
+        });
     }
     let mut rng = Mt19937::from_seed_u64(spec.seed).ok_or(Error::SeedTooLarge(spec.seed))?;
     let i = rng.random_interval(steps.len() as u64 - 1) as usize;
@@ -155,7 +162,10 @@ pub fn user_prompt(questions: &[&str], order: &[u32]) -> String {
             out.push('\n');
         }
         match next[i] {
-            Some(k) => out.push_str(&format!("{}. {q} {ARROW} Now Answer Question Number {k}", i + 1)),
+            Some(k) => out.push_str(&format!(
+                "{}. {q} {ARROW} Now Answer Question Number {k}",
+                i + 1
+            )),
             None => out.push_str(&format!("{}. {q} {ARROW} You are done.", i + 1)),
         }
     }
@@ -178,11 +188,18 @@ pub fn build_prompt(
     params: &RequestParams,
 ) -> Result<PromptRecord, Error> {
     if spec.num < 2 {
-        return Err(Error::TooFewQuestions { num: spec.num, min: 2 });
+        return Err(Error::TooFewQuestions {
+            num: spec.num,
+            min: 2,
+        });
     }
     let end = spec.start_row + u64::from(spec.num);
     if end > questions.len() as u64 {
-        return Err(Error::RowsOutOfRange { start_row: spec.start_row, end, len: questions.len() });
+        return Err(Error::RowsOutOfRange {
+            start_row: spec.start_row,
+            end,
+            len: questions.len(),
+        });
     }
     let slice = &questions[spec.start_row as usize..end as usize];
     let jump_k = jump_step(spec)?;
@@ -190,7 +207,11 @@ pub fn build_prompt(
     let texts: Vec<&str> = slice.iter().map(|q| q.question.as_str()).collect();
     let user = user_prompt(&texts, &order);
     let at = |n: u32| &slice[n as usize - 1];
-    let structure = if spec.jumping { Structure::Jumping } else { Structure::Linear };
+    let structure = if spec.jumping {
+        Structure::Jumping
+    } else {
+        Structure::Linear
+    };
     let meta = PromptMeta {
         benchmark: BENCHMARK.to_owned(),
         structure,
@@ -235,7 +256,10 @@ pub fn build_baseline(question: &Question, system: &str, params: &RequestParams)
     };
     PromptRecord {
         id: format!("rift-baseline-{group_id}"),
-        messages: vec![Message::system(system), Message::user(question.question.clone())],
+        messages: vec![
+            Message::system(system),
+            Message::user(question.question.clone()),
+        ],
         sample_index: 0,
         params: params.clone(),
         extra: meta_to_extra(&meta),
@@ -277,7 +301,12 @@ pub fn draw_groups(cfg: &RiftConfig, dataset_len: usize) -> Result<Vec<GroupDraw
             .expect("num range checked above") as u32;
         let start_row = rng.random_interval(dataset_len as u64 - u64::from(num));
         let seed = u64::from(rng.next_u32());
-        out.push(GroupDraw { group, num, start_row, seed });
+        out.push(GroupDraw {
+            group,
+            num,
+            start_row,
+            seed,
+        });
     }
     Ok(out)
 }
@@ -288,7 +317,11 @@ pub fn build_experiment(
     cfg: &RiftConfig,
     system: SystemPrompts<'_>,
 ) -> Result<Vec<PromptRecord>, Error> {
-    let params = RequestParams { max_tokens: cfg.max_tokens, temperature: cfg.temperature, ..RequestParams::default() };
+    let params = RequestParams {
+        max_tokens: cfg.max_tokens,
+        temperature: cfg.temperature,
+        ..RequestParams::default()
+    };
     let draws = draw_groups(cfg, questions.len())?;
     let mut out = Vec::new();
     for d in &draws {
@@ -317,7 +350,11 @@ pub fn build_experiment(
         )));
     }
     for row in baseline_rows(&draws, questions.len(), cfg.baseline_prompts as usize) {
-        out.push(build_baseline(&questions[row as usize], system.baseline, &params));
+        out.push(build_baseline(
+            &questions[row as usize],
+            system.baseline,
+            &params,
+        ));
     }
     Ok(out)
 }
@@ -326,7 +363,9 @@ pub fn build_experiment(
 fn baseline_rows(draws: &[GroupDraw], len: usize, count: usize) -> Vec<u64> {
     let mut seen = BTreeSet::new();
     let mut rows = Vec::with_capacity(count);
-    let group_rows = draws.iter().flat_map(|d| d.start_row..d.start_row + u64::from(d.num));
+    let group_rows = draws
+        .iter()
+        .flat_map(|d| d.start_row..d.start_row + u64::from(d.num));
     for row in group_rows.chain(0..len as u64) {
         if rows.len() == count {
             break;
@@ -361,10 +400,25 @@ mod tests {
         assert_eq!(admissible_steps(54, 18), vec![5, 7, 11, 13, 17]);
         assert_eq!(admissible_steps(10, 2), Vec::<u32>::new());
         assert_eq!(traversal(10, Some(3)), vec![1, 4, 7, 10, 3, 6, 9, 2, 5, 8]);
-        let spec = PromptSpec { seed: 36, num: 10, start_row: 0, jumping: true, max_jump_distance: 2 };
+        let spec = PromptSpec {
+            seed: 36,
+            num: 10,
+            start_row: 0,
+            jumping: true,
+            max_jump_distance: 2,
+        };
         let err = jump_step(&spec).unwrap_err().to_string();
-        assert!(err.contains("no admissible jump step for num = 10 and max_jump_distance = 2"), "{err}");
-        let spec = PromptSpec { seed: 1 << 40, num: 10, start_row: 0, jumping: true, max_jump_distance: 9 };
+        assert!(
+            err.contains("no admissible jump step for num = 10 and max_jump_distance = 2"),
+            "{err}"
+        );
+        let spec = PromptSpec {
+            seed: 1 << 40,
+            num: 10,
+            start_row: 0,
+            jumping: true,
+            max_jump_distance: 9,
+        };
         assert!(matches!(jump_step(&spec), Err(Error::SeedTooLarge(_))));
     }
 

@@ -1,1 +1,604 @@
-//! (being written)
+//! RIFT scoring: parse a reply into answers, align answer i with the i-th question of the traversal, settle clear
+//! cases with a deterministic pre-judge, and hand the rest to an LLM judge as request records.
+//!
+//! Flow: [`score`] without verdicts gives scores whose unsettled answers carry the pre-judge's "no match"
+//! (labelled `pre_judge_only`) plus the [`JudgeRequest`]s; [`judge_prompts`] turns those into prompt records for
+//! the inference client; [`parse_verdicts`] reads its responses back; [`score`] with the verdicts gives the final
+//! scores. Nothing here calls a model.
+//!
+//! Pre-judge: both sides are normalized (NFKD without combining marks, lower case, `&` → and, punctuation
+//! removed, a leading article dropped, number words turned into digits); equal strings are correct, and so is a
+//! match with the expected answer minus its parenthetical. An answer that instead equals the expected answer of
+//! another question of the same prompt is settled as incorrect and flagged as answering the wrong question.
+//! An empty slot is missing. Everything else is unsettled.
+
+use std::collections::HashMap;
+
+use schema::rift::{
+    AnswerScore, JudgeRequest, JudgeSource, JudgeVerdict, PromptMeta, PromptScore, ReplyOutcome,
+    Verdict,
+};
+use schema::{Message, Outcome, PromptRecord, RequestParams, ResponseRecord};
+use serde_json::{Map, Value};
+use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::char::is_combining_mark;
+
+/// Errors of RIFT scoring: responses that do not match the prompts.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("response `{id}` (model {model}) has no prompt in the prompts file")]
+    UnknownPrompt { id: String, model: String },
+    #[error("prompt `{id}`: field `{field}`: {message}")]
+    BadPrompt {
+        id: String,
+        field: String,
+        message: String,
+    },
+}
+
+/// A reply split into answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedReply {
+    pub outcome: ReplyOutcome,
+    /// Answers in the order given; an empty string holds a position that had no text.
+    pub answers: Vec<String>,
+}
+
+/// Splits a reply into answers: reasoning (`<think>`) and wrappers (`OUTPUT:`, `Answers:`, code fences, quotes,
+/// numbering, trailing periods) are dropped, then the text is split on commas and line breaks.
+pub fn parse_reply(content: Option<&str>, outcome: Outcome) -> ParsedReply {
+    let Some(content) = content.filter(|_| outcome != Outcome::Failed) else {
+        return ParsedReply {
+            outcome: ReplyOutcome::Failed,
+            answers: Vec::new(),
+        };
+    };
+    let truncated = outcome == Outcome::Truncated;
+    let text = strip_wrappers(&strip_reasoning(content));
+    if text.trim().is_empty() {
+        let outcome = if truncated {
+            ReplyOutcome::Truncated
+        } else {
+            ReplyOutcome::Empty
+        };
+        return ParsedReply {
+            outcome,
+            answers: Vec::new(),
+        };
+    }
+    let mut answers: Vec<String> = text.split([',', '\n', ';']).map(clean_item).collect();
+    // A leading line that only introduces the list ("Here are my answers:").
+    if answers.len() > 1
+        && text
+            .lines()
+            .next()
+            .is_some_and(|l| l.trim_end().ends_with(':'))
+    {
+        answers.remove(0);
+    }
+    while answers.last().is_some_and(|a| a.is_empty()) {
+        answers.pop();
+    }
+    while answers.first().is_some_and(|a| a.is_empty()) {
+        answers.remove(0);
+    }
+    if answers.is_empty() {
+        let outcome = if truncated {
+            ReplyOutcome::Truncated
+        } else {
+            ReplyOutcome::Malformed
+        };
+        return ParsedReply { outcome, answers };
+    }
+    let outcome = if truncated {
+        ReplyOutcome::Truncated
+    } else {
+        ReplyOutcome::Ok
+    };
+    ParsedReply { outcome, answers }
+}
+
+fn strip_reasoning(s: &str) -> String {
+    let mut out = s.to_owned();
+    while let Some(start) = out.find("<think>") {
+        match out[start..].find("</think>") {
+            Some(end) => out.replace_range(start..start + end + "</think>".len(), ""),
+            None => out.truncate(start),
+        }
+    }
+    if let Some(end) = out.rfind("</think>") {
+        out = out[end + "</think>".len()..].to_owned();
+    }
+    out
+}
+
+fn strip_wrappers(s: &str) -> String {
+    let mut t = s.trim().to_owned();
+    let lower = t.to_ascii_lowercase();
+    if let Some(i) = lower.rfind("output:") {
+        t = t[i + "output:".len()..].to_owned();
+    }
+    let t = t.replace("```", "");
+    let mut t = t.trim();
+    for label in ["final answers:", "final answer:", "answers:", "answer:"] {
+        if t.len() >= label.len() && t[..label.len()].eq_ignore_ascii_case(label) {
+            t = &t[label.len()..];
+        }
+    }
+    t.trim().to_owned()
+}
+
+fn clean_item(s: &str) -> String {
+    let mut t = s.trim();
+    // Numbering: "3.", "3)", "3:", "Q3:", "Question 3:" (only when followed by text).
+    let lower = t.to_ascii_lowercase();
+    let skip = lower
+        .strip_prefix("question ")
+        .map(|_| "question ".len())
+        .or_else(|| lower.strip_prefix('q').map(|_| 1));
+    let digits_from = skip
+        .filter(|&n| t[n..].starts_with(|c: char| c.is_ascii_digit()))
+        .unwrap_or(0);
+    let digits = t[digits_from..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    if digits > 0 {
+        let rest = &t[digits_from + digits..];
+        if let Some(r) = rest.strip_prefix(['.', ')', ':']) {
+            if r.starts_with(' ') || digits_from > 0 {
+                t = r;
+            }
+        }
+    }
+    let mut t = t.trim();
+    loop {
+        let before = t;
+        t = t
+            .trim()
+            .trim_matches(['*', '`', '"', '\u{201c}', '\u{201d}'])
+            .trim();
+        if t.len() >= 2 && t.starts_with('\'') && t.ends_with('\'') {
+            t = &t[1..t.len() - 1];
+        }
+        t = t
+            .trim_start_matches(['-', '•'])
+            .trim_end_matches(['.', '!'])
+            .trim();
+        if t == before {
+            break;
+        }
+    }
+    t.to_owned()
+}
+
+/// The pre-judge's normal form of an answer.
+pub fn normalize(s: &str) -> String {
+    let folded: String = s
+        .nfkd()
+        .filter(|c| !is_combining_mark(*c))
+        .collect::<String>()
+        .to_lowercase();
+    let mut cleaned = String::with_capacity(folded.len());
+    for c in folded.chars() {
+        match c {
+            '&' => cleaned.push_str(" and "),
+            '\'' | '\u{2019}' | '.' => {}
+            c if c.is_alphanumeric() => cleaned.push(c),
+            _ => cleaned.push(' '),
+        }
+    }
+    let mut tokens: Vec<&str> = cleaned.split_whitespace().collect();
+    if tokens.len() > 1 && matches!(tokens[0], "a" | "an" | "the") {
+        tokens.remove(0);
+    }
+    numbers_to_digits(&tokens).join(" ")
+}
+
+fn unit(w: &str) -> Option<u64> {
+    const UNITS: [&str; 20] = [
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+    ];
+    const TENS: [&str; 8] = [
+        "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
+    ];
+    UNITS
+        .iter()
+        .position(|u| *u == w)
+        .map(|i| i as u64)
+        .or_else(|| {
+            TENS.iter()
+                .position(|t| *t == w)
+                .map(|i| 20 + 10 * i as u64)
+        })
+}
+
+fn ordinal(w: &str) -> Option<&'static str> {
+    const ORD: [(&str, &str); 12] = [
+        ("first", "1st"),
+        ("second", "2nd"),
+        ("third", "3rd"),
+        ("fourth", "4th"),
+        ("fifth", "5th"),
+        ("sixth", "6th"),
+        ("seventh", "7th"),
+        ("eighth", "8th"),
+        ("ninth", "9th"),
+        ("tenth", "10th"),
+        ("eleventh", "11th"),
+        ("twelfth", "12th"),
+    ];
+    ORD.iter().find(|(a, _)| *a == w).map(|(_, b)| *b)
+}
+
+/// Runs of number words become one digit string ("twenty one" → "21", "one hundred and five" → "105").
+fn numbers_to_digits(tokens: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        if unit(tokens[i]).is_none() {
+            out.push(
+                ordinal(tokens[i])
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| tokens[i].to_owned()),
+            );
+            i += 1;
+            continue;
+        }
+        let (mut total, mut current) = (0u64, 0u64);
+        let mut j = i;
+        while j < tokens.len() {
+            let w = tokens[j];
+            if let Some(v) = unit(w) {
+                current += v;
+            } else if w == "hundred" {
+                current = current.max(1) * 100;
+            } else if w == "thousand" || w == "million" {
+                let scale = if w == "thousand" { 1_000 } else { 1_000_000 };
+                total += current.max(1) * scale;
+                current = 0;
+            } else if w == "and" && j + 1 < tokens.len() && unit(tokens[j + 1]).is_some() && j > i {
+            } else {
+                break;
+            }
+            j += 1;
+        }
+        out.push((total + current).to_string());
+        i = j;
+    }
+    out
+}
+
+fn without_parenthetical(s: &str) -> Option<String> {
+    let open = s.find('(')?;
+    let close = s[open..].find(')')? + open;
+    let rest = format!("{} {}", &s[..open], &s[close + 1..]);
+    let n = normalize(&rest);
+    (!n.is_empty()).then_some(n)
+}
+
+/// The pre-judge on one pair: Some(true) for a normalized match, None when it cannot tell.
+pub fn pre_judge(given: &str, expected: &str) -> Option<bool> {
+    let g = normalize(given);
+    if g.is_empty() {
+        return Some(false);
+    }
+    if g == normalize(expected) || without_parenthetical(expected).is_some_and(|e| e == g) {
+        return Some(true);
+    }
+    None
+}
+
+/// The content-addressed id of a judge request.
+pub fn judge_id(question: &str, expected: &str, given: &str) -> String {
+    let key = format!("{question}\n{expected}\n{given}");
+    format!("rift-judge-{}", &schema::sha256_hex(key.as_bytes())[..20])
+}
+
+/// How to score.
+#[derive(Debug, Clone, Copy)]
+pub struct ScoreOptions {
+    /// Also send pre-judge-settled answers to the judge, to measure the pre-judge's agreement with it
+    /// (their verdict stays the pre-judge's).
+    pub judge_settled: bool,
+}
+
+/// Everything one scoring pass produces.
+#[derive(Debug, Clone, Default)]
+pub struct Scored {
+    pub answers: Vec<AnswerScore>,
+    pub prompts: Vec<PromptScore>,
+    /// Distinct judge requests for unsettled answers (and settled ones with `judge_settled`), in first-use order.
+    pub judge_requests: Vec<JudgeRequest>,
+}
+
+/// The RIFT metadata of a prompt record.
+pub fn prompt_meta(p: &PromptRecord) -> Result<PromptMeta, Error> {
+    let meta: PromptMeta =
+        serde_json::from_value(Value::Object(p.extra.clone())).map_err(|e| Error::BadPrompt {
+            id: p.id.clone(),
+            field: ".".to_owned(),
+            message: e.to_string(),
+        })?;
+    let n = meta.traversal.len();
+    if meta.expected.len() != n || meta.questions.len() != n || n != meta.num as usize {
+        return Err(Error::BadPrompt {
+            id: p.id.clone(),
+            field: "traversal".to_owned(),
+            message: format!(
+                "num = {}, traversal has {n}, expected {}, questions {}",
+                meta.num,
+                meta.expected.len(),
+                meta.questions.len()
+            ),
+        });
+    }
+    Ok(meta)
+}
+
+/// Scores every response against its prompt; `verdicts` are the LLM judge's (None: no judge ran).
+pub fn score(
+    prompts: &[PromptRecord],
+    responses: &[ResponseRecord],
+    verdicts: Option<&[JudgeVerdict]>,
+    opts: ScoreOptions,
+) -> Result<Scored, Error> {
+    let mut metas: HashMap<&str, PromptMeta> = HashMap::new();
+    for p in prompts {
+        metas.insert(p.id.as_str(), prompt_meta(p)?);
+    }
+    let verdicts: Option<HashMap<&str, &JudgeVerdict>> =
+        verdicts.map(|v| v.iter().map(|v| (v.id.as_str(), v)).collect());
+    let mut out = Scored::default();
+    let mut requested = std::collections::HashSet::new();
+    for r in responses {
+        let meta = metas
+            .get(r.id.as_str())
+            .ok_or_else(|| Error::UnknownPrompt {
+                id: r.id.clone(),
+                model: r.model.clone(),
+            })?;
+        let parsed = parse_reply(r.content.as_deref(), r.outcome);
+        let n = meta.traversal.len();
+        let expected_norm: Vec<String> = meta.expected.iter().map(|e| normalize(e)).collect();
+        let mut prompt = PromptScore {
+            prompt_id: r.id.clone(),
+            sample_index: r.sample_index,
+            group_id: meta.group_id.clone(),
+            model: r.model.clone(),
+            structure: meta.structure,
+            num_questions: n as u32,
+            jump_k: meta.jump_k,
+            outcome: parsed.outcome,
+            answers_given: parsed.answers.len() as u32,
+            correct: 0,
+            accuracy: 0.0,
+            wrong_question: 0,
+            missing: 0,
+            extra: parsed.answers.len().saturating_sub(n) as u32,
+            stopped_early: !parsed.answers.is_empty() && parsed.answers.len() < n,
+            ran_long: parsed.answers.len() > n,
+            judged_by_llm: 0,
+            pre_judge_only: 0,
+            prompt_tokens: (r.outcome != Outcome::Failed).then_some(r.usage.prompt_tokens),
+            completion_tokens: (r.outcome != Outcome::Failed).then_some(r.usage.completion_tokens),
+            reasoning_tokens: r.usage.reasoning_tokens,
+        };
+        for depth in 0..n {
+            let expected = &meta.expected[depth];
+            let given = parsed.answers.get(depth).filter(|g| !g.is_empty());
+            let mut a = AnswerScore {
+                prompt_id: r.id.clone(),
+                sample_index: r.sample_index,
+                model: r.model.clone(),
+                structure: meta.structure,
+                depth: depth as u32,
+                question_number: meta.traversal[depth],
+                row: meta.rows.get(depth).copied(),
+                value_normalized: meta.values_normalized.get(depth).copied().flatten(),
+                expected: expected.clone(),
+                given: parsed.answers.get(depth).cloned(),
+                verdict: Verdict::Missing,
+                judged_by: JudgeSource::None,
+                pre_judge: None,
+                judge_id: None,
+                wrong_question_of: None,
+            };
+            if let Some(given) = given {
+                let g = normalize(given);
+                let other = (0..n).find(|&j| {
+                    j != depth && expected_norm[j] == g && expected_norm[j] != expected_norm[depth]
+                });
+                let pre = pre_judge(given, expected).or(other.map(|_| false));
+                a.pre_judge = pre;
+                let wants_judge = pre.is_none() || opts.judge_settled;
+                let id = judge_id(&meta.questions[depth], expected, given);
+                if wants_judge {
+                    if requested.insert(id.clone()) {
+                        out.judge_requests.push(JudgeRequest {
+                            id: id.clone(),
+                            question: meta.questions[depth].clone(),
+                            expected: expected.clone(),
+                            given: given.clone(),
+                        });
+                    }
+                    a.judge_id = Some(id.clone());
+                }
+                let llm = verdicts
+                    .as_ref()
+                    .map(|v| v.get(id.as_str()).map(|jv| jv.verdict));
+                (a.verdict, a.judged_by) = match (pre, llm) {
+                    (Some(true), _) => (Verdict::Correct, JudgeSource::PreJudge),
+                    (Some(false), _) => (Verdict::Incorrect, JudgeSource::PreJudge),
+                    (None, Some(Some(Some(v)))) => (v, JudgeSource::Llm),
+                    (None, Some(Some(None))) => (Verdict::Incorrect, JudgeSource::LlmUnusable),
+                    (None, Some(None) | None) => (Verdict::Incorrect, JudgeSource::PreJudgeOnly),
+                };
+                if a.verdict != Verdict::Correct {
+                    a.wrong_question_of = other.map(|j| meta.traversal[j]);
+                }
+            }
+            match a.verdict {
+                Verdict::Correct => prompt.correct += 1,
+                Verdict::Missing => prompt.missing += 1,
+                Verdict::Incorrect => {}
+            }
+            match a.judged_by {
+                JudgeSource::Llm => prompt.judged_by_llm += 1,
+                JudgeSource::PreJudgeOnly | JudgeSource::LlmUnusable => prompt.pre_judge_only += 1,
+                _ => {}
+            }
+            if a.wrong_question_of.is_some() {
+                prompt.wrong_question += 1;
+            }
+            out.answers.push(a);
+        }
+        prompt.accuracy = if n == 0 {
+            0.0
+        } else {
+            f64::from(prompt.correct) / n as f64
+        };
+        out.prompts.push(prompt);
+    }
+    Ok(out)
+}
+
+/// Judge prompt records (temperature 0 unless `params` says otherwise); `template` holds `{question}`,
+/// `{expected}` and `{given}`.
+pub fn judge_prompts(
+    requests: &[JudgeRequest],
+    template: &str,
+    params: &RequestParams,
+) -> Vec<PromptRecord> {
+    let mut params = params.clone();
+    params.temperature.get_or_insert(0.0);
+    requests
+        .iter()
+        .map(|r| {
+            let text = template
+                .replace("{question}", &r.question)
+                .replace("{expected}", &r.expected)
+                .replace("{given}", &r.given);
+            let mut extra = Map::new();
+            extra.insert("task".to_owned(), Value::from("rift-judge"));
+            if let Ok(Value::Object(m)) = serde_json::to_value(r) {
+                for (k, v) in m.into_iter().filter(|(k, _)| k != "id") {
+                    extra.insert(k, v);
+                }
+            }
+            PromptRecord {
+                id: r.id.clone(),
+                messages: vec![Message::user(text)],
+                sample_index: 0,
+                params: params.clone(),
+                extra,
+            }
+        })
+        .collect()
+}
+
+/// Reads the judge's replies: the first word CORRECT / INCORRECT (or YES / NO) decides; anything else,
+/// and failed or truncated replies, give no verdict.
+pub fn parse_verdicts(responses: &[ResponseRecord]) -> Vec<JudgeVerdict> {
+    responses
+        .iter()
+        .map(|r| {
+            let raw = r.content.as_deref().map(strip_reasoning);
+            let verdict = match (r.outcome, raw.as_deref()) {
+                (Outcome::Ok, Some(text)) => parse_verdict(text),
+                _ => None,
+            };
+            JudgeVerdict {
+                id: r.id.clone(),
+                judge_model: r.model.clone(),
+                verdict,
+                raw,
+            }
+        })
+        .collect()
+}
+
+/// One judge reply to a verdict.
+pub fn parse_verdict(text: &str) -> Option<Verdict> {
+    let upper = text.to_ascii_uppercase();
+    let first = upper
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .find(|w| !w.is_empty())?;
+    match first {
+        "CORRECT" | "YES" => Some(Verdict::Correct),
+        "INCORRECT" | "NO" | "WRONG" => Some(Verdict::Incorrect),
+        "NOT" if upper.contains("NOT CORRECT") => Some(Verdict::Incorrect),
+        _ => None,
+    }
+}
+
+/// How the pre-judge fared: its share of the answered pairs it settled, and its agreement with the LLM judge
+/// on the pairs both judged.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct PreJudgeReport {
+    /// Answers with some text.
+    pub answered: u64,
+    /// Of those, settled by the pre-judge.
+    pub settled_by_pre_judge: u64,
+    /// Of those, judged by the LLM.
+    pub judged_by_llm: u64,
+    /// Left to the pre-judge's "no match" (no judge or an unusable reply).
+    pub pre_judge_only: u64,
+    /// Pairs the pre-judge settled and the LLM also judged.
+    pub both: u64,
+    /// Of `both`, how many verdicts agree.
+    pub agree: u64,
+}
+
+/// Summarizes the pre-judge over scored answers and the judge's verdicts.
+pub fn pre_judge_report(answers: &[AnswerScore], verdicts: &[JudgeVerdict]) -> PreJudgeReport {
+    let by_id: HashMap<&str, Option<Verdict>> = verdicts
+        .iter()
+        .map(|v| (v.id.as_str(), v.verdict))
+        .collect();
+    let mut r = PreJudgeReport::default();
+    for a in answers
+        .iter()
+        .filter(|a| a.given.as_deref().is_some_and(|g| !g.is_empty()))
+    {
+        r.answered += 1;
+        match a.judged_by {
+            JudgeSource::PreJudge => r.settled_by_pre_judge += 1,
+            JudgeSource::Llm => r.judged_by_llm += 1,
+            JudgeSource::PreJudgeOnly | JudgeSource::LlmUnusable => r.pre_judge_only += 1,
+            JudgeSource::None => {}
+        }
+        if let (Some(pre), Some(Some(llm))) = (
+            a.pre_judge,
+            a.judge_id.as_deref().and_then(|id| by_id.get(id)),
+        ) {
+            r.both += 1;
+            if pre == (*llm == Verdict::Correct) {
+                r.agree += 1;
+            }
+        }
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests;

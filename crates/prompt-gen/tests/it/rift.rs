@@ -3,13 +3,16 @@
 use std::path::{Path, PathBuf};
 
 use prompt_gen::rift::{
-    PromptSpec, RiftConfig, SystemPrompts, admissible_steps, build_experiment, build_prompt, traversal,
+    PromptSpec, RiftConfig, SystemPrompts, admissible_steps, build_experiment, build_prompt,
+    traversal,
 };
 use proptest::prelude::*;
 use schema::rift::{PromptMeta, Question, Structure};
 
 fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("test_data")
+        .join(name)
 }
 
 fn questions() -> Vec<Question> {
@@ -25,10 +28,16 @@ fn walk(user: &str, n: usize) -> Result<Vec<usize>, String> {
         if !line.starts_with(&prefix) {
             return Err(format!("line {number} does not start with {prefix:?}"));
         }
-        let (_, tail) = line.rsplit_once(" → ").ok_or(format!("line {number} has no arrow"))?;
+        let (_, tail) = line
+            .rsplit_once(" → ")
+            .ok_or(format!("line {number} has no arrow"))?;
         next[number] = Some(match tail {
             "You are done." => 0,
-            t => t.strip_prefix("Now Answer Question Number ").ok_or(format!("bad arrow {t:?}"))?.parse().unwrap(),
+            t => t
+                .strip_prefix("Now Answer Question Number ")
+                .ok_or(format!("bad arrow {t:?}"))?
+                .parse()
+                .unwrap(),
         });
     }
     let mut seen = vec![false; n + 1];
@@ -119,7 +128,10 @@ fn small_config() -> RiftConfig {
 }
 
 fn render(cfg: &RiftConfig) -> Vec<u8> {
-    let system = SystemPrompts { multi: "You are a program executor.", baseline: "Answer with only the answer." };
+    let system = SystemPrompts {
+        multi: "You are a program executor.",
+        baseline: "Answer with only the answer.",
+    };
     let prompts = build_experiment(&questions(), cfg, system).unwrap();
     let mut out = Vec::new();
     for p in &prompts {
@@ -141,26 +153,53 @@ fn same_config_same_bytes_and_snapshot() {
         std::fs::write(&snap, &a).unwrap();
     }
     let expected = std::fs::read(&snap).unwrap();
-    assert!(a == expected, "prompts differ from {}; rerun with UPDATE_EXPECT=1 if intended", snap.display());
+    assert!(
+        a == expected,
+        "prompts differ from {}; rerun with UPDATE_EXPECT=1 if intended",
+        snap.display()
+    );
     // The pinned hash of the snapshot, so a silent rewrite is visible in review.
-    assert_eq!(schema::sha256_hex(&a)[..16], *include_str!("../../test_data/rift-snapshot.sha256").trim());
+    assert_eq!(
+        schema::sha256_hex(&a)[..16],
+        *include_str!("../../test_data/rift-snapshot.sha256").trim()
+    );
 }
 
 #[test]
 fn groups_share_questions_and_baselines_follow() {
     let cfg = small_config();
-    let system = SystemPrompts { multi: "S", baseline: "B" };
+    let system = SystemPrompts {
+        multi: "S",
+        baseline: "B",
+    };
     let prompts = build_experiment(&questions(), &cfg, system).unwrap();
     let metas: Vec<(String, PromptMeta)> = prompts
         .iter()
-        .map(|p| (p.id.clone(), serde_json::from_value(serde_json::Value::Object(p.extra.clone())).unwrap()))
+        .map(|p| {
+            (
+                p.id.clone(),
+                serde_json::from_value(serde_json::Value::Object(p.extra.clone())).unwrap(),
+            )
+        })
         .collect();
     let ids: Vec<&str> = metas.iter().map(|(id, _)| id.as_str()).collect();
-    assert_eq!(&ids[..5], ["rift-g00000-linear", "rift-g00000-jumping", "rift-g00001-linear", "rift-g00001-jumping", "rift-g00002-linear"]);
+    assert_eq!(
+        &ids[..5],
+        [
+            "rift-g00000-linear",
+            "rift-g00000-jumping",
+            "rift-g00001-linear",
+            "rift-g00001-jumping",
+            "rift-g00002-linear"
+        ]
+    );
     assert_eq!(metas.len(), 5 + 4);
     let (lin, jmp) = (&metas[0].1, &metas[1].1);
     assert_eq!(lin.group_id, jmp.group_id);
-    assert_eq!((lin.num, lin.start_row, lin.seed), (jmp.num, jmp.start_row, jmp.seed));
+    assert_eq!(
+        (lin.num, lin.start_row, lin.seed),
+        (jmp.num, jmp.start_row, jmp.seed)
+    );
     let mut a = lin.rows.clone();
     let mut b = jmp.rows.clone();
     a.sort();
@@ -182,11 +221,21 @@ fn groups_share_questions_and_baselines_follow() {
 
 #[test]
 fn config_is_strict() {
-    let err = toml::from_str::<RiftConfig>("seed = 1\nbogus = 2").unwrap_err().to_string();
+    let err = toml::from_str::<RiftConfig>("seed = 1\nbogus = 2")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("unknown field `bogus`"), "{err}");
     let mut cfg = small_config();
     cfg.num_max = 41;
-    let system = SystemPrompts { multi: "S", baseline: "B" };
-    let err = build_experiment(&questions(), &cfg, system).unwrap_err().to_string();
-    assert!(err.contains("num-max = 41 exceeds the dataset's 40 questions"), "{err}");
+    let system = SystemPrompts {
+        multi: "S",
+        baseline: "B",
+    };
+    let err = build_experiment(&questions(), &cfg, system)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("num-max = 41 exceeds the dataset's 40 questions"),
+        "{err}"
+    );
 }

@@ -1,0 +1,342 @@
+//! Data-driven tests of RIFT reply parsing, alignment and judging.
+
+use schema::rift::{PromptMeta, Structure};
+
+use super::*;
+
+/// A three-question linear prompt (answers Paris, 7, Jupiter) or its jumping twin (k = 2: 1 → 3 → 2).
+fn prompt(jumping: bool) -> PromptRecord {
+    let (traversal, expected, questions) = if jumping {
+        (
+            vec![1, 3, 2],
+            ["Paris", "Jupiter", "seven"],
+            ["Capital of France?", "Largest planet?", "Days in a week?"],
+        )
+    } else {
+        (
+            vec![1, 2, 3],
+            ["Paris", "seven", "Jupiter"],
+            ["Capital of France?", "Days in a week?", "Largest planet?"],
+        )
+    };
+    let meta = PromptMeta {
+        benchmark: "rift".into(),
+        structure: if jumping {
+            Structure::Jumping
+        } else {
+            Structure::Linear
+        },
+        group_id: "g00000".into(),
+        seed: 1,
+        num: 3,
+        start_row: 0,
+        max_jump_distance: 2,
+        jump_k: jumping.then_some(2),
+        traversal,
+        expected: expected.map(String::from).to_vec(),
+        questions: questions.map(String::from).to_vec(),
+        rows: vec![],
+        values_normalized: vec![],
+    };
+    let Value::Object(extra) = serde_json::to_value(meta).unwrap() else {
+        unreachable!()
+    };
+    PromptRecord {
+        id: if jumping { "j".into() } else { "l".into() },
+        messages: vec![],
+        sample_index: 0,
+        params: Default::default(),
+        extra,
+    }
+}
+
+fn response(id: &str, outcome: Outcome, content: Option<&str>) -> ResponseRecord {
+    ResponseRecord {
+        schema_version: schema::SCHEMA_VERSION,
+        id: id.to_owned(),
+        sample_index: 0,
+        model: "m".to_owned(),
+        outcome,
+        content: content.map(str::to_owned),
+        reasoning: None,
+        finish_reason: None,
+        usage: schema::Usage {
+            prompt_tokens: 40,
+            completion_tokens: 9,
+            reasoning_tokens: None,
+            cost_usd: None,
+        },
+        logprobs: None,
+        latency_s: None,
+        wall_s: 0.0,
+        attempts: vec![],
+        error: None,
+        cache_key: String::new(),
+        cached: false,
+        prompt_meta: Default::default(),
+    }
+}
+
+const NO_JUDGE: ScoreOptions = ScoreOptions {
+    judge_settled: false,
+};
+
+/// Scores one reply to one prompt; returns the prompt score and the per-answer (verdict, wrong-question) pairs.
+fn check(
+    jumping: bool,
+    outcome: Outcome,
+    content: Option<&str>,
+) -> (PromptScore, Vec<(Verdict, Option<u32>)>) {
+    let p = prompt(jumping);
+    let s = score(
+        &[p.clone()],
+        &[response(&p.id, outcome, content)],
+        None,
+        NO_JUDGE,
+    )
+    .unwrap();
+    let answers = s
+        .answers
+        .iter()
+        .map(|a| (a.verdict, a.wrong_question_of))
+        .collect();
+    (s.prompts[0].clone(), answers)
+}
+
+use Verdict::{Correct as C, Incorrect as I, Missing as M};
+
+#[test]
+fn correct_reply() {
+    let (p, a) = check(false, Outcome::Ok, Some("Paris, 7, Jupiter."));
+    assert_eq!(a, vec![(C, None), (C, None), (C, None)]);
+    assert_eq!(
+        (p.correct, p.accuracy, p.outcome),
+        (3, 1.0, ReplyOutcome::Ok)
+    );
+    assert_eq!(
+        (p.stopped_early, p.ran_long, p.missing, p.extra),
+        (false, false, 0, 0)
+    );
+    assert_eq!(p.prompt_tokens, Some(40));
+}
+
+#[test]
+fn jumping_reply_in_linear_order_answers_the_wrong_questions() {
+    // The model ignored the jumps: question 2's answer (seven) where question 3 was due, and vice versa.
+    let (p, a) = check(true, Outcome::Ok, Some("Paris, seven, Jupiter"));
+    assert_eq!(a, vec![(C, None), (I, Some(2)), (I, Some(3))]);
+    assert_eq!((p.correct, p.wrong_question), (1, 2));
+}
+
+#[test]
+fn off_by_one_shift() {
+    // A skipped first answer shifts everything: each answer belongs to the next question.
+    let (p, a) = check(false, Outcome::Ok, Some("seven, Jupiter"));
+    assert_eq!(a, vec![(I, Some(2)), (I, Some(3)), (M, None)]);
+    assert_eq!(
+        (p.correct, p.wrong_question, p.missing, p.stopped_early),
+        (0, 2, 1, true)
+    );
+}
+
+#[test]
+fn truncated_reply_scores_the_answers_before_the_cut() {
+    let (p, a) = check(
+        false,
+        Outcome::Truncated,
+        Some("<think>Let me see</think>Paris, 7"),
+    );
+    assert_eq!(a, vec![(C, None), (C, None), (M, None)]);
+    assert_eq!(
+        (p.outcome, p.stopped_early, p.missing),
+        (ReplyOutcome::Truncated, true, 1)
+    );
+    // Cut inside the reasoning: nothing to score.
+    let (p, a) = check(
+        false,
+        Outcome::Truncated,
+        Some("<think>Question 1 is about"),
+    );
+    assert_eq!(a, vec![(M, None); 3]);
+    assert_eq!(
+        (p.outcome, p.stopped_early),
+        (ReplyOutcome::Truncated, false)
+    );
+}
+
+#[test]
+fn empty_malformed_and_failed_replies() {
+    let (p, a) = check(false, Outcome::Ok, Some("  "));
+    assert_eq!(
+        (p.outcome, p.missing, a[0]),
+        (ReplyOutcome::Empty, 3, (M, None))
+    );
+    let (p, _) = check(false, Outcome::Ok, Some(" , ,. "));
+    assert_eq!(p.outcome, ReplyOutcome::Malformed);
+    let (p, _) = check(false, Outcome::Failed, None);
+    assert_eq!((p.outcome, p.prompt_tokens), (ReplyOutcome::Failed, None));
+}
+
+#[test]
+fn over_long_reply() {
+    let (p, a) = check(false, Outcome::Ok, Some("Paris, 7, Jupiter, Paris, Mars"));
+    assert_eq!(a, vec![(C, None), (C, None), (C, None)]);
+    assert_eq!(
+        (p.ran_long, p.extra, p.answers_given, p.accuracy),
+        (true, 2, 5, 1.0)
+    );
+}
+
+#[test]
+fn unsettled_answers_stand_as_pre_judge_only_then_take_the_judges_verdict() {
+    let p = prompt(false);
+    let responses = [response(
+        "l",
+        Outcome::Ok,
+        Some("OUTPUT: Paris France, 7 days, Saturn"),
+    )];
+    let first = score(&[p.clone()], &responses, None, NO_JUDGE).unwrap();
+    assert_eq!(first.judge_requests.len(), 3);
+    assert!(
+        first
+            .answers
+            .iter()
+            .all(|a| a.judged_by == JudgeSource::PreJudgeOnly && a.verdict == I)
+    );
+    assert_eq!(first.prompts[0].pre_judge_only, 3);
+    let judge = judge_prompts(
+        &first.judge_requests,
+        "Q: {question}\nE: {expected}\nG: {given}",
+        &Default::default(),
+    );
+    assert_eq!(judge[0].params.temperature, Some(0.0));
+    assert_eq!(
+        judge[0].messages[0].content,
+        "Q: Capital of France?\nE: Paris\nG: Paris France"
+    );
+    let replies = [
+        response(&judge[0].id, Outcome::Ok, Some("CORRECT")),
+        response(
+            &judge[1].id,
+            Outcome::Ok,
+            Some("<think>7 = seven</think>Correct."),
+        ),
+        response(&judge[2].id, Outcome::Ok, Some("I am not sure")),
+    ];
+    let verdicts = parse_verdicts(&replies);
+    assert_eq!(
+        verdicts.iter().map(|v| v.verdict).collect::<Vec<_>>(),
+        vec![Some(C), Some(C), None]
+    );
+    let second = score(&[p], &responses, Some(&verdicts), NO_JUDGE).unwrap();
+    let got: Vec<_> = second
+        .answers
+        .iter()
+        .map(|a| (a.verdict, a.judged_by))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (C, JudgeSource::Llm),
+            (C, JudgeSource::Llm),
+            (I, JudgeSource::LlmUnusable)
+        ]
+    );
+    assert_eq!(
+        (second.prompts[0].correct, second.prompts[0].judged_by_llm),
+        (2, 2)
+    );
+}
+
+#[test]
+fn agreement_report() {
+    let p = prompt(false);
+    let responses = [response("l", Outcome::Ok, Some("Paris, 8, Mars"))];
+    let opts = ScoreOptions {
+        judge_settled: true,
+    };
+    let first = score(&[p.clone()], &responses, None, opts).unwrap();
+    // Paris is settled but still sent; 8 and Mars are unsettled.
+    assert_eq!(first.judge_requests.len(), 3);
+    let replies: Vec<_> = first
+        .judge_requests
+        .iter()
+        .map(|r| {
+            response(
+                &r.id,
+                Outcome::Ok,
+                Some(if r.given == "Paris" {
+                    "CORRECT"
+                } else {
+                    "INCORRECT"
+                }),
+            )
+        })
+        .collect();
+    let verdicts = parse_verdicts(&replies);
+    let second = score(&[p], &responses, Some(&verdicts), opts).unwrap();
+    let report = pre_judge_report(&second.answers, &verdicts);
+    assert_eq!(
+        report,
+        PreJudgeReport {
+            answered: 3,
+            settled_by_pre_judge: 1,
+            judged_by_llm: 2,
+            pre_judge_only: 0,
+            both: 1,
+            agree: 1
+        }
+    );
+}
+
+#[test]
+fn reply_parsing() {
+    let cases: [(&str, &[&str]); 8] = [
+        ("Paris, 7, Jupiter", &["Paris", "7", "Jupiter"]),
+        ("OUTPUT: \"Paris\", \"7\".", &["Paris", "7"]),
+        ("Answers: **Paris**, 7", &["Paris", "7"]),
+        ("1. Paris\n2. 7\n3. Jupiter", &["Paris", "7", "Jupiter"]),
+        ("Here are my answers:\nParis, 7", &["Paris", "7"]),
+        ("```\nParis, 7\n```", &["Paris", "7"]),
+        ("Paris,, Jupiter,", &["Paris", "", "Jupiter"]),
+        ("Reasoning here.</think>Paris", &["Paris"]),
+    ];
+    for (input, want) in cases {
+        assert_eq!(
+            parse_reply(Some(input), Outcome::Ok).answers,
+            want.to_vec(),
+            "{input:?}"
+        );
+    }
+}
+
+#[test]
+fn normalization() {
+    let same = [
+        ("The Nile", "nile"),
+        ("an apple", "Apple"),
+        ("Pepé Le Pew", "pepe le pew"),
+        ("Tom & Jerry", "tom and jerry"),
+        ("twenty-one", "21"),
+        ("one hundred and five", "105"),
+        ("Seven", "7"),
+        ("Washington, D.C.", "washington dc"),
+        ("O'Leary", "oleary"),
+        ("the First Amendment", "1st amendment"),
+    ];
+    for (a, b) in same {
+        assert_eq!(normalize(a), normalize(b), "{a} vs {b}");
+    }
+    assert_ne!(normalize("The Who"), normalize("Who?x"));
+    assert_eq!(
+        pre_judge("Spock", "Dr. Benjamin Spock (\"Baby and Child Care\")"),
+        None
+    );
+    assert_eq!(
+        pre_judge("Herman Melville", "Herman Melville (\"Typee\")"),
+        Some(true)
+    );
+    assert_eq!(pre_judge("...", "Paris"), Some(false));
+    assert_eq!(parse_verdict("NOT CORRECT"), Some(I));
+    assert_eq!(parse_verdict("**INCORRECT**"), Some(I));
+}
