@@ -6,10 +6,12 @@
 //! (8) difficulty ranking by completion perplexity. [`pipeline::build`] runs them all and returns the rows and a
 //! provenance report; [`output`] writes the TSV.
 //!
-//! It deliberately knows nothing about where assets live (callers pass paths), how models are called (a
-//! [`difficulty::PromptRunner`] does that; the xtask front end wires the inference client in), or the network (only [`edgar`] downloads filings, for `cargo xtask vocab fetch-10k`).
+//! It deliberately knows nothing about where assets live (callers pass paths) or how a model is reached: model
+//! calls go through a [`difficulty::PromptRunner`], normally [`client::ClientRunner`] over the inference client.
+//! Its only network use of its own is [`edgar`], which downloads filings for `cargo xtask vocab fetch-10k`.
 
 pub mod candidates;
+pub mod client;
 pub mod corpus;
 pub mod dedup;
 pub mod difficulty;
