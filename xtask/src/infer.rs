@@ -26,6 +26,9 @@ pub(crate) struct InferArgs {
     /// Ad-hoc model: the environment variable holding the API key.
     #[arg(long, requires = "base_url")]
     api_key_env: Option<String>,
+    /// Embedded models: run this GGUF file instead of the fetched SmolLM2 (overrides `$IFSTRESS_GGUF`).
+    #[arg(long)]
+    gguf: Option<PathBuf>,
     /// Responses JSONL (appended to; an existing file is resumed).
     #[arg(long)]
     out: PathBuf,
@@ -69,6 +72,16 @@ pub(crate) fn run(args: &InferArgs) -> anyhow::Result<()> {
     }
     if let Some(t) = args.timeout_s {
         model.timeout_s = t;
+    }
+    if let Some(g) = &args.gguf {
+        if model.engine != Engine::Embedded {
+            return Err(UsageError(format!(
+                "--gguf applies to embedded models; {:?} is not one",
+                model.name
+            ))
+            .into());
+        }
+        model.gguf = Some(g.clone());
     }
     if model.engine == Engine::Embedded {
         resolve_embedded(&mut model)?;

@@ -5,6 +5,9 @@
 use crate::Error;
 use crate::config::ModelConfig;
 
+/// Context length of the embedded model's sequences (SmolLM2's training context).
+const CTX_SIZE: u32 = 8192;
+
 /// A running embedded server: its base URL and a guard that stops it on drop.
 pub(crate) struct EmbeddedHandle {
     base_url: String,
@@ -18,14 +21,28 @@ impl EmbeddedHandle {
     }
 }
 
-/// Starts the embedded model described by `cfg` (`gguf`, `threads`, `max-concurrency`).
+/// Starts the embedded model described by `cfg` (`gguf`, `threads`): the model is loaded once and requests are
+/// computed one at a time (further ones queue in the server), so a 2-core machine is never oversubscribed.
 pub(crate) fn start(cfg: &ModelConfig) -> Result<EmbeddedHandle, Error> {
-    let _ = cfg;
-    let _ = |base_url: String, guard: Box<dyn Send>| EmbeddedHandle {
-        base_url,
-        _guard: guard,
+    let gguf = cfg.gguf.clone().ok_or_else(|| {
+        Error::Embedded(format!(
+            "model {:?} uses the embedded engine but no `gguf` file is configured (run through `cargo xtask`, \
+             which resolves the fetched SmolLM2, or set `gguf`)",
+            cfg.name
+        ))
+    })?;
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let threads = cfg.threads.unwrap_or_else(|| cores.min(2)).max(1);
+    let engine = local_model::EngineConfig {
+        gguf,
+        threads,
+        ctx_size: CTX_SIZE,
+        max_parallel: 1,
     };
-    Err(Error::Embedded(
-        "embedded engine not available in this build".into(),
-    ))
+    let server =
+        local_model::LocalServer::start(&engine).map_err(|e| Error::Embedded(e.to_string()))?;
+    Ok(EmbeddedHandle {
+        base_url: server.base_url().to_owned(),
+        _guard: Box::new(server),
+    })
 }

@@ -61,7 +61,7 @@ mod tests {
         assert_eq!(r.clean("bad key secret-123!"), "bad key [REDACTED]!");
         assert_eq!(
             r.clean("Incorrect API key provided: sk-abc***xyz. See"),
-            "Incorrect API key provided: [REDACTED]"
+            "Incorrect API key provided: [REDACTED] See"
         );
         assert_eq!(r.clean("task-force"), "task-force");
     }

@@ -477,24 +477,51 @@ async fn send_all(
         }
         let worst = model.worst_case_cost(job.input_tokens, job.max_tokens.unwrap_or(0));
         if let Some(max) = opts.max_cost_usd {
-            let mut c = counters.cost.lock().unwrap_or_else(|e| e.into_inner());
-            if c.spent + c.reserved + worst > max {
+            // Wait for in-flight requests (they usually cost less than their worst case) before giving up.
+            let mut stop = false;
+            loop {
+                let (fits, idle) = {
+                    let mut c = counters.cost.lock().unwrap_or_else(|e| e.into_inner());
+                    let fits = c.spent + c.reserved + worst <= max;
+                    if fits {
+                        c.reserved += worst;
+                    }
+                    (fits, c.reserved <= 0.0)
+                };
+                if fits {
+                    break;
+                }
+                if idle || tasks.join_next().await.is_none() {
+                    stop = true;
+                    break;
+                }
+            }
+            if stop {
                 skipped = total_jobs - sent;
+                let c = counters.cost.lock().unwrap_or_else(|e| e.into_inner());
                 tracing::warn!(
                     spent_usd = c.spent,
-                    in_flight_worst_usd = c.reserved,
                     limit_usd = max,
                     not_sent = skipped,
                     "Stopping: the next request could exceed the cost limit."
                 );
                 break;
             }
-            c.reserved += worst;
         }
         let permit = Arc::clone(&slots)
             .acquire_owned()
             .await
             .map_err(|e| Error::Setup(e.to_string()))?;
+        if counters.abort.lock().map(|a| a.is_some()).unwrap_or(true) {
+            if opts.max_cost_usd.is_some() {
+                counters
+                    .cost
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .reserved -= worst;
+            }
+            break;
+        }
         sent += 1;
         let prompt = &prompts[job.index];
         let ctx = TaskCtx {

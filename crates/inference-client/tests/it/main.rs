@@ -1,0 +1,8 @@
+//! Integration tests of the inference client against the crate's mock server on 127.0.0.1.
+
+mod cache_keys;
+mod config;
+mod crash;
+mod faults;
+mod output;
+mod support;
