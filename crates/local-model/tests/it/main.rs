@@ -25,7 +25,8 @@ fn server() -> &'static LocalServer {
             "the embedded model {} is missing: run `cargo xtask setup` (or `cargo xtask test`, which fetches it first)",
             path.display()
         );
-        let cfg = EngineConfig { gguf: path, threads: 2, ctx_size: 1024, max_parallel: 1 };
+        // One thread: llama.cpp spin-waits, and 2 threads collapse when the other core is busy (tests run beside builds).
+        let cfg = EngineConfig { gguf: path, threads: 1, ctx_size: 1024, max_parallel: 1 };
         LocalServer::start(&cfg).unwrap_or_else(|e| panic!("cannot start the embedded model: {e}"))
     })
 }
