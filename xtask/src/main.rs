@@ -6,6 +6,7 @@
 mod assets;
 mod bench;
 mod infer;
+mod rift;
 mod test;
 
 use std::process::ExitCode;
@@ -31,6 +32,9 @@ enum Command {
     /// Benchmarks that compare two implementations side by side in one run.
     #[command(subcommand)]
     Bench(bench::Bench),
+    /// RIFT: Jeopardy! prep, baseline/linear/jumping prompts, runs, LLM judging, scoring.
+    #[command(subcommand)]
+    Rift(rift::Rift),
 }
 
 /// An error in how ifstress was called or configured (exit code 2), as opposed to a runtime failure (exit code 1).
@@ -53,6 +57,7 @@ fn main() -> ExitCode {
         Command::Test(args) => test::run(&args),
         Command::Infer(args) => infer::run(&args),
         Command::Bench(bench) => bench::run(&bench),
+        Command::Rift(cmd) => rift::run(&cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
