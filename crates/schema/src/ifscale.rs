@@ -19,6 +19,9 @@ pub struct PromptMeta {
     pub num_rules: u32,
     pub seed: u64,
     pub sampling: SamplingMode,
+    /// Number of difficulty strata (stratified sampling only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strata: Option<u32>,
     /// Keywords in prompt order.
     pub keywords: Vec<String>,
     /// SHA-256 of the prompt template file.
@@ -27,7 +30,7 @@ pub struct PromptMeta {
     pub vocab_sha256: String,
 }
 
-/// Why a generation attempt was rejected by the paper's retry rules.
+/// Why a generation attempt was rejected: one of the paper's retry rules, a truncated answer, or no answer at all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RejectReason {
@@ -43,9 +46,10 @@ pub enum RejectReason {
     RequestFailed,
 }
 
-/// One line of the IFScale attempts log.
+/// One line of the IFScale attempts log: what the retry rules decided about one generation attempt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AttemptLog {
+    /// The prompt's id.
     pub id: String,
     pub model: String,
     /// 1-based attempt number (the response's `sample_index` + 1).
@@ -53,10 +57,23 @@ pub struct AttemptLog {
     pub accepted: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<RejectReason>,
+    /// The judge's 1–10 score (None when the check did not run: no judge configured, or an earlier rule rejected).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coherence: Option<u8>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coherence_reason: Option<String>,
+    /// Why the coherence check could not give a score (judge request failed, or its answer did not parse);
+    /// the attempt is then judged on the other rules only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_error: Option<String>,
+    /// Whitespace-separated words in the response.
+    #[serde(default)]
+    pub words: u32,
+    /// Seconds of the generation call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
 }
 
 /// Keyword matching semantics.
@@ -65,18 +82,24 @@ pub struct AttemptLog {
 pub enum MatchMode {
     /// The published analysis: `\bkw\b` exact, prefix stem for modified.
     Paper,
-    /// Whitespace tokens with punctuation stripped, whole-token match.
+    /// Markdown emphasis removed, whitespace tokens with punctuation stripped from their ends, whole-token match
+    /// (`*` in a keyword matches any run of characters); a token that starts with the keyword's stem is modified.
     Strict,
 }
 
+/// What a keyword's check found in a report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum KeywordStatus {
+    /// The exact word is there.
     Exact,
+    /// Only a variant sharing the keyword's stem is there.
     Modified,
+    /// Neither.
     Omitted,
 }
 
+/// Whether a sample had a report to score.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SampleStatus {
@@ -95,7 +118,7 @@ pub struct SampleScore {
     pub seed: u64,
     pub mode: MatchMode,
     pub status: SampleStatus,
-    /// Exact hits / N × 100 (None when failed).
+    /// Exact hits / N × 100 (None when failed: a failed sample has no text to score).
     pub accuracy: Option<f64>,
     pub exact: u32,
     pub modified: u32,
@@ -107,7 +130,9 @@ pub struct SampleScore {
     pub primacy_ratio: Option<f64>,
     pub latency_s: Option<f64>,
     pub output_tokens: Option<u64>,
+    /// The accepted attempt's coherence score (None when unchecked or failed).
     pub coherence: Option<f64>,
+    /// Generation attempts made for this sample (0 when unknown, e.g. scored from a generations CSV).
     pub attempts: u32,
 }
 
@@ -115,8 +140,10 @@ pub struct SampleScore {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KeywordLabel {
     pub id: String,
+    pub model: String,
     /// 0-based position in the prompt's constraint list.
     pub position: u32,
     pub keyword: String,
     pub status: KeywordStatus,
+    pub mode: MatchMode,
 }

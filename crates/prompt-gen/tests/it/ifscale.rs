@@ -1,0 +1,242 @@
+//! IFScale prompt generation against the paper's released sampler.
+
+use std::path::PathBuf;
+
+use prompt_gen::ifscale::{IfscaleConfig, Template, VocabTerm, Vocabulary, build_prompts};
+use prompt_gen::rng::Mt19937;
+use schema::ifscale::{PromptMeta, SamplingMode};
+
+/// `../shared/data/ifscale-reference` relative to the repository root.
+fn reference_dir() -> Option<PathBuf> {
+    let dir =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/ifscale-reference");
+    if dir.join("vocab.txt").is_file() && dir.join("sampled_keyword_order_seeds0-4.csv").is_file() {
+        Some(dir)
+    } else {
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!("skipped: {} not found", dir.display());
+        }
+        None
+    }
+}
+
+/// Reads `seed,position,keyword` rows.
+fn reference_orders(dir: &std::path::Path) -> Vec<(u32, usize, String)> {
+    let text = std::fs::read_to_string(dir.join("sampled_keyword_order_seeds0-4.csv")).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next().map(str::trim), Some("seed,position,keyword"));
+    lines
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let mut f = l.trim().splitn(3, ',');
+            let seed = f.next().unwrap().parse().unwrap();
+            let pos = f.next().unwrap().parse().unwrap();
+            (seed, pos, f.next().unwrap().to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn rng_permutation_reproduces_reference_keyword_order() {
+    let Some(dir) = reference_dir() else { return };
+    let vocab: Vec<String> = std::fs::read_to_string(dir.join("vocab.txt"))
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().to_owned())
+        .filter(|l| !l.is_empty())
+        .collect();
+    let rows = reference_orders(&dir);
+    let mut checked = 0;
+    for seed in 0..5u32 {
+        let want: Vec<&(u32, usize, String)> = rows.iter().filter(|r| r.0 == seed).collect();
+        assert!(
+            !want.is_empty(),
+            "seed {seed} missing from the reference file"
+        );
+        let order = Mt19937::new(seed)
+            .choice_without_replacement(vocab.len(), want.len())
+            .unwrap();
+        for (i, row) in want.iter().enumerate() {
+            assert_eq!(
+                row.1,
+                i + 1,
+                "reference positions are 1-based and consecutive"
+            );
+            assert_eq!(vocab[order[i]], row.2, "seed {seed} position {}", row.1);
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, rows.len());
+}
+
+fn test_data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("test_data")
+        .join(name)
+}
+
+fn config(sampling: SamplingMode, grid: Vec<u32>, seeds: Vec<u32>) -> IfscaleConfig {
+    IfscaleConfig {
+        grid,
+        seeds,
+        sampling,
+        strata: 4,
+        vocab: None,
+        template: test_data("ifscale-template.txt"),
+        max_tokens: Some(300),
+        temperature: None,
+        judge_model: None,
+        coherence_threshold: 6,
+        max_attempts: 10,
+    }
+}
+
+fn load(vocab: &str) -> (Vocabulary, Template) {
+    let v = Vocabulary::parse(&std::fs::read(test_data(vocab)).unwrap(), vocab).unwrap();
+    let t = Template::parse(
+        &std::fs::read(test_data("ifscale-template.txt")).unwrap(),
+        "t",
+    )
+    .unwrap();
+    (v, t)
+}
+
+fn keywords(p: &schema::PromptRecord) -> Vec<String> {
+    serde_json::from_value::<PromptMeta>(serde_json::Value::Object(p.extra.clone()))
+        .unwrap()
+        .keywords
+}
+
+#[test]
+fn paper_prompts_reproduce_reference_keyword_order() {
+    let Some(dir) = reference_dir() else { return };
+    let bytes = std::fs::read(dir.join("vocab.txt")).unwrap();
+    let vocab = Vocabulary::parse(&bytes, "vocab.txt").unwrap();
+    assert_eq!(vocab.len(), 500);
+    let (_, template) = load("ifscale-vocab.tsv");
+    let cfg = config(SamplingMode::Paper, vec![500, 10], (0..5).collect());
+    let prompts = build_prompts(&vocab, &template, &cfg).unwrap();
+    let rows = reference_orders(&dir);
+    for seed in 0..5u32 {
+        let want: Vec<&str> = rows
+            .iter()
+            .filter(|r| r.0 == seed)
+            .map(|r| r.2.as_str())
+            .collect();
+        let full = prompts
+            .iter()
+            .find(|p| p.id == format!("ifscale-n500-s{seed}"))
+            .unwrap();
+        assert_eq!(keywords(full), want, "seed {seed}");
+        let ten = prompts
+            .iter()
+            .find(|p| p.id == format!("ifscale-n010-s{seed}"))
+            .unwrap();
+        assert_eq!(
+            keywords(ten),
+            want[..10],
+            "seed {seed}: lists are nested prefixes"
+        );
+        let text = &ten.messages[0].content;
+        assert!(
+            text.contains(&format!("1. Include the exact word: '{}'.", want[0])),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("10. Include the exact word: '{}'.", want[9])),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn prompts_are_byte_identical_for_the_same_config() {
+    let (vocab, template) = load("ifscale-vocab.tsv");
+    for sampling in [SamplingMode::Paper, SamplingMode::Stratified] {
+        let cfg = config(sampling, vec![5, 12], vec![0, 7]);
+        let render = |ps: &[schema::PromptRecord]| -> String {
+            ps.iter()
+                .map(|p| serde_json::to_string(p).unwrap() + "\n")
+                .collect()
+        };
+        let a = render(&build_prompts(&vocab, &template, &cfg).unwrap());
+        let b = render(&build_prompts(&vocab, &template, &cfg).unwrap());
+        assert_eq!(a, b);
+        let ids: Vec<String> = build_prompts(&vocab, &template, &cfg)
+            .unwrap()
+            .into_iter()
+            .map(|p| p.id)
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "ifscale-n005-s0",
+                "ifscale-n005-s7",
+                "ifscale-n012-s0",
+                "ifscale-n012-s7"
+            ]
+        );
+    }
+}
+
+#[test]
+fn prompt_records_carry_meta_and_params() {
+    let (vocab, template) = load("ifscale-vocab.tsv");
+    let cfg = config(SamplingMode::Stratified, vec![8], vec![3]);
+    let p = &build_prompts(&vocab, &template, &cfg).unwrap()[0];
+    assert_eq!(p.messages.len(), 1);
+    assert_eq!(p.messages[0].role, "user");
+    assert_eq!(p.params.max_tokens, Some(300));
+    let meta: PromptMeta =
+        serde_json::from_value(serde_json::Value::Object(p.extra.clone())).unwrap();
+    assert_eq!(meta.benchmark, "ifscale");
+    assert_eq!(
+        (meta.num_rules, meta.seed, meta.sampling, meta.strata),
+        (8, 3, SamplingMode::Stratified, Some(4))
+    );
+    assert_eq!(meta.keywords.len(), 8);
+    assert_eq!(meta.vocab_sha256, vocab.sha256);
+    assert_eq!(meta.template_sha256, template.sha256);
+    assert!(p.messages[0].content.contains("8 constraints"));
+    // Two picks from each quarter of the difficulty ranking.
+    let mut by_difficulty: Vec<&VocabTerm> = vocab.terms.iter().collect();
+    by_difficulty.sort_by(|a, b| a.difficulty.unwrap().total_cmp(&b.difficulty.unwrap()));
+    let quarter = by_difficulty.len() / 4;
+    for q in 0..4 {
+        let stratum: Vec<&str> = by_difficulty[q * quarter..(q + 1) * quarter]
+            .iter()
+            .map(|t| t.term.as_str())
+            .collect();
+        let hits = meta
+            .keywords
+            .iter()
+            .filter(|k| stratum.contains(&k.as_str()))
+            .count();
+        assert_eq!(hits, 2, "quarter {q}");
+    }
+}
+
+#[test]
+fn bad_configs_are_refused_with_the_field_named() {
+    let (vocab, template) = load("ifscale-vocab.tsv");
+    let mut cfg = config(SamplingMode::Paper, vec![10, 10], vec![0]);
+    let err = build_prompts(&vocab, &template, &cfg)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "ifscale config: field `grid`: density 10 appears twice"
+    );
+    cfg.grid = vec![vocab.len() as u32 + 1];
+    let err = build_prompts(&vocab, &template, &cfg)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("exceeds the vocabulary"), "{err}");
+    let toml_err = serde_json::from_str::<IfscaleConfig>(
+        r#"{"grid":[1],"seeds":[0],"sampling":"paper","template":"t","colour":1}"#,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(toml_err.contains("unknown field `colour`"), "{toml_err}");
+}

@@ -1,0 +1,3 @@
+//! The one integration-test binary of scoring (one module per benchmark).
+
+mod ifscale;
