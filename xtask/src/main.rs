@@ -6,6 +6,7 @@
 mod assets;
 mod bench;
 mod infer;
+mod plots;
 mod rift;
 mod test;
 
@@ -32,6 +33,8 @@ enum Command {
     /// Benchmarks that compare two implementations side by side in one run.
     #[command(subcommand)]
     Bench(bench::Bench),
+    /// Regenerate every table and figure from artifacts alone (no model call).
+    Plots(plots::PlotsArgs),
     /// RIFT: Jeopardy! prep, baseline/linear/jumping prompts, runs, LLM judging, scoring.
     #[command(subcommand)]
     Rift(rift::Rift),
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
         Command::Test(args) => test::run(&args),
         Command::Infer(args) => infer::run(&args),
         Command::Bench(bench) => bench::run(&bench),
+        Command::Plots(args) => plots::run(&args),
         Command::Rift(cmd) => rift::run(&cmd),
     };
     match result {

@@ -374,8 +374,15 @@ pub(crate) fn judge_stage(
     let prompts = read_prompts(prompts)?;
     let responses = read_responses(responses)?;
     let scored = scoring::rift::score(&prompts, &responses, None, ScoreOptions { judge_settled })?;
-    let judge_prompts =
-        scoring::rift::judge_prompts(&scored.judge_requests, template, &RequestParams::default());
+    let judge_prompts = scoring::rift::judge_prompts(
+        &scored.judge_requests,
+        template,
+        // One word is asked for; the cap keeps a rambling judge cheap (its first word still counts).
+        &RequestParams {
+            max_tokens: Some(8),
+            ..RequestParams::default()
+        },
+    );
     let req_path = out_dir.join("judge-prompts.jsonl");
     let resp_path = out_dir.join("judge-responses.jsonl");
     let verdict_path = out_dir.join("verdicts.jsonl");

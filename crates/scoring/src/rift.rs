@@ -121,7 +121,9 @@ fn strip_wrappers(s: &str) -> String {
     let t = t.replace("```", "");
     let mut t = t.trim();
     for label in ["final answers:", "final answer:", "answers:", "answer:"] {
-        if t.len() >= label.len() && t[..label.len()].eq_ignore_ascii_case(label) {
+        if t.get(..label.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(label))
+        {
             t = &t[label.len()..];
         }
     }
@@ -129,6 +131,17 @@ fn strip_wrappers(s: &str) -> String {
 }
 
 fn clean_item(s: &str) -> String {
+    // An echoed question line ("3. Question? → Answer"): keep what follows the last arrow.
+    let s = match s.rsplit_once('→') {
+        Some((_, tail))
+            if tail.trim_start().starts_with("Now Answer Question Number")
+                || tail.trim_start().starts_with("You are done") =>
+        {
+            ""
+        }
+        Some((_, tail)) => tail,
+        None => s,
+    };
     let mut t = s.trim();
     // Numbering: "3.", "3)", "3:", "Q3:", "Question 3:" (only when followed by text).
     let lower = t.to_ascii_lowercase();
@@ -377,7 +390,11 @@ pub fn score(
                 id: r.id.clone(),
                 model: r.model.clone(),
             })?;
-        let parsed = parse_reply(r.content.as_deref(), r.outcome);
+        let mut parsed = parse_reply(r.content.as_deref(), r.outcome);
+        if meta.structure == schema::rift::Structure::Baseline && parsed.answers.len() > 1 {
+            // A baseline reply is one answer, commas and all.
+            parsed.answers = vec![parsed.answers.join(", ")];
+        }
         let n = meta.traversal.len();
         let expected_norm: Vec<String> = meta.expected.iter().map(|e| normalize(e)).collect();
         let mut prompt = PromptScore {
@@ -516,15 +533,16 @@ pub fn judge_prompts(
         .collect()
 }
 
-/// Reads the judge's replies: the first word CORRECT / INCORRECT (or YES / NO) decides; anything else,
-/// and failed or truncated replies, give no verdict.
+/// Reads the judge's replies: the first word CORRECT / INCORRECT (or YES / NO) decides, also in a reply cut
+/// by the token limit; anything else, and failed replies, give no verdict.
 pub fn parse_verdicts(responses: &[ResponseRecord]) -> Vec<JudgeVerdict> {
     responses
         .iter()
         .map(|r| {
             let raw = r.content.as_deref().map(strip_reasoning);
             let verdict = match (r.outcome, raw.as_deref()) {
-                (Outcome::Ok, Some(text)) => parse_verdict(text),
+                // A capped judge reply still starts with its verdict word.
+                (Outcome::Ok | Outcome::Truncated, Some(text)) => parse_verdict(text),
                 _ => None,
             };
             JudgeVerdict {

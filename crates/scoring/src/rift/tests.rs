@@ -291,7 +291,7 @@ fn agreement_report() {
 
 #[test]
 fn reply_parsing() {
-    let cases: [(&str, &[&str]); 8] = [
+    let cases: [(&str, &[&str]); 9] = [
         ("Paris, 7, Jupiter", &["Paris", "7", "Jupiter"]),
         ("OUTPUT: \"Paris\", \"7\".", &["Paris", "7"]),
         ("Answers: **Paris**, 7", &["Paris", "7"]),
@@ -300,6 +300,10 @@ fn reply_parsing() {
         ("```\nParis, 7\n```", &["Paris", "7"]),
         ("Paris,, Jupiter,", &["Paris", "", "Jupiter"]),
         ("Reasoning here.</think>Paris", &["Paris"]),
+        (
+            "1. Capital? → Paris\n2. Days? → Now Answer Question Number 3",
+            &["Paris"],
+        ),
     ];
     for (input, want) in cases {
         assert_eq!(

@@ -1,0 +1,180 @@
+//! `cargo xtask plots`: regenerates every table and figure from artifacts alone (no model call).
+//!
+//! IFScale input: the run's `ifscale/scores.jsonl` and/or a published-layout per-sample CSV (both are pooled).
+//! RIFT input: the run's `rift/` folder, `--rift-dir`, or `--rift-synthetic` (a deterministic synthetic run).
+//! Output: `<out>/tables/{ifscale,rift}/` (Parquet, CSV, Markdown) and `<out>/figures/{ifscale,rift}/` (PNG, SVG).
+
+use std::path::{Path, PathBuf};
+
+use analysis::models::ReasoningRule;
+use anyhow::{Context, bail};
+
+use crate::UsageError;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct PlotsArgs {
+    /// A run folder (`artifacts/runs/<run>`): reads its IFScale and RIFT scores, writes its `tables/` and `figures/`.
+    #[arg(long)]
+    run_dir: Option<PathBuf>,
+    /// A per-sample CSV in the published layout (`model,num_rules,seed,accuracy,omission_pct,modification_pct,recency_ratio,latency`).
+    #[arg(long)]
+    ifscale_per_sample: Option<PathBuf>,
+    /// Folder with the published aggregate CSVs to check against (default: the per-sample CSV's folder when it holds them).
+    #[arg(long)]
+    ifscale_reference_dir: Option<PathBuf>,
+    /// A RIFT records folder (`answer-scores.jsonl`, optional `prompt-scores.jsonl`); default `<run-dir>/rift`.
+    #[arg(long)]
+    rift_dir: Option<PathBuf>,
+    /// Analyse a deterministic synthetic RIFT run (6 models, 300 prompts per structure) written to `<out>/rift-synthetic/`.
+    #[arg(long)]
+    rift_synthetic: bool,
+    /// Output root for `tables/` and `figures/` (default: the run folder).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Comma-separated models that are reasoning models (default: a name rule, see `analysis::models`).
+    #[arg(long, value_delimiter = ',')]
+    reasoning_models: Option<Vec<String>>,
+    /// Bootstrap resamples per (model, N) for the 95 % intervals.
+    #[arg(long, default_value_t = 2000)]
+    bootstrap_resamples: usize,
+    /// Seed of the bootstrap and of the synthetic RIFT run.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+}
+
+#[allow(clippy::print_stdout)]
+pub(crate) fn run(args: &PlotsArgs) -> anyhow::Result<()> {
+    let out = match (&args.out, &args.run_dir) {
+        (Some(o), _) => o.clone(),
+        (None, Some(r)) => r.clone(),
+        (None, None) => return Err(UsageError("give --run-dir or --out".to_owned()).into()),
+    };
+    let rule = ReasoningRule { explicit: args.reasoning_models.clone() };
+    let run = args.run_dir.as_deref().map(schema::paths::RunPaths::new);
+
+    // IFScale.
+    let mut frames = Vec::new();
+    if let Some(run) = &run {
+        let scores = run.ifscale_scores();
+        if scores.exists() {
+            frames.push(analysis::ifscale::load_scores(std::slice::from_ref(&scores))?);
+        }
+    }
+    if let Some(csv) = &args.ifscale_per_sample {
+        if !csv.exists() {
+            return Err(UsageError(format!("{}: no such file", csv.display())).into());
+        }
+        frames.push(analysis::ifscale::load_reference_csv(csv)?);
+    }
+    let mut did_something = false;
+    if !frames.is_empty() {
+        let mut samples = frames.remove(0);
+        for f in &frames {
+            samples.vstack_mut(f).context("pooling IFScale samples")?;
+        }
+        let cfg = analysis::ifscale::AggregateConfig {
+            bootstrap_resamples: args.bootstrap_resamples,
+            bootstrap_seed: args.seed,
+            ci_level: 0.95,
+        };
+        let summary = analysis::ifscale::aggregate(&samples, &cfg)?;
+        let tables_dir = out.join("tables/ifscale");
+        let figures_dir = out.join("figures/ifscale");
+        let tables = analysis::ifscale::write_tables(&summary, &tables_dir)?;
+        let figures = plots::ifscale::draw_all(&summary, &rule, &figures_dir)?;
+        tracing::info!(
+            samples = samples.height(),
+            models = summary.models.len(),
+            tables = tables.len(),
+            figures = figures.len(),
+            "Wrote the IFScale tables and figures."
+        );
+        print_fits(&summary);
+        let reference = args.ifscale_reference_dir.clone().or_else(|| {
+            let dir = args.ifscale_per_sample.as_ref()?.parent()?.to_owned();
+            dir.join("accuracy_by_rules.csv").exists().then_some(dir)
+        });
+        if let Some(dir) = reference {
+            check_reference(&summary, &dir)?;
+        }
+        did_something = true;
+    }
+
+    // RIFT.
+    let rift_dir = if args.rift_synthetic {
+        Some(write_synthetic_rift(&out.join("rift-synthetic"), args.seed)?)
+    } else {
+        args.rift_dir.clone().or_else(|| run.as_ref().map(|r| r.root.join("rift")).filter(|d| d.join("answer-scores.jsonl").exists()))
+    };
+    if let Some(dir) = rift_dir {
+        let (answers, prompts) = analysis::rift::load_run(&dir)?;
+        let summary = analysis::rift::aggregate(answers, prompts.as_ref(), &analysis::rift::RiftConfig { token_bin_width: None })?;
+        let tables = analysis::rift::write_tables(&summary, &out.join("tables/rift"))?;
+        let figures = plots::rift::draw_all(&summary, &rule, &out.join("figures/rift"))?;
+        tracing::info!(models = summary.models.len(), tables = tables.len(), figures = figures.len(), "Wrote the RIFT tables and figures.");
+        let table2 = std::fs::read_to_string(out.join("tables/rift/rift_table2.md")).context("reading back Table 2")?;
+        println!("{table2}");
+        did_something = true;
+    }
+    if !did_something {
+        return Err(UsageError(
+            "nothing to analyse: no ifscale/scores.jsonl or rift/answer-scores.jsonl in the run folder, and no --ifscale-per-sample, --rift-dir or --rift-synthetic".to_owned(),
+        )
+        .into());
+    }
+    Ok(())
+}
+
+fn write_synthetic_rift(dir: &Path, seed: u64) -> anyhow::Result<PathBuf> {
+    let cfg = analysis::synthetic::SyntheticConfig {
+        seed,
+        models: 6,
+        prompts_per_structure: 300,
+        baseline_prompts: 300,
+        min_questions: 10,
+        max_questions: 300,
+    };
+    let (prompts, answers) = analysis::synthetic::generate_records(&cfg);
+    schema::write_jsonl_atomic(&dir.join("prompt-scores.jsonl"), &prompts)?;
+    schema::write_jsonl_atomic(&dir.join("answer-scores.jsonl"), &answers)?;
+    tracing::info!(prompts = prompts.len(), answers = answers.len(), dir = %dir.display(), "Wrote a synthetic RIFT run.");
+    Ok(dir.to_owned())
+}
+
+#[allow(clippy::print_stdout)]
+fn print_fits(summary: &analysis::ifscale::IfscaleSummary) {
+    println!("{:<48} {:<12} {:<9} {:>10} {:>10}", "model", "decay", "variance", "breakpoint", "exp floor");
+    for f in &summary.fits {
+        let var = summary.variance.iter().find(|v| v.0 == f.model).and_then(|v| v.1).map_or("-", |v| v.as_str());
+        println!(
+            "{:<48} {:<12} {:<9} {:>10} {:>10}",
+            f.model,
+            f.pattern.as_str(),
+            var,
+            analysis::tables::fmt_opt(f.threshold.as_ref().map(|t| t.breakpoint), 0),
+            analysis::tables::fmt_opt(f.exponential.as_ref().map(|e| e.floor), 1),
+        );
+    }
+}
+
+#[allow(clippy::print_stdout)]
+fn check_reference(summary: &analysis::ifscale::IfscaleSummary, dir: &Path) -> anyhow::Result<()> {
+    let checks = analysis::ifscale::check_against_reference(summary, dir)?;
+    println!("\nPublished aggregates in {}:", dir.display());
+    let mut bad = false;
+    for c in &checks {
+        let ok = c.max_abs_diff <= 1e-9 && c.mismatches.is_empty();
+        bad |= !ok;
+        println!(
+            "  {:<28} rows {:>5}  max |diff| {:.3e}  {}",
+            c.table,
+            c.rows_compared,
+            c.max_abs_diff,
+            if ok { "reproduced".to_owned() } else { format!("MISMATCH: {}", c.mismatches.join("; ")) }
+        );
+    }
+    if bad {
+        bail!("the aggregates do not reproduce the published ones in {}", dir.display());
+    }
+    Ok(())
+}
