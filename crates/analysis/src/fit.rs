@@ -2,7 +2,7 @@
 //!
 //! Three curves are fitted by least squares to a model's mean accuracy per N:
 //! - linear: `y = a + b·x` (3 parameters counting the noise variance);
-//! - exponential decay to a floor: `y = floor + amp·exp(−(x − x₀)/τ)`, `x₀` the smallest N (4 parameters);
+//! - exponential decay to a floor: `y = floor + amp·exp(−(x − x₀)/τ)`, `x₀` the smallest N, floor ≥ 0 (4 parameters);
 //! - threshold: continuous piecewise linear `y = a + b₁·x + b₂·max(0, x − c)` with a fitted breakpoint `c`
 //!   constrained to steepen (`b₂ < 0`) (5 parameters, the breakpoint counts).
 //!
@@ -164,8 +164,13 @@ fn fit_exponential(x: &[f64], y: &[f64]) -> Option<ExponentialFit> {
     }
     let eval = |tau: f64| -> Option<(f64, f64, f64)> {
         let e: Vec<f64> = x.iter().map(|&xi| (-(xi - x0) / tau).exp()).collect();
-        let (beta, rss) = lstsq(&[vec![1.0; x.len()], e], y)?;
-        Some((beta[0], beta[1], rss))
+        let (beta, rss) = lstsq(&[vec![1.0; x.len()], e.clone()], y)?;
+        if beta[0] >= 0.0 {
+            return Some((beta[0], beta[1], rss));
+        }
+        // Accuracy cannot decay towards a negative floor: refit with the floor held at 0.
+        let (beta, rss) = lstsq(&[e], y)?;
+        Some((0.0, beta[0], rss))
     };
     // Coarse log grid of τ from span/200 to span·20, then golden-section refinement around the best grid point.
     let steps = 240;

@@ -121,7 +121,8 @@ impl Figure {
             .map(|e| e.label.chars().count())
             .max()
             .unwrap_or(0) as u32;
-        self.legend_columns() * (longest * 8 + 40)
+        let title = self.legend_title.chars().count() as u32 * 9 + 10;
+        (self.legend_columns() * (longest * 8 + 40)).max(title)
     }
 
     pub fn size(&self) -> (u32, u32) {

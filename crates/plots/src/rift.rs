@@ -11,6 +11,9 @@ use crate::Error;
 use crate::figure::{Bar, Figure, LegendEntry, Panel, PanelKind, Series, auto_range};
 use crate::style::ModelStyles;
 
+/// Depths answered fewer times than this are left out of the depth figure (their accuracy is noise); the table keeps them.
+const MIN_DEPTH_ANSWERS: i64 = 30;
+
 fn curve_panels(
     summary: &RiftSummary,
     styles: &ModelStyles,
@@ -28,7 +31,11 @@ fn curve_panels(
                 .map(|m| {
                     let pts = points
                         .iter()
-                        .filter(|p| &p.model == m && p.structure == *structure)
+                        .filter(|p| {
+                            &p.model == m
+                                && p.structure == *structure
+                                && (what != "depth" || p.n >= MIN_DEPTH_ANSWERS)
+                        })
                         .map(|p| (p.x, Some(p.accuracy)))
                         .collect();
                     let mut s = Series::line(styles.color(m), pts);
@@ -86,7 +93,7 @@ pub fn figures(summary: &RiftSummary, rule: &ReasoningRule) -> Vec<Figure> {
     if !summary.by_depth.is_empty() {
         out.push(Figure {
             name: "rift_accuracy_vs_depth".to_owned(),
-            title: "RIFT: question-level accuracy vs depth (questions answered before it)"
+            title: "RIFT: question-level accuracy vs depth (questions answered before it; depths with >= 30 answers)"
                 .to_owned(),
             panels: curve_panels(
                 summary,
@@ -102,7 +109,8 @@ pub fn figures(summary: &RiftSummary, rule: &ReasoningRule) -> Vec<Figure> {
         });
     }
     // Wrong-question share: one row per model, a bar per structure.
-    let structures: Vec<&str> = ["linear", "jumping", "baseline"]
+    // Baseline prompts hold one question, so there is no other question to answer: only linear and jumping.
+    let structures: Vec<&str> = ["linear", "jumping"]
         .into_iter()
         .filter(|s| {
             summary
