@@ -5,6 +5,7 @@
 
 mod assets;
 mod bench;
+mod ifscale;
 mod infer;
 mod plots;
 mod rift;
@@ -35,6 +36,11 @@ enum Command {
     Bench(bench::Bench),
     /// Regenerate every table and figure from artifacts alone (no model call).
     Plots(plots::PlotsArgs),
+    /// IFScale: density prompts, generation with the paper's retry rules, scoring.
+    #[command(subcommand)]
+    Ifscale(ifscale::Ifscale),
+    /// Score IFScale reports (a generations CSV or a responses JSONL): per-sample rows and optional keyword labels.
+    ScoreReports(ifscale::ScoreReportsArgs),
     /// RIFT: Jeopardy! prep, baseline/linear/jumping prompts, runs, LLM judging, scoring.
     #[command(subcommand)]
     Rift(rift::Rift),
@@ -61,6 +67,8 @@ fn main() -> ExitCode {
         Command::Infer(args) => infer::run(&args),
         Command::Bench(bench) => bench::run(&bench),
         Command::Plots(args) => plots::run(&args),
+        Command::Ifscale(cmd) => ifscale::run(&cmd),
+        Command::ScoreReports(args) => ifscale::score_reports(&args),
         Command::Rift(cmd) => rift::run(&cmd),
     };
     match result {

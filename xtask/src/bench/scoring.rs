@@ -1,0 +1,347 @@
+//! `cargo xtask bench scoring`: IFScale paper-mode keyword scoring, one `re.search` per keyword in Python (the
+//! published semantics) against the one-pass Rust matcher, on the same generated reports; labels must be identical.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use prompt_gen::rng::Mt19937;
+use schema::ifscale::{KeywordStatus, MatchMode};
+use scoring::ifscale::{Matcher, stem};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ScoringArgs {
+    /// Vocabulary to draw keywords from (one term per line, or a TSV with a `term` column); synthetic words when absent.
+    #[arg(long, default_value = "../shared/data/ifscale-reference/vocab.txt")]
+    vocab: PathBuf,
+    /// Number of reports.
+    #[arg(long, default_value_t = 200)]
+    reports: usize,
+    /// Bytes of text per report (about).
+    #[arg(long, default_value_t = 16_000)]
+    report_bytes: usize,
+    /// Rust scoring rounds (the CPU time shown is per round).
+    #[arg(long, default_value_t = 20)]
+    repeat: u32,
+    #[arg(long, default_value = "python3")]
+    python: String,
+}
+
+const PY_SCORER: &str = r#"
+import json, re, sys, time
+src, dst = sys.argv[1], sys.argv[2]
+reports = [json.loads(l) for l in open(src, encoding="utf-8")]
+t0 = time.process_time()
+out = []
+for r in reports:
+    text = r["text"].lower()
+    labels = []
+    for kw in r["keywords"]:
+        kw = kw.lower()
+        if re.search(r"\b" + re.escape(kw) + r"\b", text):
+            labels.append("exact")
+            continue
+        st = kw[: max(3, int(len(kw) * 0.8))]
+        if re.search(r"\b" + re.escape(st) + r"[a-z]*\b", text):
+            labels.append("modified")
+        else:
+            labels.append("omitted")
+    out.append(labels)
+cpu = time.process_time() - t0
+json.dump(out, open(dst, "w"))
+print(json.dumps({"cpu_s": cpu}))
+"#;
+
+const FILLER: &[&str] = &[
+    "the",
+    "company",
+    "market",
+    "growth",
+    "quarter",
+    "strategy",
+    "operations",
+    "team",
+    "results",
+    "customers",
+    "and",
+    "of",
+    "to",
+    "in",
+    "for",
+    "with",
+    "our",
+    "across",
+    "while",
+    "during",
+    "improved",
+    "expanded",
+    "reduced",
+    "overall",
+    "segment",
+    "performance",
+    "outlook",
+    "management",
+    "board",
+    "risk",
+    "plan",
+    "year",
+    "fiscal",
+    "new",
+    "product",
+    "services",
+    "region",
+    "global",
+    "capital",
+    "investment",
+    "report",
+    "section",
+    "period",
+    "remained",
+    "strong",
+    "stable",
+    "increased",
+    "compared",
+    "previous",
+    "significant",
+    "key",
+    "drivers",
+    "initiatives",
+];
+
+/// Thread CPU time in seconds (Linux `schedstat`, nanosecond resolution).
+fn thread_cpu_s() -> anyhow::Result<f64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat")
+        .context("reading /proc/thread-self/schedstat")?;
+    let ns: u64 = s
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .parse()
+        .context("parsing schedstat")?;
+    Ok(ns as f64 / 1e9)
+}
+
+fn load_vocab(path: &std::path::Path, rng: &mut Mt19937) -> Vec<String> {
+    if let Ok(bytes) = std::fs::read(path)
+        && let Ok(v) = prompt_gen::ifscale::Vocabulary::parse(&bytes, &path.display().to_string())
+        && v.len() >= 100
+    {
+        return v.terms.into_iter().map(|t| t.term).collect();
+    }
+    tracing::warn!(path = %path.display(), "Vocabulary not found; using 500 synthetic words.");
+    let letters = b"abcdefghijklmnopqrstuvwxyz";
+    let mut words = std::collections::BTreeSet::new();
+    while words.len() < 500 {
+        let len = 4 + rng.random_interval(8) as usize;
+        words.insert(
+            (0..len)
+                .map(|_| letters[rng.random_interval(25) as usize] as char)
+                .collect::<String>(),
+        );
+    }
+    words.into_iter().collect()
+}
+
+/// A keyword in some surface form: exact, a variant the rules must classify, or a near miss.
+fn variant(kw: &str, rng: &mut Mt19937) -> String {
+    match rng.random_interval(19) {
+        0..=9 => kw.to_owned(),
+        10 => format!("{kw}s"),
+        11 => format!("{kw}'s"),
+        12 => format!("{kw}’s"),
+        13 => format!("{kw}-driven"),
+        14 => kw.to_uppercase(),
+        15 => format!("**{kw}**"),
+        16 => format!("{kw}_x"),
+        17 => format!("{kw}2024"),
+        18 => format!("{kw}é"),
+        _ => stem(&kw.to_lowercase()).to_owned(),
+    }
+}
+
+struct BenchReport {
+    keywords: Vec<String>,
+    text: String,
+}
+
+fn make_reports(vocab: &[String], args: &ScoringArgs) -> Vec<BenchReport> {
+    let mut rng = Mt19937::new(20_250_701);
+    (0..args.reports)
+        .map(|i| {
+            let n = (10 * (1 + (i * 17) % 37)).min(vocab.len());
+            let picks = Mt19937::new((i % 5) as u32)
+                .choice_without_replacement(vocab.len(), n)
+                .unwrap_or_default();
+            let keywords: Vec<String> = picks.iter().map(|&j| vocab[j].clone()).collect();
+            let mut text = String::with_capacity(args.report_bytes + 200);
+            text.push_str("<report>\n# Annual business report\n\n");
+            let mut section = 1;
+            while text.len() < args.report_bytes {
+                if rng.random_interval(30) == 0 {
+                    text.push_str(&format!("\n\n## Section {section}\n\n"));
+                    section += 1;
+                }
+                let words = 8 + rng.random_interval(12);
+                for w in 0..words {
+                    // About one word in nine is a keyword (some are left out of each report entirely).
+                    let word = if rng.random_interval(8) == 0 {
+                        let k = &keywords[rng.random_interval(keywords.len() as u64 - 1) as usize];
+                        if rng.random_interval(4) == 0 {
+                            FILLER[0].to_owned()
+                        } else {
+                            variant(k, &mut rng)
+                        }
+                    } else {
+                        FILLER[rng.random_interval(FILLER.len() as u64 - 1) as usize].to_owned()
+                    };
+                    if w > 0 {
+                        text.push(' ');
+                    }
+                    text.push_str(&word);
+                }
+                text.push_str(if rng.random_interval(3) == 0 {
+                    ", "
+                } else {
+                    ". "
+                });
+            }
+            text.push_str("\n</report>\n");
+            BenchReport { keywords, text }
+        })
+        .collect()
+}
+
+fn name(s: KeywordStatus) -> &'static str {
+    match s {
+        KeywordStatus::Exact => "exact",
+        KeywordStatus::Modified => "modified",
+        KeywordStatus::Omitted => "omitted",
+    }
+}
+
+#[allow(clippy::print_stdout)]
+pub(crate) fn run(args: &ScoringArgs) -> anyhow::Result<()> {
+    let mut rng = Mt19937::new(1);
+    let vocab = load_vocab(&args.vocab, &mut rng);
+    let reports = make_reports(&vocab, args);
+    let checks: usize = reports.iter().map(|r| r.keywords.len()).sum();
+    let bytes: usize = reports.iter().map(|r| r.text.len()).sum();
+
+    let dir = std::env::temp_dir().join(format!("ifstress-bench-scoring-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let input = dir.join("reports.jsonl");
+    let mut lines = String::new();
+    for r in &reports {
+        lines.push_str(&serde_json::to_string(
+            &serde_json::json!({"keywords": r.keywords, "text": r.text}),
+        )?);
+        lines.push('\n');
+    }
+    std::fs::write(&input, lines)?;
+    let py_out = dir.join("python-labels.json");
+    let script = dir.join("score.py");
+    std::fs::write(&script, PY_SCORER)?;
+
+    // Rust: matcher built over every keyword, then one pass per report; repeated for a stable CPU figure.
+    let mut rust_labels: Vec<Vec<&'static str>> = Vec::new();
+    let wall = Instant::now();
+    let cpu0 = thread_cpu_s()?;
+    for _ in 0..args.repeat.max(1) {
+        let matcher = Matcher::new(
+            MatchMode::Paper,
+            reports
+                .iter()
+                .flat_map(|r| r.keywords.iter().map(String::as_str)),
+        )?;
+        rust_labels = reports
+            .iter()
+            .map(|r| {
+                let kws: Vec<&str> = r.keywords.iter().map(String::as_str).collect();
+                matcher.label(&r.text, &kws).into_iter().map(name).collect()
+            })
+            .collect();
+    }
+    let rust_cpu = (thread_cpu_s()? - cpu0) / f64::from(args.repeat.max(1));
+    let rust_wall = wall.elapsed().as_secs_f64() / f64::from(args.repeat.max(1));
+
+    println!(
+        "reports {}, keyword checks {checks}, text {:.2} MB",
+        reports.len(),
+        bytes as f64 / 1e6
+    );
+    println!("running Python (one re.search per keyword and check)...");
+    let out = Command::new(&args.python)
+        .arg(&script)
+        .arg(&input)
+        .arg(&py_out)
+        .output()
+        .with_context(|| format!("running {}", args.python))?;
+    if !out.status.success() {
+        bail!("python failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let py: serde_json::Value =
+        serde_json::from_slice(&out.stdout).context("reading python's timing")?;
+    let py_cpu = py["cpu_s"]
+        .as_f64()
+        .context("python's timing has no cpu_s")?;
+    let py_labels: Vec<Vec<String>> = serde_json::from_slice(&std::fs::read(&py_out)?)?;
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let mut differ = 0;
+    let mut counts = [0usize; 3];
+    for (i, (a, b)) in rust_labels.iter().zip(&py_labels).enumerate() {
+        if a.len() != b.len() {
+            bail!(
+                "report {i}: {} Rust labels, {} Python labels",
+                a.len(),
+                b.len()
+            );
+        }
+        for (k, (x, y)) in a.iter().zip(b).enumerate() {
+            match *x {
+                "exact" => counts[0] += 1,
+                "modified" => counts[1] += 1,
+                _ => counts[2] += 1,
+            }
+            if *x != y.as_str() {
+                if differ < 5 {
+                    println!(
+                        "  differs: report {i} keyword {:?}: rust {x}, python {y}",
+                        reports[i].keywords[k]
+                    );
+                }
+                differ += 1;
+            }
+        }
+    }
+    if py_labels.len() != rust_labels.len() {
+        bail!(
+            "{} Python reports, {} Rust reports",
+            py_labels.len(),
+            rust_labels.len()
+        );
+    }
+    println!(
+        "labels: exact {}, modified {}, omitted {}",
+        counts[0], counts[1], counts[2]
+    );
+    println!("{:<34} {:>12}", "", "CPU seconds");
+    println!("{:<34} {:>12.4}", "python re.search per keyword", py_cpu);
+    println!(
+        "{:<34} {:>12.6}   (wall {:.6} s, mean of {} rounds)",
+        "rust one pass (aho-corasick)",
+        rust_cpu,
+        rust_wall,
+        args.repeat.max(1)
+    );
+    println!(
+        "speed-up (CPU)                     {:>12.0}x",
+        py_cpu / rust_cpu.max(1e-9)
+    );
+    if differ > 0 {
+        bail!("{differ} of {checks} labels differ between Rust and Python");
+    }
+    println!("labels identical: {checks} of {checks}");
+    Ok(())
+}
