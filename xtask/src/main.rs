@@ -7,9 +7,10 @@ mod assets;
 mod bench;
 mod ifscale;
 mod infer;
-mod plots;
 mod rift;
+mod plots;
 mod test;
+mod vocab;
 
 use std::process::ExitCode;
 
@@ -34,8 +35,6 @@ enum Command {
     /// Benchmarks that compare two implementations side by side in one run.
     #[command(subcommand)]
     Bench(bench::Bench),
-    /// Regenerate every table and figure from artifacts alone (no model call).
-    Plots(plots::PlotsArgs),
     /// IFScale: density prompts, generation with the paper's retry rules, scoring.
     #[command(subcommand)]
     Ifscale(ifscale::Ifscale),
@@ -44,6 +43,11 @@ enum Command {
     /// RIFT: Jeopardy! prep, baseline/linear/jumping prompts, runs, LLM judging, scoring.
     #[command(subcommand)]
     Rift(rift::Rift),
+    /// Regenerate every table and figure from artifacts alone (no model call).
+    Plots(plots::PlotsArgs),
+    /// The IFScale vocabulary: build it from 10-K filings, or fetch filings from SEC EDGAR.
+    #[command(subcommand)]
+    Vocab(vocab::Vocab),
 }
 
 /// An error in how ifstress was called or configured (exit code 2), as opposed to a runtime failure (exit code 1).
@@ -66,10 +70,11 @@ fn main() -> ExitCode {
         Command::Test(args) => test::run(&args),
         Command::Infer(args) => infer::run(&args),
         Command::Bench(bench) => bench::run(&bench),
-        Command::Plots(args) => plots::run(&args),
         Command::Ifscale(cmd) => ifscale::run(&cmd),
         Command::ScoreReports(args) => ifscale::score_reports(&args),
         Command::Rift(cmd) => rift::run(&cmd),
+        Command::Plots(args) => plots::run(&args),
+        Command::Vocab(cmd) => vocab::run(&cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
