@@ -198,7 +198,16 @@ pub async fn run_prompts(
     if opts.refresh && out.exists() {
         std::fs::remove_file(out).map_err(|e| Error::Setup(format!("{}: {e}", out.display())))?;
     }
-    let appender = JsonlAppender::open(out, opts.durable)?;
+    // fsync once per written batch (through a second handle on the same file), not once per line.
+    let appender = JsonlAppender::open(out, false)?;
+    let syncer = if opts.durable {
+        Some(
+            std::fs::File::open(out)
+                .map_err(|e| Error::Setup(format!("{}: {e}", out.display())))?,
+        )
+    } else {
+        None
+    };
     let existing: Vec<ResponseRecord> = schema::read_jsonl(out)?;
     let mut done: HashSet<(String, u32)> = HashSet::new();
     let mut had_failed: HashSet<(String, u32)> = HashSet::new();
@@ -269,7 +278,7 @@ pub async fn run_prompts(
         let identity = identity.clone();
         std::thread::Builder::new()
             .name("ifstress-writer".into())
-            .spawn(move || writer_loop(rx, cache, appender, &identity))
+            .spawn(move || writer_loop(rx, cache, appender, syncer, &identity))
             .map_err(|e| Error::Setup(format!("cannot start the writer thread: {e}")))?
     };
     for r in from_cache {
@@ -392,6 +401,7 @@ fn writer_loop(
     rx: mpsc::Receiver<Written>,
     mut cache: Cache,
     mut out: JsonlAppender,
+    syncer: Option<std::fs::File>,
     identity: &str,
 ) -> Result<(), Error> {
     let mut batch: Vec<Written> = Vec::with_capacity(256);
@@ -413,6 +423,10 @@ fn writer_loop(
         }
         for w in batch.drain(..) {
             out.append(&w.record)?;
+        }
+        if let Some(f) = &syncer {
+            f.sync_data()
+                .map_err(|e| Error::Setup(format!("{}: {e}", out.path().display())))?;
         }
     }
     Ok(())
