@@ -219,14 +219,12 @@ impl MockServer {
                         if sh.stop.load(Ordering::Relaxed) {
                             break;
                         }
-                        match tokio::time::timeout(Duration::from_millis(50), listener.accept())
-                            .await
-                        {
-                            Ok(Ok((sock, _))) => {
-                                let _ = sock.set_nodelay(true);
-                                tokio::spawn(serve_conn(sock, Arc::clone(&sh)));
-                            }
-                            Ok(Err(_)) | Err(_) => {}
+                        let accepted =
+                            tokio::time::timeout(Duration::from_millis(50), listener.accept())
+                                .await;
+                        if let Ok(Ok((sock, _))) = accepted {
+                            let _ = sock.set_nodelay(true);
+                            tokio::spawn(serve_conn(sock, Arc::clone(&sh)));
                         }
                     }
                 });

@@ -174,7 +174,7 @@ pub async fn run_prompts(
     model.validate(&format!("model {:?}", model.name))?;
     check_unique(prompts)?;
     if let Some(max) = opts.max_cost_usd
-        && !(max >= 0.0)
+        && (max.is_nan() || max < 0.0)
     {
         return Err(Error::Config(format!(
             "max cost must be a non-negative number of USD, got {max}"
