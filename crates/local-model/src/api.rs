@@ -11,7 +11,10 @@ pub struct ChatMessage {
 
 impl ChatMessage {
     pub fn new(role: impl Into<String>, content: impl Into<String>) -> ChatMessage {
-        ChatMessage { role: role.into(), content: content.into() }
+        ChatMessage {
+            role: role.into(),
+            content: content.into(),
+        }
     }
 }
 
@@ -68,7 +71,11 @@ pub struct ChatRequest {
 impl ChatRequest {
     /// A greedy request for these messages with a token cap.
     pub fn greedy(messages: Vec<ChatMessage>, max_tokens: u32) -> ChatRequest {
-        ChatRequest { messages, max_tokens: Some(max_tokens), ..ChatRequest::default() }
+        ChatRequest {
+            messages,
+            max_tokens: Some(max_tokens),
+            ..ChatRequest::default()
+        }
     }
 
     pub fn stop_strings(&self) -> &[String] {

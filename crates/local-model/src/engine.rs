@@ -19,7 +19,10 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::token::logit_bias::LlamaLogitBias;
 
-use crate::{ChatMessage, ChatRequest, ChatTemplate, Completion, EngineConfig, Error, FinishReason, TokenLogprob};
+use crate::{
+    ChatMessage, ChatRequest, ChatTemplate, Completion, EngineConfig, Error, FinishReason,
+    TokenLogprob,
+};
 
 /// How many recent generated tokens the repeat penalty looks at (llama.cpp's default).
 const PENALTY_LAST_N: i32 = 64;
@@ -39,7 +42,9 @@ fn backend() -> Result<&'static LlamaBackend, Error> {
             backend
         })
         .as_ref()
-        .ok_or_else(|| Error::Engine("the llama.cpp backend was already initialised by other code".to_owned()))
+        .ok_or_else(|| {
+            Error::Engine("the llama.cpp backend was already initialised by other code".to_owned())
+        })
 }
 
 /// llama.cpp prints hundreds of lines while loading; pass its warnings and errors to `tracing` and keep the
@@ -113,15 +118,24 @@ impl Engine {
             )));
         }
         if !cfg.gguf.is_file() {
-            return Err(Error::GgufMissing { path: cfg.gguf.clone() });
+            return Err(Error::GgufMissing {
+                path: cfg.gguf.clone(),
+            });
         }
         let backend = backend()?;
         let started = Instant::now();
         let model = LlamaModel::load_from_file(backend, &cfg.gguf, &LlamaModelParams::default())
-            .map_err(|e| Error::Load { path: cfg.gguf.clone(), reason: e.to_string() })?;
+            .map_err(|e| Error::Load {
+                path: cfg.gguf.clone(),
+                reason: e.to_string(),
+            })?;
         let template = load_template(&model)?;
         let name = model_name(&cfg.gguf);
-        let shared = Arc::new(Shared { model, template, stopping: AtomicBool::new(false) });
+        let shared = Arc::new(Shared {
+            model,
+            template,
+            stopping: AtomicBool::new(false),
+        });
 
         let threads_per_sequence = (cfg.threads / cfg.max_parallel).max(1);
         let (jobs, rx) = mpsc::channel::<Job>();
@@ -139,12 +153,23 @@ impl Engine {
             workers.push(handle);
         }
         drop(ready_tx);
-        let mut engine = Engine { shared, jobs: Some(jobs), workers, name, ctx_size: cfg.ctx_size, threads_per_sequence };
+        let mut engine = Engine {
+            shared,
+            jobs: Some(jobs),
+            workers,
+            name,
+            ctx_size: cfg.ctx_size,
+            threads_per_sequence,
+        };
         for _ in 0..cfg.max_parallel {
             match ready_rx.recv() {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => return Err(e),
-                Err(_) => return Err(Error::Engine("a worker thread died while starting".to_owned())),
+                Err(_) => {
+                    return Err(Error::Engine(
+                        "a worker thread died while starting".to_owned(),
+                    ));
+                }
             }
         }
         engine.workers.shrink_to_fit();
@@ -188,7 +213,8 @@ impl Engine {
         let vocab = self.shared.model.vocab();
         // Add BOS only where the model asks for it and the template did not already write it.
         let bos = vocab.token_to_piece(vocab.bos(), true, None);
-        let add_special = vocab.should_add_bos() && !(!bos.is_empty() && text.as_bytes().starts_with(&bos));
+        let add_special =
+            vocab.should_add_bos() && (bos.is_empty() || !text.as_bytes().starts_with(&bos));
         vocab.tokenize(text.as_bytes(), add_special, true)
     }
 
@@ -209,8 +235,16 @@ impl Engine {
             )));
         }
         let (reply, rx) = mpsc::channel();
-        let job = Job { tokens, request: request.clone(), reply };
-        self.jobs.as_ref().ok_or(Error::ShuttingDown)?.send(job).map_err(|_| Error::ShuttingDown)?;
+        let job = Job {
+            tokens,
+            request: request.clone(),
+            reply,
+        };
+        self.jobs
+            .as_ref()
+            .ok_or(Error::ShuttingDown)?
+            .send(job)
+            .map_err(|_| Error::ShuttingDown)?;
         rx.recv().map_err(|_| Error::ShuttingDown)?
     }
 
@@ -232,7 +266,9 @@ impl Drop for Engine {
 
 fn validate(r: &ChatRequest) -> Result<(), Error> {
     if r.stream {
-        return Err(Error::BadRequest("streaming is not supported by the embedded model".to_owned()));
+        return Err(Error::BadRequest(
+            "streaming is not supported by the embedded model".to_owned(),
+        ));
     }
     if r.messages.is_empty() {
         return Err(Error::BadRequest("`messages` is empty".to_owned()));
@@ -240,20 +276,28 @@ fn validate(r: &ChatRequest) -> Result<(), Error> {
     if let Some(t) = r.temperature
         && !(t.is_finite() && t >= 0.0)
     {
-        return Err(Error::BadRequest(format!("`temperature` must be a finite number >= 0, got {t}")));
+        return Err(Error::BadRequest(format!(
+            "`temperature` must be a finite number >= 0, got {t}"
+        )));
     }
     if let Some(p) = r.top_p
         && !(p > 0.0 && p <= 1.0)
     {
-        return Err(Error::BadRequest(format!("`top_p` must be in (0, 1], got {p}")));
+        return Err(Error::BadRequest(format!(
+            "`top_p` must be in (0, 1], got {p}"
+        )));
     }
     if let Some(p) = r.repeat_penalty
         && !(p.is_finite() && p > 0.0)
     {
-        return Err(Error::BadRequest(format!("`repeat_penalty` must be a finite number > 0, got {p}")));
+        return Err(Error::BadRequest(format!(
+            "`repeat_penalty` must be a finite number > 0, got {p}"
+        )));
     }
     if r.stop_strings().iter().any(String::is_empty) {
-        return Err(Error::BadRequest("`stop` contains an empty string".to_owned()));
+        return Err(Error::BadRequest(
+            "`stop` contains an empty string".to_owned(),
+        ));
     }
     Ok(())
 }
@@ -272,7 +316,10 @@ fn load_template(model: &LlamaModel) -> Result<ChatTemplate, Error> {
 }
 
 fn model_name(path: &Path) -> String {
-    path.file_stem().map_or_else(|| "local-model".to_owned(), |s| s.to_string_lossy().into_owned())
+    path.file_stem().map_or_else(
+        || "local-model".to_owned(),
+        |s| s.to_string_lossy().into_owned(),
+    )
 }
 
 fn worker(
@@ -300,7 +347,9 @@ fn worker(
     let mut ctx = match shared.model.new_context(backend, params) {
         Ok(c) => c,
         Err(e) => {
-            let _ = ready.send(Err(Error::Engine(format!("cannot create a context of {ctx_size} tokens: {e}"))));
+            let _ = ready.send(Err(Error::Engine(format!(
+                "cannot create a context of {ctx_size} tokens: {e}"
+            ))));
             return;
         }
     };
@@ -328,7 +377,13 @@ fn sampler_for(request: &ChatRequest, model: &LlamaModel) -> LlamaSampler {
     #[allow(clippy::cast_possible_truncation)]
     let repeat = request.repeat_penalty.unwrap_or(1.0) as f32;
     if (repeat - 1.0).abs() > f32::EPSILON {
-        chain.push(LlamaSampler::penalties(model.n_vocab(), PENALTY_LAST_N, repeat, 0.0, 0.0));
+        chain.push(LlamaSampler::penalties(
+            model.n_vocab(),
+            PENALTY_LAST_N,
+            repeat,
+            0.0,
+            0.0,
+        ));
     }
     if request.ignore_eos {
         let vocab = model.vocab();
@@ -363,7 +418,9 @@ fn logprob_of(logits: &[f32], token: LlamaToken) -> f64 {
     let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let sum: f64 = logits.iter().map(|&l| f64::from(l - max).exp()).sum();
     let idx = usize::try_from(token.0).unwrap_or(0);
-    logits.get(idx).map_or(f64::NEG_INFINITY, |&l| f64::from(l - max) - sum.ln())
+    logits
+        .get(idx)
+        .map_or(f64::NEG_INFINITY, |&l| f64::from(l - max) - sum.ln())
 }
 
 fn engine_err(what: &str, e: impl std::fmt::Display) -> Error {
@@ -382,7 +439,9 @@ fn run(
     let n_ctx = ctx.n_ctx();
     let n_prompt = u32::try_from(job.tokens.len()).unwrap_or(u32::MAX);
     if n_prompt >= n_ctx {
-        return Err(Error::BadRequest(format!("the prompt has {n_prompt} tokens; the context holds {n_ctx}")));
+        return Err(Error::BadRequest(format!(
+            "the prompt has {n_prompt} tokens; the context holds {n_ctx}"
+        )));
     }
     let budget = n_ctx - n_prompt;
     let max_new = request.max_tokens.map_or(budget, |m| m.min(budget));
@@ -396,17 +455,24 @@ fn run(
         batch.clear();
         for (i, &tok) in part.iter().enumerate() {
             let last = ci * chunk + i + 1 == total;
-            batch.add(tok, pos, &[0], last).map_err(|e| engine_err("batch", e))?;
+            batch
+                .add(tok, pos, &[0], last)
+                .map_err(|e| engine_err("batch", e))?;
             pos += 1;
         }
-        ctx.decode(batch).map_err(|e| engine_err("prompt evaluation", e))?;
+        ctx.decode(batch)
+            .map_err(|e| engine_err("prompt evaluation", e))?;
     }
     let prompt_seconds = started.elapsed().as_secs_f64();
     let mut logits_idx = batch.n_tokens() - 1;
 
     let started = Instant::now();
     let mut sampler = sampler_for(request, &shared.model);
-    let stops: Vec<&[u8]> = request.stop_strings().iter().map(|s| s.as_bytes()).collect();
+    let stops: Vec<&[u8]> = request
+        .stop_strings()
+        .iter()
+        .map(|s| s.as_bytes())
+        .collect();
     let longest_stop = stops.iter().map(|s| s.len()).max().unwrap_or(0);
     let mut out: Vec<u8> = Vec::new();
     let mut logprobs: Option<Vec<TokenLogprob>> = request.logprobs.then(Vec::new);
@@ -425,13 +491,20 @@ fn run(
         let piece = vocab.token_to_piece(token, false, None);
         if let Some(lp) = logprobs.as_mut() {
             let logprob = logprob_of(ctx.get_logits_ith(logits_idx), token);
-            lp.push(TokenLogprob { token: String::from_utf8_lossy(&piece).into_owned(), logprob, bytes: piece.clone() });
+            lp.push(TokenLogprob {
+                token: String::from_utf8_lossy(&piece).into_owned(),
+                logprob,
+                bytes: piece.clone(),
+            });
         }
         let before = out.len();
         out.extend_from_slice(&piece);
         if longest_stop > 0 {
             let from = before.saturating_sub(longest_stop - 1);
-            let hit = stops.iter().filter_map(|s| find(&out[from..], s).map(|i| from + i)).min();
+            let hit = stops
+                .iter()
+                .filter_map(|s| find(&out[from..], s).map(|i| from + i))
+                .min();
             if let Some(at) = hit {
                 out.truncate(at);
                 finish = FinishReason::Stop;
@@ -442,7 +515,9 @@ fn run(
             break;
         }
         batch.clear();
-        batch.add(token, pos, &[0], true).map_err(|e| engine_err("batch", e))?;
+        batch
+            .add(token, pos, &[0], true)
+            .map_err(|e| engine_err("batch", e))?;
         pos += 1;
         ctx.decode(batch).map_err(|e| engine_err("decoding", e))?;
         logits_idx = 0;

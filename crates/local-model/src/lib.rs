@@ -41,7 +41,12 @@ pub struct EngineConfig {
 impl EngineConfig {
     /// Defaults for a small machine: 2 threads, a 4096-token context, one sequence at a time.
     pub fn new(gguf: impl Into<PathBuf>) -> EngineConfig {
-        EngineConfig { gguf: gguf.into(), threads: 2, ctx_size: 4096, max_parallel: 1 }
+        EngineConfig {
+            gguf: gguf.into(),
+            threads: 2,
+            ctx_size: 4096,
+            max_parallel: 1,
+        }
     }
 }
 

@@ -35,7 +35,9 @@ pub struct LocalServer {
 
 impl std::fmt::Debug for LocalServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LocalServer").field("base_url", &self.base_url).finish_non_exhaustive()
+        f.debug_struct("LocalServer")
+            .field("base_url", &self.base_url)
+            .finish_non_exhaustive()
     }
 }
 
@@ -54,11 +56,18 @@ impl LocalServer {
         });
         let acceptor = {
             let state = Arc::clone(&state);
-            std::thread::Builder::new().name("local-model-http".to_owned()).spawn(move || accept_loop(&state, &listener))?
+            std::thread::Builder::new()
+                .name("local-model-http".to_owned())
+                .spawn(move || accept_loop(&state, &listener))?
         };
         let base_url = format!("http://{addr}/v1");
         tracing::info!(model = %state.engine.name(), "embedded model serving at {base_url}");
-        Ok(LocalServer { state, addr, base_url, acceptor: Some(acceptor) })
+        Ok(LocalServer {
+            state,
+            addr,
+            base_url,
+            acceptor: Some(acceptor),
+        })
     }
 
     /// `http://127.0.0.1:PORT/v1`.
@@ -91,7 +100,12 @@ impl Drop for LocalServer {
                 let _ = stream.shutdown(Shutdown::Both);
             }
         }
-        let handlers = self.state.handlers.lock().map(|mut h| std::mem::take(&mut *h)).unwrap_or_default();
+        let handlers = self
+            .state
+            .handlers
+            .lock()
+            .map(|mut h| std::mem::take(&mut *h))
+            .unwrap_or_default();
         for handle in handlers {
             let _ = handle.join();
         }
@@ -106,17 +120,21 @@ fn accept_loop(state: &Arc<State>, listener: &TcpListener) {
         }
         let Ok(stream) = stream else { continue };
         let id = state.next_id.fetch_add(1, Ordering::Relaxed);
-        let Ok(clone) = stream.try_clone() else { continue };
+        let Ok(clone) = stream.try_clone() else {
+            continue;
+        };
         if let Ok(mut conns) = state.connections.lock() {
             conns.insert(id, clone);
         }
         let st = Arc::clone(state);
-        let spawned = std::thread::Builder::new().name(format!("local-model-conn-{id}")).spawn(move || {
-            serve_connection(&st, stream);
-            if let Ok(mut conns) = st.connections.lock() {
-                conns.remove(&id);
-            }
-        });
+        let spawned = std::thread::Builder::new()
+            .name(format!("local-model-conn-{id}"))
+            .spawn(move || {
+                serve_connection(&st, stream);
+                if let Ok(mut conns) = st.connections.lock() {
+                    conns.remove(&id);
+                }
+            });
         if let (Ok(handle), Ok(mut handlers)) = (spawned, state.handlers.lock()) {
             handlers.retain(|h| !h.is_finished());
             handlers.push(handle);
@@ -152,7 +170,8 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> ReadOutcome {
         }
     }
     let mut parts = line.split_whitespace();
-    let (Some(method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next()) else {
+    let (Some(method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next())
+    else {
         return ReadOutcome::Malformed(format!("bad request line {:?}", line.trim_end()));
     };
     let method = method.to_owned();
@@ -179,10 +198,16 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> ReadOutcome {
         match name.trim().to_ascii_lowercase().as_str() {
             "content-length" => match value.parse() {
                 Ok(n) if n <= MAX_BODY_BYTES => content_length = n,
-                _ => return ReadOutcome::Malformed(format!("bad or too large Content-Length {value:?}")),
+                _ => {
+                    return ReadOutcome::Malformed(format!(
+                        "bad or too large Content-Length {value:?}"
+                    ));
+                }
             },
             "transfer-encoding" => {
-                return ReadOutcome::Malformed("chunked request bodies are not supported".to_owned());
+                return ReadOutcome::Malformed(
+                    "chunked request bodies are not supported".to_owned(),
+                );
             }
             "connection" => {
                 let v = value.to_ascii_lowercase();
@@ -199,11 +224,18 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> ReadOutcome {
     if reader.read_exact(&mut body).is_err() {
         return ReadOutcome::Closed;
     }
-    ReadOutcome::Request(Request { method, path, body, close })
+    ReadOutcome::Request(Request {
+        method,
+        path,
+        body,
+        close,
+    })
 }
 
 fn serve_connection(state: &State, stream: TcpStream) {
-    let Ok(mut writer) = stream.try_clone() else { return };
+    let Ok(mut writer) = stream.try_clone() else {
+        return;
+    };
     let mut reader = BufReader::new(stream);
     loop {
         if state.stopping.load(Ordering::SeqCst) {
@@ -213,7 +245,12 @@ fn serve_connection(state: &State, stream: TcpStream) {
             ReadOutcome::Request(r) => r,
             ReadOutcome::Closed => return,
             ReadOutcome::Malformed(msg) => {
-                let _ = write_response(&mut writer, 400, &error_body(&msg, "invalid_request_error"), true);
+                let _ = write_response(
+                    &mut writer,
+                    400,
+                    &error_body(&msg, "invalid_request_error"),
+                    true,
+                );
                 return;
             }
         };
@@ -232,17 +269,29 @@ fn route(state: &State, request: &Request) -> (u16, Value) {
             json!({"object": "list", "data": [{"id": state.engine.name(), "object": "model", "owned_by": "ifstress"}]}),
         ),
         ("POST", "/v1/chat/completions") => chat(state, &request.body),
-        (_, "/health" | "/v1/models" | "/v1/chat/completions") => {
-            (405, error_body(&format!("method {} not allowed here", request.method), "invalid_request_error"))
-        }
-        (_, path) => (404, error_body(&format!("no route for {path}"), "not_found_error")),
+        (_, "/health" | "/v1/models" | "/v1/chat/completions") => (
+            405,
+            error_body(
+                &format!("method {} not allowed here", request.method),
+                "invalid_request_error",
+            ),
+        ),
+        (_, path) => (
+            404,
+            error_body(&format!("no route for {path}"), "not_found_error"),
+        ),
     }
 }
 
 fn chat(state: &State, body: &[u8]) -> (u16, Value) {
     let request: ChatRequest = match serde_json::from_slice(body) {
         Ok(r) => r,
-        Err(e) => return (400, error_body(&format!("request body: {e}"), "invalid_request_error")),
+        Err(e) => {
+            return (
+                400,
+                error_body(&format!("request body: {e}"), "invalid_request_error"),
+            );
+        }
     };
     match state.engine.generate(&request) {
         Ok(completion) => (200, completion_body(state.engine.name(), &completion)),
@@ -256,7 +305,9 @@ fn chat(state: &State, body: &[u8]) -> (u16, Value) {
 }
 
 fn completion_body(model: &str, c: &Completion) -> Value {
-    let created = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let created = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let logprobs = c.logprobs.as_ref().map_or(Value::Null, |lp| {
@@ -291,7 +342,12 @@ fn error_body(message: &str, kind: &str) -> Value {
     json!({"error": {"message": message, "type": kind}})
 }
 
-fn write_response(w: &mut TcpStream, status: u16, body: &Value, close: bool) -> std::io::Result<()> {
+fn write_response(
+    w: &mut TcpStream,
+    status: u16,
+    body: &Value,
+    close: bool,
+) -> std::io::Result<()> {
     let reason = match status {
         200 => "OK",
         400 => "Bad Request",

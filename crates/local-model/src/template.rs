@@ -19,17 +19,29 @@ impl ChatTemplate {
     pub fn new(source: &str, bos_token: &str, eos_token: &str) -> Result<ChatTemplate, Error> {
         let mut env = Environment::new();
         // Hugging Face templates call `raise_exception(msg)` to reject conversations.
-        env.add_function("raise_exception", |msg: String| -> Result<Value, minijinja::Error> {
-            Err(minijinja::Error::new(ErrorKind::InvalidOperation, msg))
-        });
+        env.add_function(
+            "raise_exception",
+            |msg: String| -> Result<Value, minijinja::Error> {
+                Err(minijinja::Error::new(ErrorKind::InvalidOperation, msg))
+            },
+        );
         env.add_template_owned(NAME.to_owned(), source.to_owned())
-            .map_err(|e| Error::Template(format!("cannot compile the GGUF's chat template: {e}")))?;
-        Ok(ChatTemplate { env, bos_token: bos_token.to_owned(), eos_token: eos_token.to_owned() })
+            .map_err(|e| {
+                Error::Template(format!("cannot compile the GGUF's chat template: {e}"))
+            })?;
+        Ok(ChatTemplate {
+            env,
+            bos_token: bos_token.to_owned(),
+            eos_token: eos_token.to_owned(),
+        })
     }
 
     /// Render a conversation followed by the assistant's generation prompt (`add_generation_prompt = true`).
     pub fn render(&self, messages: &[ChatMessage]) -> Result<String, Error> {
-        let tmpl = self.env.get_template(NAME).map_err(|e| Error::Template(e.to_string()))?;
+        let tmpl = self
+            .env
+            .get_template(NAME)
+            .map_err(|e| Error::Template(e.to_string()))?;
         tmpl.render(context! {
             messages => messages,
             add_generation_prompt => true,
@@ -56,8 +68,16 @@ mod tests {
             user_only,
             "<|im_start|>system\nDEFAULT<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
         );
-        let with_system = t.render(&[ChatMessage::new("system", "S"), ChatMessage::new("user", "hi")]).unwrap();
-        assert_eq!(with_system, "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
+        let with_system = t
+            .render(&[
+                ChatMessage::new("system", "S"),
+                ChatMessage::new("user", "hi"),
+            ])
+            .unwrap();
+        assert_eq!(
+            with_system,
+            "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+        );
     }
 
     #[test]

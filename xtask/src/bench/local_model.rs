@@ -25,7 +25,8 @@ use crate::assets;
 const MIN_DECODE_RATIO: f64 = 0.9;
 
 /// A user message that renders (with SmolLM2's default system prompt) to about 45 tokens.
-const PROMPT: &str = "Write a short story about a lighthouse keeper who finds a message in a bottle.";
+const PROMPT: &str =
+    "Write a short story about a lighthouse keeper who finds a message in a bottle.";
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct LocalModelArgs {
@@ -60,12 +61,19 @@ pub(crate) fn run(args: &LocalModelArgs) -> anyhow::Result<()> {
         None => threads_from_env()?,
     };
     if args.rounds == 0 || args.gen_tokens == 0 {
-        bail!(crate::UsageError("--rounds and --gen-tokens must be at least 1".to_owned()));
+        bail!(crate::UsageError(
+            "--rounds and --gen-tokens must be at least 1".to_owned()
+        ));
     }
 
     let bench_bin = reference_binary(&cache)?;
 
-    let engine = Engine::load(&EngineConfig { gguf: gguf.clone(), threads, ctx_size: 1024, max_parallel: 1 })?;
+    let engine = Engine::load(&EngineConfig {
+        gguf: gguf.clone(),
+        threads,
+        ctx_size: 1024,
+        max_parallel: 1,
+    })?;
     let request = ChatRequest {
         ignore_eos: true,
         ..ChatRequest::greedy(vec![ChatMessage::new("user", PROMPT)], args.gen_tokens)
@@ -76,23 +84,31 @@ pub(crate) fn run(args: &LocalModelArgs) -> anyhow::Result<()> {
 
     let prompt_text = engine.render_prompt(&request.messages)?;
     let prompt_file = cache.join("llama.cpp-ref").join("bench-prompt.txt");
-    std::fs::write(&prompt_file, &prompt_text).with_context(|| format!("writing {}", prompt_file.display()))?;
+    std::fs::write(&prompt_file, &prompt_text)
+        .with_context(|| format!("writing {}", prompt_file.display()))?;
 
     let mut ours = Vec::new();
     let mut reference = Vec::new();
     for round in 1..=args.rounds {
         let c = engine.generate(&request)?;
         if c.completion_tokens != args.gen_tokens {
-            bail!("the engine generated {} tokens instead of {}", c.completion_tokens, args.gen_tokens);
+            bail!(
+                "the engine generated {} tokens instead of {}",
+                c.completion_tokens,
+                args.gen_tokens
+            );
         }
         let s = Speed {
             prompt_tps: f64::from(c.prompt_tokens) / c.prompt_seconds,
             // The first generated token comes from the prompt's logits, so decoding evaluated one token fewer.
             decode_tps: f64::from(c.completion_tokens - 1) / c.decode_seconds,
         };
-        let (ref_prompt, r) = run_reference(&bench_bin, &gguf, threads, args.gen_tokens, &prompt_file)?;
+        let (ref_prompt, r) =
+            run_reference(&bench_bin, &gguf, threads, args.gen_tokens, &prompt_file)?;
         if ref_prompt != n_prompt {
-            bail!("the reference tokenized the prompt into {ref_prompt} tokens, the engine into {n_prompt}");
+            bail!(
+                "the reference tokenized the prompt into {ref_prompt} tokens, the engine into {n_prompt}"
+            );
         }
         tracing::info!(
             "round {round}/{}: ifstress {:.0}/{:.1} tok/s, llama.cpp {:.0}/{:.1} tok/s (prompt/decode)",
@@ -119,24 +135,43 @@ pub(crate) fn run(args: &LocalModelArgs) -> anyhow::Result<()> {
         args.gen_tokens,
         args.rounds
     );
-    println!("{:<46} {:>14} {:>14}", "engine", "prompt tok/s", "decode tok/s");
-    println!("{:<46} {:>14.1} {:>14.1}", "ifstress local-model (in-process Engine)", ours_p, ours_d);
-    println!("{:<46} {:>14.1} {:>14.1}", "llama.cpp C API, own CMake build (reference)", ref_p, ref_d);
-    println!("prompt ratio {:.2}, decode ratio {ratio:.2} (must be >= {MIN_DECODE_RATIO})", ours_p / ref_p);
+    println!(
+        "{:<46} {:>14} {:>14}",
+        "engine", "prompt tok/s", "decode tok/s"
+    );
+    println!(
+        "{:<46} {:>14.1} {:>14.1}",
+        "ifstress local-model (in-process Engine)", ours_p, ours_d
+    );
+    println!(
+        "{:<46} {:>14.1} {:>14.1}",
+        "llama.cpp C API, own CMake build (reference)", ref_p, ref_d
+    );
+    println!(
+        "prompt ratio {:.2}, decode ratio {ratio:.2} (must be >= {MIN_DECODE_RATIO})",
+        ours_p / ref_p
+    );
     if ratio < MIN_DECODE_RATIO {
-        bail!("decode ratio {ratio:.2} is below {MIN_DECODE_RATIO} (if the machine was busy, run again)");
+        bail!(
+            "decode ratio {ratio:.2} is below {MIN_DECODE_RATIO} (if the machine was busy, run again)"
+        );
     }
     Ok(())
 }
 
 fn threads_from_env() -> anyhow::Result<usize> {
     match std::env::var(schema::env::EnvVars::IFSTRESS_THREADS) {
-        Ok(v) if !v.trim().is_empty() => v.trim().parse::<usize>().ok().filter(|&t| t > 0).ok_or_else(|| {
-            anyhow::Error::new(crate::UsageError(format!(
-                "{} must be a positive integer, got {v:?}",
-                schema::env::EnvVars::IFSTRESS_THREADS
-            )))
-        }),
+        Ok(v) if !v.trim().is_empty() => v
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|&t| t > 0)
+            .ok_or_else(|| {
+                anyhow::Error::new(crate::UsageError(format!(
+                    "{} must be a positive integer, got {v:?}",
+                    schema::env::EnvVars::IFSTRESS_THREADS
+                )))
+            }),
         _ => Ok(2),
     }
 }
@@ -154,11 +189,14 @@ fn median(values: impl Iterator<Item = f64>) -> f64 {
 /// The version of `llama-cpp-sys-2` this workspace locks, read from `Cargo.lock`.
 fn locked_sys_version() -> anyhow::Result<String> {
     let lock_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock");
-    let lock = std::fs::read_to_string(&lock_path).with_context(|| format!("reading {}", lock_path.display()))?;
+    let lock = std::fs::read_to_string(&lock_path)
+        .with_context(|| format!("reading {}", lock_path.display()))?;
     let mut lines = lock.lines();
     while let Some(line) = lines.next() {
         if line.trim() == "name = \"llama-cpp-sys-2\""
-            && let Some(v) = lines.next().and_then(|l| l.trim().strip_prefix("version = \""))
+            && let Some(v) = lines
+                .next()
+                .and_then(|l| l.trim().strip_prefix("version = \""))
         {
             return Ok(v.trim_end_matches('"').to_owned());
         }
@@ -168,9 +206,12 @@ fn locked_sys_version() -> anyhow::Result<String> {
 
 /// The llama.cpp source tree vendored by `llama-cpp-sys-2` in the cargo registry.
 fn vendored_source(version: &str) -> anyhow::Result<PathBuf> {
-    let cargo_home = std::env::var_os("CARGO_HOME").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var_os(schema::env::EnvVars::HOME).unwrap_or_default()).join(".cargo")
-    });
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os(schema::env::EnvVars::HOME).unwrap_or_default())
+                .join(".cargo")
+        });
     let src = cargo_home.join("registry").join("src");
     let wanted = format!("llama-cpp-sys-2-{version}");
     for index in std::fs::read_dir(&src).with_context(|| format!("reading {}", src.display()))? {
@@ -179,7 +220,10 @@ fn vendored_source(version: &str) -> anyhow::Result<PathBuf> {
             return Ok(dir);
         }
     }
-    bail!("llama.cpp source of {wanted} not found under {} (run `cargo build -p local-model` first)", src.display())
+    bail!(
+        "llama.cpp source of {wanted} not found under {} (run `cargo build -p local-model` first)",
+        src.display()
+    )
 }
 
 /// The reference driver's source, written next to a small CMake project at bench time.
@@ -210,7 +254,11 @@ fn reference_binary(cache: &Path) -> anyhow::Result<PathBuf> {
     let started = Instant::now();
     let fresh = !bin.is_file();
     if fresh {
-        tracing::info!("building the llama.cpp reference from {} into {} (one time, several minutes)", src.display(), build.display());
+        tracing::info!(
+            "building the llama.cpp reference from {} into {} (one time, several minutes)",
+            src.display(),
+            build.display()
+        );
     }
     if !build.join("CMakeCache.txt").is_file() {
         let configure = Command::new("cmake")
@@ -218,7 +266,11 @@ fn reference_binary(cache: &Path) -> anyhow::Result<PathBuf> {
             .arg(&project)
             .arg("-B")
             .arg(&build)
-            .args(["-DCMAKE_BUILD_TYPE=Release", "-DGGML_NATIVE=ON", "-DBUILD_SHARED_LIBS=OFF"])
+            .args([
+                "-DCMAKE_BUILD_TYPE=Release",
+                "-DGGML_NATIVE=ON",
+                "-DBUILD_SHARED_LIBS=OFF",
+            ])
             .stdout(std::process::Stdio::null())
             .status()
             .context("running cmake (install it: `apt-get install cmake`)")?;
@@ -238,7 +290,10 @@ fn reference_binary(cache: &Path) -> anyhow::Result<PathBuf> {
         bail!("building the llama.cpp reference failed ({compile})");
     }
     if fresh {
-        tracing::info!("llama.cpp reference built in {:.1} min", started.elapsed().as_secs_f64() / 60.0);
+        tracing::info!(
+            "llama.cpp reference built in {:.1} min",
+            started.elapsed().as_secs_f64() / 60.0
+        );
     }
     if !bin.is_file() {
         bail!("the build finished but {} is missing", bin.display());
@@ -253,7 +308,13 @@ fn write_if_changed(path: &Path, text: &str) -> anyhow::Result<()> {
     std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
 
-fn run_reference(bin: &Path, gguf: &Path, threads: usize, n_gen: u32, prompt_file: &Path) -> anyhow::Result<(u32, Speed)> {
+fn run_reference(
+    bin: &Path,
+    gguf: &Path,
+    threads: usize,
+    n_gen: u32,
+    prompt_file: &Path,
+) -> anyhow::Result<(u32, Speed)> {
     let out = Command::new(bin)
         .arg(gguf)
         .arg(threads.to_string())
@@ -262,10 +323,19 @@ fn run_reference(bin: &Path, gguf: &Path, threads: usize, n_gen: u32, prompt_fil
         .output()
         .with_context(|| format!("running {}", bin.display()))?;
     if !out.status.success() {
-        bail!("{} failed ({}): {}", bin.display(), out.status, String::from_utf8_lossy(&out.stderr).trim());
+        bail!(
+            "{} failed ({}): {}",
+            bin.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
     }
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).context("parsing the reference's JSON output")?;
-    let field = |k: &str| v[k].as_f64().with_context(|| format!("reference output lacks {k}"));
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).context("parsing the reference's JSON output")?;
+    let field = |k: &str| {
+        v[k].as_f64()
+            .with_context(|| format!("reference output lacks {k}"))
+    };
     let prompt_tokens = field("prompt_tokens")?;
     let gen_tokens = field("gen_tokens")?;
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]

@@ -6,14 +6,19 @@ use std::net::TcpStream;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use local_model::{ChatMessage, ChatRequest, EngineConfig, Error, FinishReason, LocalServer, StopStrings};
+use local_model::{
+    ChatMessage, ChatRequest, EngineConfig, Error, FinishReason, LocalServer, StopStrings,
+};
 use serde_json::Value;
 
 fn gguf_path() -> PathBuf {
-    if let Some(p) = std::env::var_os(schema::env::EnvVars::IFSTRESS_GGUF).filter(|p| !p.is_empty()) {
+    if let Some(p) = std::env::var_os(schema::env::EnvVars::IFSTRESS_GGUF).filter(|p| !p.is_empty())
+    {
         return PathBuf::from(p);
     }
-    schema::env::cache_dir().join("assets").join("smollm2-135m-instruct-q4_1.gguf")
+    schema::env::cache_dir()
+        .join("assets")
+        .join("smollm2-135m-instruct-q4_1.gguf")
 }
 
 fn server() -> &'static LocalServer {
@@ -41,7 +46,10 @@ const CAPITAL: &str = "What is the capital of France? Answer in one sentence.";
 fn template_renders_system_and_user_as_chatml() {
     let engine = server().engine();
     let prompt = engine
-        .render_prompt(&[ChatMessage::new("system", "You are terse."), ChatMessage::new("user", "Hi there")])
+        .render_prompt(&[
+            ChatMessage::new("system", "You are terse."),
+            ChatMessage::new("user", "Hi there"),
+        ])
         .unwrap();
     assert_eq!(
         prompt,
@@ -62,7 +70,10 @@ fn template_renders_system_and_user_as_chatml() {
 
 #[test]
 fn short_greedy_generation_is_the_observed_text() {
-    let c = server().engine().generate(&ChatRequest::greedy(user(CAPITAL), 12)).unwrap();
+    let c = server()
+        .engine()
+        .generate(&ChatRequest::greedy(user(CAPITAL), 12))
+        .unwrap();
     assert_eq!(c.text, "The capital of France is Paris.");
     assert_eq!(c.finish_reason, FinishReason::Stop);
     assert!(c.prompt_tokens > 20, "prompt tokens {}", c.prompt_tokens);
@@ -96,7 +107,10 @@ fn seeded_sampling_is_reproducible() {
 
 #[test]
 fn logprobs_are_negative_finite_and_one_per_token() {
-    let req = ChatRequest { logprobs: true, ..ChatRequest::greedy(user("Describe the sea in a sentence."), 20) };
+    let req = ChatRequest {
+        logprobs: true,
+        ..ChatRequest::greedy(user("Describe the sea in a sentence."), 20)
+    };
     let c = server().engine().generate(&req).unwrap();
     let lp = c.logprobs.as_ref().expect("logprobs requested");
     assert_eq!(lp.len(), c.completion_tokens as usize);
@@ -110,7 +124,13 @@ fn logprobs_are_negative_finite_and_one_per_token() {
 
 #[test]
 fn cap_gives_finish_reason_length() {
-    let c = server().engine().generate(&ChatRequest::greedy(user("Tell me a long story about a dragon."), 5)).unwrap();
+    let c = server()
+        .engine()
+        .generate(&ChatRequest::greedy(
+            user("Tell me a long story about a dragon."),
+            5,
+        ))
+        .unwrap();
     assert_eq!(c.finish_reason, FinishReason::Length);
     assert_eq!(c.completion_tokens, 5);
 }
@@ -121,9 +141,19 @@ fn stop_string_cuts_the_text() {
     let base = ChatRequest::greedy(user("Tell me a long story about a dragon."), 30);
     let full = engine.generate(&base).unwrap();
     // Stop at the second word of what the model says anyway.
-    let word = full.text.split_whitespace().nth(1).expect("at least two words").to_owned();
+    let word = full
+        .text
+        .split_whitespace()
+        .nth(1)
+        .expect("at least two words")
+        .to_owned();
     let at = full.text.find(&word).unwrap();
-    let stopped = engine.generate(&ChatRequest { stop: Some(StopStrings::One(word.clone())), ..base }).unwrap();
+    let stopped = engine
+        .generate(&ChatRequest {
+            stop: Some(StopStrings::One(word.clone())),
+            ..base
+        })
+        .unwrap();
     assert_eq!(stopped.text, full.text[..at], "stop {word:?}");
     assert_eq!(stopped.finish_reason, FinishReason::Stop);
     assert!(stopped.completion_tokens < full.completion_tokens);
@@ -132,17 +162,30 @@ fn stop_string_cuts_the_text() {
 #[test]
 fn invalid_requests_are_rejected() {
     let engine = server().engine();
-    let bad = ChatRequest { temperature: Some(-1.0), ..ChatRequest::greedy(user("x"), 3) };
+    let bad = ChatRequest {
+        temperature: Some(-1.0),
+        ..ChatRequest::greedy(user("x"), 3)
+    };
     assert!(matches!(engine.generate(&bad), Err(Error::BadRequest(_))));
-    assert!(matches!(engine.generate(&ChatRequest::greedy(vec![], 3)), Err(Error::BadRequest(_))));
+    assert!(matches!(
+        engine.generate(&ChatRequest::greedy(vec![], 3)),
+        Err(Error::BadRequest(_))
+    ));
     let long = "word ".repeat(2000);
-    assert!(matches!(engine.generate(&ChatRequest::greedy(user(&long), 3)), Err(Error::BadRequest(_))));
+    assert!(matches!(
+        engine.generate(&ChatRequest::greedy(user(&long), 3)),
+        Err(Error::BadRequest(_))
+    ));
 }
 
 /// A bare HTTP/1.1 request on a fresh connection; returns the status and the JSON body.
 fn http(method: &str, path: &str, body: &str) -> (u16, Value) {
     let base = server().base_url();
-    let host = base.trim_start_matches("http://").split('/').next().unwrap();
+    let host = base
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap();
     let mut stream = TcpStream::connect(host).unwrap();
     let req = format!(
         "{method} /v1{path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -175,14 +218,26 @@ fn http_endpoint_speaks_openai() {
     });
     let (status, resp) = http("POST", "/chat/completions", &body.to_string());
     assert_eq!(status, 200, "{resp}");
-    let direct = srv.engine().generate(&ChatRequest::greedy(user(CAPITAL), 12)).unwrap();
-    assert_eq!(resp["choices"][0]["message"]["content"], direct.text.as_str());
+    let direct = srv
+        .engine()
+        .generate(&ChatRequest::greedy(user(CAPITAL), 12))
+        .unwrap();
+    assert_eq!(
+        resp["choices"][0]["message"]["content"],
+        direct.text.as_str()
+    );
     assert_eq!(resp["choices"][0]["finish_reason"], "stop");
     assert_eq!(resp["usage"]["prompt_tokens"], direct.prompt_tokens);
     assert_eq!(resp["usage"]["completion_tokens"], direct.completion_tokens);
-    let content = resp["choices"][0]["logprobs"]["content"].as_array().unwrap();
+    let content = resp["choices"][0]["logprobs"]["content"]
+        .as_array()
+        .unwrap();
     assert_eq!(content.len(), direct.completion_tokens as usize);
-    assert!(content.iter().all(|t| t["logprob"].as_f64().unwrap() <= 0.0 && t["token"].is_string()));
+    assert!(
+        content
+            .iter()
+            .all(|t| t["logprob"].as_f64().unwrap() <= 0.0 && t["token"].is_string())
+    );
 
     let (status, err) = http("POST", "/chat/completions", "{not json");
     assert_eq!(status, 400);
