@@ -33,7 +33,9 @@ pub struct Mt19937 {
 
 impl std::fmt::Debug for Mt19937 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Mt19937").field("pos", &self.pos).finish_non_exhaustive()
+        f.debug_struct("Mt19937")
+            .field("pos", &self.pos)
+            .finish_non_exhaustive()
     }
 }
 
@@ -44,9 +46,14 @@ impl Mt19937 {
         state[0] = seed;
         for i in 1..STATE_LEN {
             let prev = state[i - 1];
-            state[i] = 1_812_433_253u32.wrapping_mul(prev ^ (prev >> 30)).wrapping_add(i as u32);
+            state[i] = 1_812_433_253u32
+                .wrapping_mul(prev ^ (prev >> 30))
+                .wrapping_add(i as u32);
         }
-        Mt19937 { state, pos: STATE_LEN }
+        Mt19937 {
+            state,
+            pos: STATE_LEN,
+        }
     }
 
     /// Seeds from a 64-bit seed, which numpy accepts only below 2^32; returns `None` above that.
@@ -190,15 +197,24 @@ mod tests {
 
     #[test]
     fn permutation_matches_numpy() {
-        assert_eq!(Mt19937::new(0).permutation(10), vec![2, 8, 4, 9, 1, 6, 7, 3, 0, 5]);
-        assert_eq!(Mt19937::new(42).permutation(10), vec![8, 1, 5, 0, 7, 2, 9, 4, 3, 6]);
+        assert_eq!(
+            Mt19937::new(0).permutation(10),
+            vec![2, 8, 4, 9, 1, 6, 7, 3, 0, 5]
+        );
+        assert_eq!(
+            Mt19937::new(42).permutation(10),
+            vec![8, 1, 5, 0, 7, 2, 9, 4, 3, 6]
+        );
     }
 
     #[test]
     fn random_sample_matches_numpy() {
         let mut rng = Mt19937::new(0);
         let got: Vec<f64> = (0..3).map(|_| rng.random_f64()).collect();
-        assert_eq!(got, vec![0.5488135039273248, 0.7151893663724195, 0.6027633760716439]);
+        assert_eq!(
+            got,
+            vec![0.5488135039273248, 0.7151893663724195, 0.6027633760716439]
+        );
     }
 
     #[test]
@@ -207,8 +223,18 @@ mod tests {
         let got: Vec<i64> = (0..6).map(|_| rng.randint(0, 100).unwrap()).collect();
         assert_eq!(got, vec![37, 12, 72, 9, 75, 5]);
         let mut rng = Mt19937::new(7);
-        let got: Vec<i64> = (0..4).map(|_| rng.randint(-5, 1_000_000_000_000).unwrap()).collect();
-        assert_eq!(got, vec![752_595_690_687, 108_744_157_681, 291_964_244_174, 650_496_783_970]);
+        let got: Vec<i64> = (0..4)
+            .map(|_| rng.randint(-5, 1_000_000_000_000).unwrap())
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                752_595_690_687,
+                108_744_157_681,
+                291_964_244_174,
+                650_496_783_970
+            ]
+        );
         assert_eq!(Mt19937::new(0).randint(3, 3), None);
     }
 
