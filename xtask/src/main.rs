@@ -5,8 +5,11 @@
 
 mod assets;
 mod bench;
+mod codegen;
 mod ifscale;
 mod infer;
+mod models;
+mod pipeline;
 mod rift;
 mod plots;
 mod test;
@@ -26,6 +29,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run every stage that is out of date, from offline assets to the HTML report (default: configs/default.toml).
+    Pipeline(pipeline::PipelineArgs),
     /// Fetch and verify the offline assets (embedded model, word frequencies, embeddings) into the cache.
     Setup(assets::SetupArgs),
     /// Run every test of the workspace (fetching the offline assets first): the README's test command.
@@ -48,6 +53,8 @@ enum Command {
     /// The IFScale vocabulary: build it from 10-K filings, or fetch filings from SEC EDGAR.
     #[command(subcommand)]
     Vocab(vocab::Vocab),
+    /// Regenerate generated files (configs/schema.json), or check they are current with --check.
+    Codegen(codegen::CodegenArgs),
 }
 
 /// An error in how ifstress was called or configured (exit code 2), as opposed to a runtime failure (exit code 1).
@@ -66,6 +73,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing();
     let result = match cli.command {
+        Command::Pipeline(args) => pipeline::run(&args),
         Command::Setup(args) => assets::run_setup(&args),
         Command::Test(args) => test::run(&args),
         Command::Infer(args) => infer::run(&args),
@@ -75,6 +83,7 @@ fn main() -> ExitCode {
         Command::Rift(cmd) => rift::run(&cmd),
         Command::Plots(args) => plots::run(&args),
         Command::Vocab(cmd) => vocab::run(&cmd),
+        Command::Codegen(args) => codegen::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -42,6 +42,21 @@ pub(crate) struct PlotsArgs {
     seed: u64,
 }
 
+/// Every table and figure of a run folder, written into it: the pipeline's analysis stage.
+pub(crate) fn analyse_run(run_dir: &Path, rule: &ReasoningRule) -> anyhow::Result<()> {
+    run(&PlotsArgs {
+        run_dir: Some(run_dir.to_owned()),
+        ifscale_per_sample: None,
+        ifscale_reference_dir: None,
+        rift_dir: None,
+        rift_synthetic: false,
+        out: None,
+        reasoning_models: rule.explicit.clone(),
+        bootstrap_resamples: 2000,
+        seed: 0,
+    })
+}
+
 #[allow(clippy::print_stdout)]
 pub(crate) fn run(args: &PlotsArgs) -> anyhow::Result<()> {
     let out = match (&args.out, &args.run_dir) {

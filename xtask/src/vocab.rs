@@ -145,6 +145,19 @@ fn repo_root() -> PathBuf {
         .map_or_else(|| PathBuf::from("."), Path::to_owned)
 }
 
+/// Builds a vocabulary with the default settings: the pipeline's vocabulary stage.
+pub(crate) fn build_default(corpus: &Path, out: &Path) -> anyhow::Result<()> {
+    build(&BuildArgs {
+        corpus: corpus.to_owned(),
+        out: out.to_owned(),
+        config: None,
+        difficulty: None,
+        samples: None,
+        models: PathBuf::from("configs/models.toml"),
+        cache: PathBuf::from("artifacts/cache/responses.sqlite"),
+    })
+}
+
 fn build(args: &BuildArgs) -> anyhow::Result<()> {
     let mut cfg: VocabConfig = match &args.config {
         Some(p) => {

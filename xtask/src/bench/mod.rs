@@ -5,7 +5,6 @@ mod analysis;
 mod client;
 mod local_model;
 mod scoring;
-mod scoring;
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum Bench {
@@ -24,7 +23,6 @@ pub(crate) fn run(bench: &Bench) -> anyhow::Result<()> {
         Bench::Analysis(args) => analysis::run(args),
         Bench::Client(args) => client::run(args),
         Bench::LocalModel(args) => local_model::run(args),
-        Bench::Scoring(args) => scoring::run(args),
         Bench::Scoring(args) => scoring::run(args),
     }
 }

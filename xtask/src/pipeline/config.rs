@@ -1,0 +1,121 @@
+//! The pipeline config (`configs/default.toml`, `configs/ifscale-paper.toml`, `configs/rift-paper.toml`).
+//!
+//! The experiment lives here (models, grids, seeds, templates); run-time knobs (concurrency, dry run) are flags.
+//! Unknown keys are errors; `cargo xtask codegen` writes `configs/schema.json` from these types.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use prompt_gen::ifscale::IfscaleConfig;
+use prompt_gen::rift::RiftConfig;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::UsageError;
+
+/// A whole pipeline run.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct PipelineConfig {
+    pub(crate) run: RunSection,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) vocab: Option<VocabSection>,
+    /// IFScale; leave the section out to skip the benchmark.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) ifscale: Option<IfscaleConfig>,
+    /// RIFT; leave the section out to skip the benchmark.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) rift: Option<RiftConfig>,
+    /// RIFT data preparation and judging.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) rift_prep: Option<RiftPrepSection>,
+}
+
+/// Which models run, and where the outputs go.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct RunSection {
+    /// Run name: outputs go to `artifacts/runs/<name>/`.
+    pub(crate) name: String,
+    /// Model declarations (default `configs/models.toml`).
+    #[serde(default = "default_models_file")]
+    pub(crate) models_file: PathBuf,
+    /// Names of the models to evaluate (keys of `models-file`).
+    pub(crate) models: Vec<String>,
+    /// Response cache shared by every stage (default `artifacts/cache/responses.sqlite`).
+    #[serde(default = "default_cache")]
+    pub(crate) cache: PathBuf,
+    /// Stop sending requests once spent plus the worst case in flight would exceed this many USD.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) max_cost_usd: Option<f64>,
+    /// Models to mark as reasoning models ("(r)") in figures; default: a name rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) reasoning_models: Option<Vec<String>>,
+}
+
+/// Building the IFScale vocabulary (`[ifscale].vocab`) from 10-K filings; done only when that file is missing
+/// or with `--rebuild-vocab`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct VocabSection {
+    /// Folder of 10-K filings (plain text, HTML or EDGAR-CORPUS JSON).
+    pub(crate) corpus: PathBuf,
+}
+
+/// Where the RIFT questions come from and who judges the answers.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct RiftPrepSection {
+    /// Raw clue files (JSON or CSV layout) prepared into `[rift].dataset`.
+    #[serde(default)]
+    pub(crate) inputs: Vec<PathBuf>,
+    /// Model (from `models-file`) that judges answers the pre-judge cannot settle; unset: the pre-judge's verdict stands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) judge_model: Option<String>,
+}
+
+fn default_models_file() -> PathBuf {
+    PathBuf::from("configs/models.toml")
+}
+
+fn default_cache() -> PathBuf {
+    PathBuf::from("artifacts/cache/responses.sqlite")
+}
+
+impl PipelineConfig {
+    /// Reads and checks a config; every problem is a usage error that names the file and the field.
+    pub(crate) fn load(path: &Path) -> anyhow::Result<PipelineConfig> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| UsageError(format!("{}: cannot read the config: {e}", path.display())))?;
+        let cfg: PipelineConfig = toml::from_str(&text).map_err(|e| {
+            let msg = e.message().trim_end().to_owned();
+            let place = e
+                .span()
+                .map(|s| {
+                    let line = text[..s.start].lines().count().max(1);
+                    format!(":{line}")
+                })
+                .unwrap_or_default();
+            UsageError(format!("{}{place}: {msg}", path.display()))
+        })?;
+        if cfg.run.models.is_empty() {
+            return Err(UsageError(format!("{}: field `run.models`: name at least one model", path.display())).into());
+        }
+        if let Some(ifs) = &cfg.ifscale {
+            ifs.validate().map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+        }
+        Ok(cfg)
+    }
+
+    pub(crate) fn run_dir(&self) -> PathBuf {
+        PathBuf::from("artifacts/runs").join(&self.run.name)
+    }
+}
+
+/// The JSON schema of the pipeline config, pretty-printed with a trailing newline.
+pub(crate) fn json_schema() -> anyhow::Result<String> {
+    let schema = schemars::schema_for!(PipelineConfig);
+    let mut text = serde_json::to_string_pretty(&schema).context("serializing the config schema")?;
+    text.push('\n');
+    Ok(text)
+}
