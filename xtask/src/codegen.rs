@@ -32,7 +32,9 @@ pub(crate) fn run(args: &CodegenArgs) -> anyhow::Result<()> {
 }
 
 fn repo_root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap_or(Path::new("."))
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap_or(Path::new("."))
 }
 
 #[cfg(test)]
@@ -43,14 +45,18 @@ mod tests {
     fn config_schema_is_current() {
         let want = crate::pipeline::json_schema().unwrap();
         let have = std::fs::read_to_string(repo_root().join(CONFIG_SCHEMA)).unwrap_or_default();
-        assert!(have == want, "{CONFIG_SCHEMA} is out of date; run `cargo xtask codegen`");
+        assert!(
+            have == want,
+            "{CONFIG_SCHEMA} is out of date; run `cargo xtask codegen`"
+        );
     }
 
     #[test]
     fn shipped_configs_parse() {
         for name in ["default.toml", "ifscale-paper.toml", "rift-paper.toml"] {
             let path = repo_root().join("configs").join(name);
-            crate::pipeline::PipelineConfig::load(&path).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            crate::pipeline::PipelineConfig::load(&path)
+                .unwrap_or_else(|e| panic!("{name}: {e:#}"));
         }
     }
 
@@ -59,11 +65,18 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("ifstress-codegen-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("bad.toml");
-        std::fs::write(&path, "[run]\nname = \"x\"\nmodels = [\"m\"]\ncolour = \"red\"\n").unwrap();
+        std::fs::write(
+            &path,
+            "[run]\nname = \"x\"\nmodels = [\"m\"]\ncolour = \"red\"\n",
+        )
+        .unwrap();
         let err = crate::pipeline::PipelineConfig::load(&path).unwrap_err();
         assert!(err.downcast_ref::<crate::UsageError>().is_some());
         let msg = err.to_string();
-        assert!(msg.contains("bad.toml:4") && msg.contains("colour"), "{msg}");
+        assert!(
+            msg.contains("bad.toml:4") && msg.contains("colour"),
+            "{msg}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

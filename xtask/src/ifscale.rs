@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use inference_client::{Engine, ModelConfig, Models, RunOptions};
+use inference_client::{ModelConfig, RunOptions};
 use prompt_gen::ifscale::{IfscaleConfig, Template, Vocabulary, build_prompts};
 use schema::ifscale::{AttemptLog, KeywordLabel, MatchMode, PromptMeta, RejectReason, SampleScore};
 use schema::{Message, Outcome, PromptRecord, RequestParams, ResponseRecord};
@@ -174,26 +174,6 @@ pub(crate) fn prompts_stage(
     let prompts = build_prompts(&vocab, &template, cfg).map_err(|e| UsageError(e.to_string()))?;
     schema::write_jsonl_atomic(out, &prompts)?;
     Ok(prompts.len())
-}
-
-/// Resolves a model by name, filling in the embedded model's GGUF like `cargo xtask infer` does.
-pub(crate) fn load_model(models: &Path, name: &str) -> anyhow::Result<ModelConfig> {
-    let all = Models::load(models).map_err(|e| UsageError(e.to_string()))?;
-    let mut model = all
-        .get(name)
-        .map_err(|e| UsageError(format!("{}: {e}", models.display())))?
-        .clone();
-    if model.engine == Engine::Embedded && model.gguf.is_none() {
-        let path = match std::env::var_os(schema::env::EnvVars::IFSTRESS_GGUF)
-            .filter(|v| !v.is_empty())
-        {
-            Some(p) => PathBuf::from(p),
-            None => crate::assets::ensure(&schema::env::cache_dir(), &crate::assets::SMOLLM2_GGUF)
-                .context("resolving the embedded model's GGUF")?,
-        };
-        model.gguf = Some(path);
-    }
-    Ok(model)
 }
 
 /// The files of one model's IFScale generation.
@@ -515,7 +495,7 @@ fn reason_name(r: RejectReason) -> &'static str {
 #[allow(clippy::print_stdout)]
 fn run_cmd(args: &RunArgs) -> anyhow::Result<()> {
     let cfg = load_config(&args.config)?;
-    let model = load_model(&args.models, &args.model)?;
+    let model = crate::models::load_model(&args.models, &args.model)?;
     let judge_name = if args.no_judge {
         None
     } else {
@@ -523,7 +503,7 @@ fn run_cmd(args: &RunArgs) -> anyhow::Result<()> {
     };
     let judge = judge_name
         .as_deref()
-        .map(|n| load_model(&args.models, n))
+        .map(|n| crate::models::load_model(&args.models, n))
         .transpose()?;
     let mut prompts: Vec<PromptRecord> = schema::read_jsonl(&args.prompts)
         .map_err(|e| UsageError(format!("reading prompts: {e}")))?;

@@ -1,11 +1,9 @@
 //! `cargo xtask infer`: send a prompts file to one model, through the cache, into an append-only responses file.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::Context;
 use inference_client::{Engine, ModelConfig, Models, RunOptions};
 use schema::PromptRecord;
-use schema::env::EnvVars;
 
 use crate::UsageError;
 
@@ -84,7 +82,7 @@ pub(crate) fn run(args: &InferArgs) -> anyhow::Result<()> {
         model.gguf = Some(g.clone());
     }
     if model.engine == Engine::Embedded {
-        resolve_embedded(&mut model)?;
+        crate::models::resolve_embedded(&mut model)?;
     }
     let prompts: Vec<PromptRecord> = schema::read_jsonl(&args.prompts)
         .map_err(|e| UsageError(format!("reading prompts: {e}")))?;
@@ -157,39 +155,6 @@ fn resolve_model(args: &InferArgs) -> anyhow::Result<ModelConfig> {
         .get(name)
         .map_err(|e| UsageError(format!("{}: {e}", args.models.display())))?
         .clone())
-}
-
-/// Fills in the GGUF (`$IFSTRESS_GGUF`, else the fetched SmolLM2) and threads (`$IFSTRESS_THREADS`) of an embedded model.
-fn resolve_embedded(model: &mut ModelConfig) -> anyhow::Result<()> {
-    if model.gguf.is_none() {
-        let path = match std::env::var_os(EnvVars::IFSTRESS_GGUF).filter(|v| !v.is_empty()) {
-            Some(p) => PathBuf::from(p),
-            None => crate::assets::ensure(&schema::env::cache_dir(), &crate::assets::SMOLLM2_GGUF)
-                .context("resolving the embedded model's GGUF")?,
-        };
-        model.gguf = Some(path);
-    }
-    if model.threads.is_none()
-        && let Ok(t) = std::env::var(EnvVars::IFSTRESS_THREADS)
-    {
-        model.threads = Some(t.parse().map_err(|_| {
-            UsageError(format!(
-                "{}: not a number: {t:?}",
-                EnvVars::IFSTRESS_THREADS
-            ))
-        })?);
-    }
-    if let Some(g) = &model.gguf
-        && !Path::new(g).is_file()
-    {
-        return Err(UsageError(format!(
-            "model {:?}: GGUF file {} does not exist",
-            model.name,
-            g.display()
-        ))
-        .into());
-    }
-    Ok(())
 }
 
 fn to_anyhow(e: inference_client::Error) -> anyhow::Error {

@@ -10,8 +10,8 @@ mod ifscale;
 mod infer;
 mod models;
 mod pipeline;
-mod rift;
 mod plots;
+mod rift;
 mod test;
 mod vocab;
 
@@ -88,9 +88,15 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            let usage = err.chain().any(|e| e.downcast_ref::<UsageError>().is_some());
+            let usage = err
+                .chain()
+                .any(|e| e.downcast_ref::<UsageError>().is_some());
             tracing::error!("{err:#}");
-            if usage { ExitCode::from(2) } else { ExitCode::from(1) }
+            if usage {
+                ExitCode::from(2)
+            } else {
+                ExitCode::from(1)
+            }
         }
     }
 }
@@ -99,5 +105,9 @@ fn init_tracing() {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_env(schema::env::EnvVars::RUST_LOG)
         .unwrap_or_else(|_| EnvFilter::new("info"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
 }

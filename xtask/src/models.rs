@@ -12,8 +12,10 @@ use crate::UsageError;
 /// Reads `name` from the models file and resolves what the embedded engine needs.
 pub(crate) fn load_model(models_file: &Path, name: &str) -> anyhow::Result<ModelConfig> {
     let all = Models::load(models_file).map_err(|e| UsageError(e.to_string()))?;
-    let mut model =
-        all.get(name).map_err(|e| UsageError(format!("{}: {e}", models_file.display())))?.clone();
+    let mut model = all
+        .get(name)
+        .map_err(|e| UsageError(format!("{}: {e}", models_file.display())))?
+        .clone();
     resolve_embedded(&mut model)?;
     Ok(model)
 }
@@ -34,15 +36,23 @@ pub(crate) fn resolve_embedded(model: &mut ModelConfig) -> anyhow::Result<()> {
     if model.threads.is_none()
         && let Ok(t) = std::env::var(EnvVars::IFSTRESS_THREADS)
     {
-        let threads = t
-            .parse()
-            .map_err(|_| UsageError(format!("{}: not a number: {t:?}", EnvVars::IFSTRESS_THREADS)))?;
+        let threads = t.parse().map_err(|_| {
+            UsageError(format!(
+                "{}: not a number: {t:?}",
+                EnvVars::IFSTRESS_THREADS
+            ))
+        })?;
         model.threads = Some(threads);
     }
     if let Some(g) = &model.gguf
         && !g.is_file()
     {
-        return Err(UsageError(format!("model {:?}: GGUF file {} does not exist", model.name, g.display())).into());
+        return Err(UsageError(format!(
+            "model {:?}: GGUF file {} does not exist",
+            model.name,
+            g.display()
+        ))
+        .into());
     }
     Ok(())
 }

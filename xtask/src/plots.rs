@@ -64,7 +64,9 @@ pub(crate) fn run(args: &PlotsArgs) -> anyhow::Result<()> {
         (None, Some(r)) => r.clone(),
         (None, None) => return Err(UsageError("give --run-dir or --out".to_owned()).into()),
     };
-    let rule = ReasoningRule { explicit: args.reasoning_models.clone() };
+    let rule = ReasoningRule {
+        explicit: args.reasoning_models.clone(),
+    };
     let run = args.run_dir.as_deref().map(schema::paths::RunPaths::new);
 
     // IFScale.
@@ -72,7 +74,9 @@ pub(crate) fn run(args: &PlotsArgs) -> anyhow::Result<()> {
     if let Some(run) = &run {
         let scores = run.ifscale_scores();
         if scores.exists() {
-            frames.push(analysis::ifscale::load_scores(std::slice::from_ref(&scores))?);
+            frames.push(analysis::ifscale::load_scores(std::slice::from_ref(
+                &scores,
+            ))?);
         }
     }
     if let Some(csv) = &args.ifscale_per_sample {
@@ -117,17 +121,36 @@ pub(crate) fn run(args: &PlotsArgs) -> anyhow::Result<()> {
 
     // RIFT.
     let rift_dir = if args.rift_synthetic {
-        Some(write_synthetic_rift(&out.join("rift-synthetic"), args.seed)?)
+        Some(write_synthetic_rift(
+            &out.join("rift-synthetic"),
+            args.seed,
+        )?)
     } else {
-        args.rift_dir.clone().or_else(|| run.as_ref().map(|r| r.root.join("rift")).filter(|d| d.join("answer-scores.jsonl").exists()))
+        args.rift_dir.clone().or_else(|| {
+            run.as_ref()
+                .map(|r| r.root.join("rift"))
+                .filter(|d| d.join("answer-scores.jsonl").exists())
+        })
     };
     if let Some(dir) = rift_dir {
         let (answers, prompts) = analysis::rift::load_run(&dir)?;
-        let summary = analysis::rift::aggregate(answers, prompts.as_ref(), &analysis::rift::RiftConfig { token_bin_width: None })?;
+        let summary = analysis::rift::aggregate(
+            answers,
+            prompts.as_ref(),
+            &analysis::rift::RiftConfig {
+                token_bin_width: None,
+            },
+        )?;
         let tables = analysis::rift::write_tables(&summary, &out.join("tables/rift"))?;
         let figures = plots::rift::draw_all(&summary, &rule, &out.join("figures/rift"))?;
-        tracing::info!(models = summary.models.len(), tables = tables.len(), figures = figures.len(), "Wrote the RIFT tables and figures.");
-        let table2 = std::fs::read_to_string(out.join("tables/rift/rift_table2.md")).context("reading back Table 2")?;
+        tracing::info!(
+            models = summary.models.len(),
+            tables = tables.len(),
+            figures = figures.len(),
+            "Wrote the RIFT tables and figures."
+        );
+        let table2 = std::fs::read_to_string(out.join("tables/rift/rift_table2.md"))
+            .context("reading back Table 2")?;
         println!("{table2}");
         did_something = true;
     }
@@ -158,9 +181,17 @@ fn write_synthetic_rift(dir: &Path, seed: u64) -> anyhow::Result<PathBuf> {
 
 #[allow(clippy::print_stdout)]
 fn print_fits(summary: &analysis::ifscale::IfscaleSummary) {
-    println!("{:<48} {:<12} {:<9} {:>10} {:>10}", "model", "decay", "variance", "breakpoint", "exp floor");
+    println!(
+        "{:<48} {:<12} {:<9} {:>10} {:>10}",
+        "model", "decay", "variance", "breakpoint", "exp floor"
+    );
     for f in &summary.fits {
-        let var = summary.variance.iter().find(|v| v.0 == f.model).and_then(|v| v.1).map_or("-", |v| v.as_str());
+        let var = summary
+            .variance
+            .iter()
+            .find(|v| v.0 == f.model)
+            .and_then(|v| v.1)
+            .map_or("-", |v| v.as_str());
         println!(
             "{:<48} {:<12} {:<9} {:>10} {:>10}",
             f.model,
@@ -185,11 +216,18 @@ fn check_reference(summary: &analysis::ifscale::IfscaleSummary, dir: &Path) -> a
             c.table,
             c.rows_compared,
             c.max_abs_diff,
-            if ok { "reproduced".to_owned() } else { format!("MISMATCH: {}", c.mismatches.join("; ")) }
+            if ok {
+                "reproduced".to_owned()
+            } else {
+                format!("MISMATCH: {}", c.mismatches.join("; "))
+            }
         );
     }
     if bad {
-        bail!("the aggregates do not reproduce the published ones in {}", dir.display());
+        bail!(
+            "the aggregates do not reproduce the published ones in {}",
+            dir.display()
+        );
     }
     Ok(())
 }

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use inference_client::{Engine, ModelConfig, Models, RunOptions, RunSummary};
+use inference_client::{ModelConfig, RunOptions, RunSummary};
 use prompt_gen::rift::{RiftConfig, SystemPrompts};
 use schema::rift::{AnswerScore, JudgeRequest, JudgeVerdict, PromptScore, Question, Structure};
 use schema::{PromptRecord, RequestParams, ResponseRecord};
@@ -145,7 +145,7 @@ pub(crate) fn run(cmd: &Rift) -> anyhow::Result<()> {
         Rift::Prep(a) => {
             let rephrase = match &a.rephrase_model {
                 Some(name) => Some((
-                    load_model(&a.client.models, name)?,
+                    crate::models::load_model(&a.client.models, name)?,
                     read_text(&a.rephrase_template)?,
                 )),
                 None => None,
@@ -160,7 +160,7 @@ pub(crate) fn run(cmd: &Rift) -> anyhow::Result<()> {
             Ok(())
         }
         Rift::Run(a) => {
-            let model = load_model(&a.client.models, &a.model)?;
+            let model = crate::models::load_model(&a.client.models, &a.model)?;
             let mut prompts = read_prompts(&a.prompts)?;
             if let Some(limit) = a.limit {
                 prompts = limit_per_structure(prompts, limit);
@@ -170,7 +170,7 @@ pub(crate) fn run(cmd: &Rift) -> anyhow::Result<()> {
             Ok(())
         }
         Rift::Judge(a) => {
-            let model = load_model(&a.client.models, &a.judge_model)?;
+            let model = crate::models::load_model(&a.client.models, &a.judge_model)?;
             let template = read_text(&a.judge_template)?;
             judge_stage(
                 &model,
@@ -216,25 +216,6 @@ pub(crate) fn load_config(path: &Path) -> anyhow::Result<RiftConfig> {
 }
 
 use serde::Deserialize as _;
-
-fn load_model(models: &Path, name: &str) -> anyhow::Result<ModelConfig> {
-    let all = Models::load(models).map_err(|e| UsageError(e.to_string()))?;
-    let mut model = all
-        .get(name)
-        .map_err(|e| UsageError(format!("{}: {e}", models.display())))?
-        .clone();
-    if model.engine == Engine::Embedded && model.gguf.is_none() {
-        let path = match std::env::var_os(schema::env::EnvVars::IFSTRESS_GGUF)
-            .filter(|v| !v.is_empty())
-        {
-            Some(p) => PathBuf::from(p),
-            None => crate::assets::ensure(&schema::env::cache_dir(), &crate::assets::SMOLLM2_GGUF)
-                .context("resolving the embedded model's GGUF")?,
-        };
-        model.gguf = Some(path);
-    }
-    Ok(model)
-}
 
 fn read_prompts(path: &Path) -> anyhow::Result<Vec<PromptRecord>> {
     schema::read_jsonl(path).map_err(|e| UsageError(format!("reading prompts: {e}")).into())

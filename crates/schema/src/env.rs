@@ -35,6 +35,8 @@ pub fn cache_dir() -> std::path::PathBuf {
     if let Some(dir) = std::env::var_os(EnvVars::XDG_CACHE_HOME).filter(|v| !v.is_empty()) {
         return PathBuf::from(dir).join("ifstress");
     }
-    let home = std::env::var_os(EnvVars::HOME).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    let home = std::env::var_os(EnvVars::HOME)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
     home.join(".cache/ifstress")
 }

@@ -12,17 +12,31 @@ use sha2::{Digest, Sha256};
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     /// A malformed line: file, 1-based line number, the field path (`.` for the whole record) and what is wrong.
     #[error("{path}:{line}: field `{field}`: {message}")]
-    Record { path: PathBuf, line: usize, field: String, message: String },
+    Record {
+        path: PathBuf,
+        line: usize,
+        field: String,
+        message: String,
+    },
     #[error("{path}: cannot serialize record: {source}")]
-    Serialize { path: PathBuf, source: serde_json::Error },
+    Serialize {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
 }
 
 impl Error {
     fn io(path: &Path, source: std::io::Error) -> Error {
-        Error::Io { path: path.to_owned(), source }
+        Error::Io {
+            path: path.to_owned(),
+            source,
+        }
     }
 }
 
@@ -52,7 +66,10 @@ pub fn read_jsonl_lenient<T: DeserializeOwned>(path: &Path) -> Result<(Vec<T>, R
     read_inner(path, true)
 }
 
-fn read_inner<T: DeserializeOwned>(path: &Path, lenient: bool) -> Result<(Vec<T>, ReadReport), Error> {
+fn read_inner<T: DeserializeOwned>(
+    path: &Path,
+    lenient: bool,
+) -> Result<(Vec<T>, ReadReport), Error> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut reader = BufReader::new(file);
     let mut records = Vec::new();
@@ -79,7 +96,12 @@ fn read_inner<T: DeserializeOwned>(path: &Path, lenient: bool) -> Result<(Vec<T>
                     report.torn_tail = true;
                     break;
                 }
-                let err = Error::Record { path: path.to_owned(), line: line_no, field, message };
+                let err = Error::Record {
+                    path: path.to_owned(),
+                    line: line_no,
+                    field,
+                    message,
+                };
                 if !lenient {
                     report.bad_lines.push(err);
                     return Ok((records, report));
@@ -114,7 +136,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         _ => PathBuf::from("."),
     };
     fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| {
         let mut f = File::create(&tmp)?;
@@ -140,8 +165,10 @@ pub fn write_jsonl_atomic<'a, T: Serialize + 'a>(
 ) -> Result<(), Error> {
     let mut out = Vec::new();
     for rec in records {
-        serde_json::to_writer(&mut out, rec)
-            .map_err(|source| Error::Serialize { path: path.to_owned(), source })?;
+        serde_json::to_writer(&mut out, rec).map_err(|source| Error::Serialize {
+            path: path.to_owned(),
+            source,
+        })?;
         out.push(b'\n');
     }
     write_atomic(path, &out)
@@ -179,18 +206,28 @@ impl JsonlAppender {
                 file.sync_all().map_err(|e| Error::io(path, e))?;
             }
         }
-        Ok(JsonlAppender { path: path.to_owned(), file, durable })
+        Ok(JsonlAppender {
+            path: path.to_owned(),
+            file,
+            durable,
+        })
     }
 
     /// Appends one record as one line.
     pub fn append<T: Serialize>(&mut self, record: &T) -> Result<(), Error> {
-        let mut line = serde_json::to_vec(record)
-            .map_err(|source| Error::Serialize { path: self.path.clone(), source })?;
+        let mut line = serde_json::to_vec(record).map_err(|source| Error::Serialize {
+            path: self.path.clone(),
+            source,
+        })?;
         line.push(b'\n');
-        self.file.write_all(&line).map_err(|e| Error::io(&self.path, e))?;
+        self.file
+            .write_all(&line)
+            .map_err(|e| Error::io(&self.path, e))?;
         self.file.flush().map_err(|e| Error::io(&self.path, e))?;
         if self.durable {
-            self.file.sync_data().map_err(|e| Error::io(&self.path, e))?;
+            self.file
+                .sync_data()
+                .map_err(|e| Error::io(&self.path, e))?;
         }
         Ok(())
     }
@@ -248,12 +285,34 @@ mod tests {
         let p = dir.path().join("a.jsonl");
         fs::write(&p, "{\"id\":\"a\",\"n\":1}\n{\"id\":\"b\",\"n").unwrap();
         let (recs, report) = read_jsonl_lenient::<Rec>(&p).unwrap();
-        assert_eq!(recs, vec![Rec { id: "a".into(), n: 1 }]);
+        assert_eq!(
+            recs,
+            vec![Rec {
+                id: "a".into(),
+                n: 1
+            }]
+        );
         assert!(report.torn_tail);
         let mut app = JsonlAppender::open(&p, true).unwrap();
-        app.append(&Rec { id: "c".into(), n: 3 }).unwrap();
+        app.append(&Rec {
+            id: "c".into(),
+            n: 3,
+        })
+        .unwrap();
         let recs = read_jsonl::<Rec>(&p).unwrap();
-        assert_eq!(recs, vec![Rec { id: "a".into(), n: 1 }, Rec { id: "c".into(), n: 3 }]);
+        assert_eq!(
+            recs,
+            vec![
+                Rec {
+                    id: "a".into(),
+                    n: 1
+                },
+                Rec {
+                    id: "c".into(),
+                    n: 3
+                }
+            ]
+        );
     }
 
     #[test]

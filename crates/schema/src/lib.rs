@@ -4,11 +4,11 @@
 //! It knows nothing about HTTP, models, scoring rules or plotting: it defines what a record looks like on disk and how it gets there safely.
 
 pub mod env;
-mod io;
 pub mod ifscale;
+mod io;
 pub mod paths;
-pub mod rift;
 mod records;
+pub mod rift;
 
 pub use io::{
     Error, JsonlAppender, ReadReport, read_jsonl, read_jsonl_lenient, sha256_hex, write_atomic,

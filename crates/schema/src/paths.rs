@@ -10,7 +10,9 @@ pub struct RunPaths {
 
 impl RunPaths {
     pub fn new(root: &Path) -> RunPaths {
-        RunPaths { root: root.to_owned() }
+        RunPaths {
+            root: root.to_owned(),
+        }
     }
     pub fn ifscale_prompts(&self) -> PathBuf {
         self.root.join("ifscale/prompts.jsonl")

@@ -12,10 +12,16 @@ pub struct Message {
 
 impl Message {
     pub fn system(content: impl Into<String>) -> Message {
-        Message { role: "system".to_owned(), content: content.into() }
+        Message {
+            role: "system".to_owned(),
+            content: content.into(),
+        }
     }
     pub fn user(content: impl Into<String>) -> Message {
-        Message { role: "user".to_owned(), content: content.into() }
+        Message {
+            role: "user".to_owned(),
+            content: content.into(),
+        }
     }
 }
 

@@ -57,13 +57,24 @@ print(json.dumps({
 
 #[allow(clippy::print_stdout)]
 pub(crate) fn run(args: &AnalysisArgs) -> anyhow::Result<()> {
-    let dir = args.dir.clone().unwrap_or_else(|| std::env::temp_dir().join("ifstress-bench-analysis"));
+    let dir = args
+        .dir
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join("ifstress-bench-analysis"));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let cfg = ::analysis::synthetic::SyntheticConfig { prompts_per_structure: args.prompts, ..::analysis::synthetic::SyntheticConfig::paper_scale(0) };
-    let parquet = dir.join(format!("answers-{}x{}x{}.parquet", cfg.models, cfg.prompts_per_structure, cfg.seed));
+    let cfg = ::analysis::synthetic::SyntheticConfig {
+        prompts_per_structure: args.prompts,
+        ..::analysis::synthetic::SyntheticConfig::paper_scale(0)
+    };
+    let parquet = dir.join(format!(
+        "answers-{}x{}x{}.parquet",
+        cfg.models, cfg.prompts_per_structure, cfg.seed
+    ));
 
     // The pandas side is optional to install but required to compare: check it before the long generation.
-    let probe = Command::new(&args.python).args(["-c", "import pandas, pyarrow, numpy"]).output();
+    let probe = Command::new(&args.python)
+        .args(["-c", "import pandas, pyarrow, numpy"])
+        .output();
     let pandas_ok = matches!(&probe, Ok(o) if o.status.success());
     if !pandas_ok {
         bail!(
@@ -76,7 +87,11 @@ pub(crate) fn run(args: &AnalysisArgs) -> anyhow::Result<()> {
     if args.regenerate || !parquet.exists() {
         let t = Instant::now();
         let rows = ::analysis::synthetic::write_answers_parquet(&cfg, &parquet)?;
-        println!("generated {rows} answer rows in {:.1} s -> {}", t.elapsed().as_secs_f64(), parquet.display());
+        println!(
+            "generated {rows} answer rows in {:.1} s -> {}",
+            t.elapsed().as_secs_f64(),
+            parquet.display()
+        );
     }
     let size = std::fs::metadata(&parquet).map(|m| m.len()).unwrap_or(0);
 
@@ -85,18 +100,35 @@ pub(crate) fn run(args: &AnalysisArgs) -> anyhow::Result<()> {
     let lf = ::analysis::rift::scan_answers_parquet(&parquet)?;
     let agg = ::analysis::rift::aggregate_answers(lf)?;
     let polars_s = t.elapsed().as_secs_f64();
-    let rows: i64 = agg.per_prompt.column("n").context("per-prompt n")?.i64().context("n as i64")?.iter().flatten().sum();
+    let rows: i64 = agg
+        .per_prompt
+        .column("n")
+        .context("per-prompt n")?
+        .i64()
+        .context("n as i64")?
+        .iter()
+        .flatten()
+        .sum();
 
     // Pandas.
     let script = dir.join("bench_analysis_pandas.py");
-    std::fs::write(&script, PANDAS_SCRIPT).with_context(|| format!("writing {}", script.display()))?;
+    std::fs::write(&script, PANDAS_SCRIPT)
+        .with_context(|| format!("writing {}", script.display()))?;
     let t = Instant::now();
-    let output = Command::new(&args.python).arg(&script).arg(&parquet).output().context("running the pandas side")?;
+    let output = Command::new(&args.python)
+        .arg(&script)
+        .arg(&parquet)
+        .output()
+        .context("running the pandas side")?;
     let pandas_wall = t.elapsed().as_secs_f64();
     if !output.status.success() {
-        bail!("the pandas side failed: {}", String::from_utf8_lossy(&output.stderr));
+        bail!(
+            "the pandas side failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
-    let report: serde_json::Value = serde_json::from_slice(&output.stdout).context("parsing the pandas side's output")?;
+    let report: serde_json::Value =
+        serde_json::from_slice(&output.stdout).context("parsing the pandas side's output")?;
     let pandas_s = report["seconds"].as_f64().unwrap_or(f64::NAN);
 
     // Same work: compare Table 2.
@@ -108,20 +140,42 @@ pub(crate) fn run(args: &AnalysisArgs) -> anyhow::Result<()> {
     let mut max_diff = 0.0f64;
     let pandas_rows = report["table2"].as_array().cloned().unwrap_or_default();
     for row in &pandas_rows {
-        let (m, s) = (row[0].as_str().unwrap_or_default(), row[1].as_str().unwrap_or_default());
-        let idx = (0..t2.height()).find(|&i| models.get(i) == Some(m) && structures.get(i) == Some(s));
-        let Some(i) = idx else { bail!("pandas produced a Table 2 row ({m}, {s}) that polars did not") };
-        max_diff = max_diff.max((means.get(i).unwrap_or(f64::NAN) - row[2].as_f64().unwrap_or(f64::NAN)).abs());
-        max_diff = max_diff.max((medians.get(i).unwrap_or(f64::NAN) - row[4].as_f64().unwrap_or(f64::NAN)).abs());
+        let (m, s) = (
+            row[0].as_str().unwrap_or_default(),
+            row[1].as_str().unwrap_or_default(),
+        );
+        let idx =
+            (0..t2.height()).find(|&i| models.get(i) == Some(m) && structures.get(i) == Some(s));
+        let Some(i) = idx else {
+            bail!("pandas produced a Table 2 row ({m}, {s}) that polars did not")
+        };
+        max_diff = max_diff
+            .max((means.get(i).unwrap_or(f64::NAN) - row[2].as_f64().unwrap_or(f64::NAN)).abs());
+        max_diff = max_diff
+            .max((medians.get(i).unwrap_or(f64::NAN) - row[4].as_f64().unwrap_or(f64::NAN)).abs());
     }
     if pandas_rows.len() != t2.height() || !(max_diff <= 1e-9) {
-        bail!("the two sides disagree: {} vs {} Table 2 rows, max |diff| {max_diff:e}", t2.height(), pandas_rows.len());
+        bail!(
+            "the two sides disagree: {} vs {} Table 2 rows, max |diff| {max_diff:e}",
+            t2.height(),
+            pandas_rows.len()
+        );
     }
 
-    println!("answer table: {rows} rows, {} prompts, {:.0} MB Parquet", agg.per_prompt.height(), size as f64 / 1e6);
+    println!(
+        "answer table: {rows} rows, {} prompts, {:.0} MB Parquet",
+        agg.per_prompt.height(),
+        size as f64 / 1e6
+    );
     println!("{:<28} {:>10}", "implementation", "seconds");
     println!("{:<28} {:>10.2}", "polars (lazy, streaming)", polars_s);
-    println!("{:<28} {:>10.2}   (process wall time {:.2} s)", "pandas", pandas_s, pandas_wall);
-    println!("speed-up: {:.1}x; Table 2 agrees to {max_diff:.1e}", pandas_s / polars_s);
+    println!(
+        "{:<28} {:>10.2}   (process wall time {:.2} s)",
+        "pandas", pandas_s, pandas_wall
+    );
+    println!(
+        "speed-up: {:.1}x; Table 2 agrees to {max_diff:.1e}",
+        pandas_s / polars_s
+    );
     Ok(())
 }

@@ -99,10 +99,15 @@ impl PipelineConfig {
             UsageError(format!("{}{place}: {msg}", path.display()))
         })?;
         if cfg.run.models.is_empty() {
-            return Err(UsageError(format!("{}: field `run.models`: name at least one model", path.display())).into());
+            return Err(UsageError(format!(
+                "{}: field `run.models`: name at least one model",
+                path.display()
+            ))
+            .into());
         }
         if let Some(ifs) = &cfg.ifscale {
-            ifs.validate().map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+            ifs.validate()
+                .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
         }
         Ok(cfg)
     }
@@ -115,7 +120,8 @@ impl PipelineConfig {
 /// The JSON schema of the pipeline config, pretty-printed with a trailing newline.
 pub(crate) fn json_schema() -> anyhow::Result<String> {
     let schema = schemars::schema_for!(PipelineConfig);
-    let mut text = serde_json::to_string_pretty(&schema).context("serializing the config schema")?;
+    let mut text =
+        serde_json::to_string_pretty(&schema).context("serializing the config schema")?;
     text.push('\n');
     Ok(text)
 }

@@ -75,7 +75,11 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
     }
     let stamps = Stamps::new(&run_dir);
     let mut out = Outcome::default();
-    let mut stage = Stager { stamps: &stamps, force: args.force, out: &mut out };
+    let mut stage = Stager {
+        stamps: &stamps,
+        force: args.force,
+        out: &mut out,
+    };
 
     // Offline assets for embedded models are resolved while loading the models (see `crate::models`).
     if let Some(ifs) = &cfg.ifscale
@@ -144,11 +148,19 @@ impl Stager<'_> {
 }
 
 fn load_models(cfg: &PipelineConfig) -> anyhow::Result<Vec<ModelConfig>> {
-    cfg.run.models.iter().map(|name| crate::models::load_model(&cfg.run.models_file, name)).collect()
+    cfg.run
+        .models
+        .iter()
+        .map(|name| crate::models::load_model(&cfg.run.models_file, name))
+        .collect()
 }
 
 /// The vocabulary exists, or is built from the configured corpus.
-fn vocab_stage(file: &Path, section: Option<&config::VocabSection>, rebuild: bool) -> anyhow::Result<()> {
+fn vocab_stage(
+    file: &Path,
+    section: Option<&config::VocabSection>,
+    rebuild: bool,
+) -> anyhow::Result<()> {
     if file.is_file() && !rebuild {
         return Ok(());
     }
@@ -164,8 +176,16 @@ fn vocab_stage(file: &Path, section: Option<&config::VocabSection>, rebuild: boo
 
 /// Folder of one model's files inside a benchmark folder (names are made file-system safe).
 pub(crate) fn model_dir(bench_dir: &Path, model: &str) -> PathBuf {
-    let safe: String =
-        model.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+    let safe: String = model
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
     bench_dir.join("models").join(safe)
 }
 
@@ -178,15 +198,22 @@ fn ifscale_stages(
     stage: &mut Stager<'_>,
 ) -> anyhow::Result<()> {
     let prompts_path = paths.ifscale_prompts();
-    let mut fp = Fingerprint::new("ifscale-prompts").value("ifscale", ifs)?.file(&ifs.template)?;
+    let mut fp = Fingerprint::new("ifscale-prompts")
+        .value("ifscale", ifs)?
+        .file(&ifs.template)?;
     if let Some(v) = &ifs.vocab {
         fp = fp.file(v)?;
     }
-    stage.run("ifscale-prompts", fp, std::slice::from_ref(&prompts_path), || {
-        let n = crate::ifscale::prompts_stage(ifs, None, &prompts_path)?;
-        tracing::info!(prompts = n, "Wrote the IFScale prompts.");
-        Ok(())
-    })?;
+    stage.run(
+        "ifscale-prompts",
+        fp,
+        std::slice::from_ref(&prompts_path),
+        || {
+            let n = crate::ifscale::prompts_stage(ifs, None, &prompts_path)?;
+            tracing::info!(prompts = n, "Wrote the IFScale prompts.");
+            Ok(())
+        },
+    )?;
     let judge = match &ifs.judge_model {
         Some(name) => Some(crate::models::load_model(&cfg.run.models_file, name)?),
         None => None,
@@ -200,7 +227,12 @@ fn ifscale_stages(
             .value("judge", &judge)?
             .value("ifscale", ifs)?
             .file(&prompts_path)?;
-        let outputs = vec![files.responses.clone(), files.attempts.clone(), files.scores.clone(), files.labels.clone()];
+        let outputs = vec![
+            files.responses.clone(),
+            files.attempts.clone(),
+            files.scores.clone(),
+            files.labels.clone(),
+        ];
         let name = format!("ifscale-generate:{}", model.name);
         stage.run(&name, fp, &outputs, || {
             let prompts: Vec<schema::PromptRecord> = schema::read_jsonl(&prompts_path)?;
@@ -241,13 +273,22 @@ fn rift_stages(
         .file(&rift.dataset)?
         .file(&rift.system_prompt)?
         .file(&rift.baseline_system_prompt)?;
-    stage.run("rift-prompts", fp, std::slice::from_ref(&prompts_path), || {
-        let n = crate::rift::prompts_stage(rift, &prompts_path)?;
-        tracing::info!(prompts = n, "Wrote the RIFT prompts.");
-        Ok(())
-    })?;
+    stage.run(
+        "rift-prompts",
+        fp,
+        std::slice::from_ref(&prompts_path),
+        || {
+            let n = crate::rift::prompts_stage(rift, &prompts_path)?;
+            tracing::info!(prompts = n, "Wrote the RIFT prompts.");
+            Ok(())
+        },
+    )?;
     let bench_dir = paths.root.join("rift");
-    let judge = match cfg.rift_prep.as_ref().and_then(|p| p.judge_model.as_deref()) {
+    let judge = match cfg
+        .rift_prep
+        .as_ref()
+        .and_then(|p| p.judge_model.as_deref())
+    {
         Some(name) => Some(crate::models::load_model(&cfg.run.models_file, name)?),
         None => None,
     };
@@ -260,7 +301,9 @@ fn rift_stages(
         let verdicts = dir.join("verdicts.jsonl");
         let answers = dir.join("answer-scores.jsonl");
         let scores = dir.join("prompt-scores.jsonl");
-        let fp = Fingerprint::new("rift-generate").value("model", model)?.file(&prompts_path)?;
+        let fp = Fingerprint::new("rift-generate")
+            .value("model", model)?
+            .file(&prompts_path)?;
         let name = format!("rift-generate:{}", model.name);
         stage.run(&name, fp, std::slice::from_ref(&responses), || {
             let prompts = schema::read_jsonl(&prompts_path)?;
@@ -277,18 +320,34 @@ fn rift_stages(
             let name = format!("rift-judge:{}", model.name);
             stage.run(&name, fp, std::slice::from_ref(&verdicts), || {
                 let template = crate::rift::read_text(&judge_template)?;
-                crate::rift::judge_stage(judge, &prompts_path, &responses, &template, &dir, false, opts)?;
+                crate::rift::judge_stage(
+                    judge,
+                    &prompts_path,
+                    &responses,
+                    &template,
+                    &dir,
+                    false,
+                    opts,
+                )?;
                 Ok(())
             })?;
             verdict_path = Some(verdicts.clone());
         }
-        let mut fp = Fingerprint::new("rift-score").file(&prompts_path)?.file(&responses)?;
+        let mut fp = Fingerprint::new("rift-score")
+            .file(&prompts_path)?
+            .file(&responses)?;
         if let Some(v) = &verdict_path {
             fp = fp.file(v)?;
         }
         let name = format!("rift-score:{}", model.name);
         stage.run(&name, fp, &[answers.clone(), scores.clone()], || {
-            crate::rift::score_stage(&prompts_path, &responses, verdict_path.as_deref(), &dir, false)?;
+            crate::rift::score_stage(
+                &prompts_path,
+                &responses,
+                verdict_path.as_deref(),
+                &dir,
+                false,
+            )?;
             Ok(())
         })?;
         answer_files.push(answers);
@@ -314,7 +373,12 @@ pub(crate) fn concat_jsonl(parts: &[PathBuf], out: &Path) -> anyhow::Result<()> 
 }
 
 #[allow(clippy::print_stdout)]
-fn dry_run(cfg: &PipelineConfig, models: &[ModelConfig], paths: &RunPaths, opts: &RunOptions) -> anyhow::Result<()> {
+fn dry_run(
+    cfg: &PipelineConfig,
+    models: &[ModelConfig],
+    paths: &RunPaths,
+    opts: &RunOptions,
+) -> anyhow::Result<()> {
     let mut rows: Vec<(String, String, String, usize, u64, f64, usize)> = Vec::new();
     if let Some(ifs) = &cfg.ifscale {
         let tmp = paths.root.join(".dry-run-ifscale-prompts.jsonl");
@@ -328,7 +392,10 @@ fn dry_run(cfg: &PipelineConfig, models: &[ModelConfig], paths: &RunPaths, opts:
             rows.push((
                 "ifscale generation".into(),
                 m.name.clone(),
-                format!("first attempts; worst case {} with every retry", n * attempts),
+                format!(
+                    "first attempts; worst case {} with every retry",
+                    n * attempts
+                ),
                 n,
                 r.est_input_tokens,
                 r.worst_case_cost_usd * attempts as f64,
@@ -338,7 +405,10 @@ fn dry_run(cfg: &PipelineConfig, models: &[ModelConfig], paths: &RunPaths, opts:
                 rows.push((
                     "ifscale coherence judge".into(),
                     judge.clone(),
-                    format!("one per attempt that passes rules (a) and (b), at most {}", n * attempts),
+                    format!(
+                        "one per attempt that passes rules (a) and (b), at most {}",
+                        n * attempts
+                    ),
                     n,
                     0,
                     f64::NAN,
@@ -378,10 +448,19 @@ fn dry_run(cfg: &PipelineConfig, models: &[ModelConfig], paths: &RunPaths, opts:
                 r.unbounded,
             ));
         }
-        if let Some(judge) = cfg.rift_prep.as_ref().and_then(|p| p.judge_model.as_deref()) {
+        if let Some(judge) = cfg
+            .rift_prep
+            .as_ref()
+            .and_then(|p| p.judge_model.as_deref())
+        {
             let total: usize = prompts
                 .iter()
-                .filter_map(|p| p.extra.get("expected").and_then(|e| e.as_array()).map(Vec::len))
+                .filter_map(|p| {
+                    p.extra
+                        .get("expected")
+                        .and_then(|e| e.as_array())
+                        .map(Vec::len)
+                })
                 .sum();
             rows.push((
                 "rift judge".into(),

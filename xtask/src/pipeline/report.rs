@@ -48,7 +48,9 @@ pub(super) fn analyse_and_report(
     paths: &RunPaths,
     stage: &mut Stager<'_>,
 ) -> anyhow::Result<()> {
-    let rule = ReasoningRule { explicit: cfg.run.reasoning_models.clone() };
+    let rule = ReasoningRule {
+        explicit: cfg.run.reasoning_models.clone(),
+    };
     let ifscale_scores = paths.ifscale_scores();
     let rift_answers = paths.rift_answer_scores();
     let rift_prompts = paths.rift_prompt_scores();
@@ -58,7 +60,9 @@ pub(super) fn analyse_and_report(
         .file(&rift_answers)?
         .file(&rift_prompts)?;
     let outputs = vec![paths.tables(), paths.figures()];
-    stage.run("analysis", fp, &outputs, || crate::plots::analyse_run(&paths.root, &rule))?;
+    stage.run("analysis", fp, &outputs, || {
+        crate::plots::analyse_run(&paths.root, &rule)
+    })?;
 
     let figures = list_files(&paths.figures(), "png")?;
     let tables = list_files(&paths.tables(), "md")?;
@@ -105,10 +109,17 @@ fn list_files(dir: &Path, ext: &str) -> anyhow::Result<Vec<PathBuf>> {
 }
 
 fn rel(paths: &RunPaths, p: &Path) -> String {
-    p.strip_prefix(&paths.root).unwrap_or(p).display().to_string()
+    p.strip_prefix(&paths.root)
+        .unwrap_or(p)
+        .display()
+        .to_string()
 }
 
-fn report_input(cfg: &PipelineConfig, config_text: &str, paths: &RunPaths) -> anyhow::Result<ReportInput> {
+fn report_input(
+    cfg: &PipelineConfig,
+    config_text: &str,
+    paths: &RunPaths,
+) -> anyhow::Result<ReportInput> {
     let mut sections = Vec::new();
     for bench in ["ifscale", "rift"] {
         let enabled = match bench {
@@ -122,8 +133,14 @@ fn report_input(cfg: &PipelineConfig, config_text: &str, paths: &RunPaths) -> an
     }
     Ok(ReportInput {
         title: format!("ifstress run “{}”", cfg.run.name),
-        subtitle: Some(format!("Models: {}. Every number below is computed from the files linked in each section.", cfg.run.models.join(", "))),
-        config: Some(ConfigBlock { name: "Config".to_owned(), text: config_text.to_owned() }),
+        subtitle: Some(format!(
+            "Models: {}. Every number below is computed from the files linked in each section.",
+            cfg.run.models.join(", ")
+        )),
+        config: Some(ConfigBlock {
+            name: "Config".to_owned(),
+            text: config_text.to_owned(),
+        }),
         sections,
     })
 }
@@ -131,13 +148,26 @@ fn report_input(cfg: &PipelineConfig, config_text: &str, paths: &RunPaths) -> an
 fn bench_section(cfg: &PipelineConfig, paths: &RunPaths, bench: &str) -> anyhow::Result<Section> {
     let bench_dir = paths.root.join(bench);
     let mut section = Section {
-        heading: if bench == "ifscale" { "IFScale: instruction density".to_owned() } else { "RIFT: instruction topology".to_owned() },
+        heading: if bench == "ifscale" {
+            "IFScale: instruction density".to_owned()
+        } else {
+            "RIFT: instruction topology".to_owned()
+        },
         ..Section::default()
     };
     let prompts_file = bench_dir.join("prompts.jsonl");
-    let prompts = if prompts_file.is_file() { schema::read_jsonl::<schema::PromptRecord>(&prompts_file)?.len() } else { 0 };
-    section.denominators.push(("Prompts".to_owned(), prompts.to_string()));
-    section.links.push(Link { label: "prompts".to_owned(), href: rel(paths, &prompts_file) });
+    let prompts = if prompts_file.is_file() {
+        schema::read_jsonl::<schema::PromptRecord>(&prompts_file)?.len()
+    } else {
+        0
+    };
+    section
+        .denominators
+        .push(("Prompts".to_owned(), prompts.to_string()));
+    section.links.push(Link {
+        label: "prompts".to_owned(),
+        href: rel(paths, &prompts_file),
+    });
     for model in &cfg.run.models {
         let dir = super::model_dir(&bench_dir, model);
         let responses = dir.join("responses.jsonl");
@@ -149,32 +179,58 @@ fn bench_section(cfg: &PipelineConfig, paths: &RunPaths, bench: &str) -> anyhow:
                 c.responses, c.ok, c.truncated, c.failed, c.cached
             ),
         ));
-        section.links.push(Link { label: format!("{model}: responses"), href: rel(paths, &responses) });
+        section.links.push(Link {
+            label: format!("{model}: responses"),
+            href: rel(paths, &responses),
+        });
         if let Some(excerpt) = first_reply(&responses)? {
-            section.excerpts.push(Excerpt { label: format!("{model}: {}", excerpt.0), text: excerpt.1 });
+            section.excerpts.push(Excerpt {
+                label: format!("{model}: {}", excerpt.0),
+                text: excerpt.1,
+            });
         }
     }
     if bench == "ifscale" {
         let scores = paths.ifscale_scores();
         if scores.is_file() {
             let rows: Vec<schema::ifscale::SampleScore> = schema::read_jsonl(&scores)?;
-            let failed = rows.iter().filter(|r| r.status == schema::ifscale::SampleStatus::Failed).count();
+            let failed = rows
+                .iter()
+                .filter(|r| r.status == schema::ifscale::SampleStatus::Failed)
+                .count();
             section.denominators.push((
                 "Samples".to_owned(),
-                format!("{} scored, {} failed (every attempt rejected; counted, never dropped)", rows.len() - failed, failed),
+                format!(
+                    "{} scored, {} failed (every attempt rejected; counted, never dropped)",
+                    rows.len() - failed,
+                    failed
+                ),
             ));
             let judged = rows.iter().filter(|r| r.coherence.is_some()).count();
             section.denominators.push((
                 "Coherence judged".to_owned(),
-                if cfg.ifscale.as_ref().is_some_and(|c| c.judge_model.is_some()) {
+                if cfg
+                    .ifscale
+                    .as_ref()
+                    .is_some_and(|c| c.judge_model.is_some())
+                {
                     format!("{judged} samples")
                 } else {
                     "no judge model configured: the coherence check was skipped".to_owned()
                 },
             ));
-            section.links.push(Link { label: "per-sample scores".to_owned(), href: rel(paths, &scores) });
-            section.links.push(Link { label: "per-keyword labels".to_owned(), href: rel(paths, &paths.ifscale_labels()) });
-            section.links.push(Link { label: "attempts log".to_owned(), href: rel(paths, &paths.ifscale_attempts()) });
+            section.links.push(Link {
+                label: "per-sample scores".to_owned(),
+                href: rel(paths, &scores),
+            });
+            section.links.push(Link {
+                label: "per-keyword labels".to_owned(),
+                href: rel(paths, &paths.ifscale_labels()),
+            });
+            section.links.push(Link {
+                label: "attempts log".to_owned(),
+                href: rel(paths, &paths.ifscale_attempts()),
+            });
         }
     } else {
         let answers = paths.rift_answer_scores();
@@ -185,11 +241,25 @@ fn bench_section(cfg: &PipelineConfig, paths: &RunPaths, bench: &str) -> anyhow:
                 *by.entry(format!("{:?}", r.judged_by)).or_default() += 1;
             }
             let judged: Vec<String> = by.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-            section.denominators.push(("Answers".to_owned(), format!("{} ({})", rows.len(), judged.join(", "))));
-            section.links.push(Link { label: "per-answer scores".to_owned(), href: rel(paths, &answers) });
-            section.links.push(Link { label: "per-prompt scores".to_owned(), href: rel(paths, &paths.rift_prompt_scores()) });
+            section.denominators.push((
+                "Answers".to_owned(),
+                format!("{} ({})", rows.len(), judged.join(", ")),
+            ));
+            section.links.push(Link {
+                label: "per-answer scores".to_owned(),
+                href: rel(paths, &answers),
+            });
+            section.links.push(Link {
+                label: "per-prompt scores".to_owned(),
+                href: rel(paths, &paths.rift_prompt_scores()),
+            });
         }
-        if cfg.rift_prep.as_ref().and_then(|p| p.judge_model.as_ref()).is_none() {
+        if cfg
+            .rift_prep
+            .as_ref()
+            .and_then(|p| p.judge_model.as_ref())
+            .is_none()
+        {
             section.paragraphs.push(
                 "No LLM judge was configured: answers the deterministic pre-judge could not match are counted incorrect and labelled pre_judge_only.".to_owned(),
             );
@@ -202,7 +272,10 @@ fn bench_section(cfg: &PipelineConfig, paths: &RunPaths, bench: &str) -> anyhow:
         }
     }
     for f in list_files(&paths.figures().join(bench), "png")? {
-        let caption = f.file_stem().map(|s| s.to_string_lossy().replace('_', " ")).unwrap_or_default();
+        let caption = f
+            .file_stem()
+            .map(|s| s.to_string_lossy().replace('_', " "))
+            .unwrap_or_default();
         section.figures.push(FigureRef { caption, path: f });
     }
     Ok(section)
@@ -225,7 +298,12 @@ fn first_reply(path: &Path) -> anyhow::Result<Option<(String, String)>> {
 }
 
 /// The Markdown summary printed at the end: headline numbers per model and where the report is.
-pub(super) fn summary_markdown(cfg: &PipelineConfig, paths: &RunPaths, out: &Outcome, seconds: f64) -> anyhow::Result<String> {
+pub(super) fn summary_markdown(
+    cfg: &PipelineConfig,
+    paths: &RunPaths,
+    out: &Outcome,
+    seconds: f64,
+) -> anyhow::Result<String> {
     let mut md = format!("# ifstress run `{}`\n\n", cfg.run.name);
     if paths.ifscale_scores().is_file() {
         let rows: Vec<schema::ifscale::SampleScore> = schema::read_jsonl(&paths.ifscale_scores())?;
@@ -238,7 +316,11 @@ pub(super) fn summary_markdown(cfg: &PipelineConfig, paths: &RunPaths, out: &Out
             let acc: Vec<f64> = mine.iter().filter_map(|r| r.accuracy).collect();
             let failed = mine.len() - acc.len();
             let max_n = mine.iter().map(|r| r.num_rules).max().unwrap_or(0);
-            let at_max: Vec<f64> = mine.iter().filter(|r| r.num_rules == max_n).filter_map(|r| r.accuracy).collect();
+            let at_max: Vec<f64> = mine
+                .iter()
+                .filter(|r| r.num_rules == max_n)
+                .filter_map(|r| r.accuracy)
+                .collect();
             md.push_str(&format!(
                 "| {m} | {} | {failed} | {} | {} (N = {max_n}) |\n",
                 mine.len(),
@@ -251,14 +333,22 @@ pub(super) fn summary_markdown(cfg: &PipelineConfig, paths: &RunPaths, out: &Out
     if paths.rift_prompt_scores().is_file() {
         let rows: Vec<schema::rift::PromptScore> = schema::read_jsonl(&paths.rift_prompt_scores())?;
         md.push_str("## RIFT\n\n| model | structure | prompts | mean accuracy (%) | wrong-question answers |\n|---|---|---:|---:|---:|\n");
-        let mut groups: BTreeMap<(String, String), Vec<&schema::rift::PromptScore>> = BTreeMap::new();
+        let mut groups: BTreeMap<(String, String), Vec<&schema::rift::PromptScore>> =
+            BTreeMap::new();
         for r in &rows {
-            groups.entry((r.model.clone(), format!("{:?}", r.structure).to_lowercase())).or_default().push(r);
+            groups
+                .entry((r.model.clone(), format!("{:?}", r.structure).to_lowercase()))
+                .or_default()
+                .push(r);
         }
         for ((m, s), rs) in groups {
             let acc: Vec<f64> = rs.iter().map(|r| r.accuracy * 100.0).collect();
             let wq: u32 = rs.iter().map(|r| r.wrong_question).sum();
-            md.push_str(&format!("| {m} | {s} | {} | {} | {wq} |\n", rs.len(), fmt_mean(&acc)));
+            md.push_str(&format!(
+                "| {m} | {s} | {} | {} | {wq} |\n",
+                rs.len(),
+                fmt_mean(&acc)
+            ));
         }
         md.push('\n');
     }

@@ -7,19 +7,37 @@ use std::process::Command;
 use anyhow::{Context, bail};
 
 /// Chromium binaries tried in order.
-const CANDIDATES: &[&str] = &["chromium", "chromium-browser", "google-chrome", "/usr/bin/chromium"];
+const CANDIDATES: &[&str] = &[
+    "chromium",
+    "chromium-browser",
+    "google-chrome",
+    "/usr/bin/chromium",
+];
 
 pub(crate) fn find_chromium() -> Option<PathBuf> {
     CANDIDATES.iter().map(PathBuf::from).find(|c| {
-        Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success())
+        Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
     })
 }
 
 /// Takes a full-width screenshot of `html` into `png`.
-pub(crate) fn screenshot(chromium: &Path, html: &Path, png: &Path, height: u32) -> anyhow::Result<()> {
-    let html = std::fs::canonicalize(html).with_context(|| format!("reading {}", html.display()))?;
+pub(crate) fn screenshot(
+    chromium: &Path,
+    html: &Path,
+    png: &Path,
+    height: u32,
+) -> anyhow::Result<()> {
+    let html =
+        std::fs::canonicalize(html).with_context(|| format!("reading {}", html.display()))?;
     let profile = std::env::temp_dir().join(format!("ifstress-chromium-{}", std::process::id()));
-    let png_abs = if png.is_absolute() { png.to_owned() } else { std::env::current_dir()?.join(png) };
+    let png_abs = if png.is_absolute() {
+        png.to_owned()
+    } else {
+        std::env::current_dir()?.join(png)
+    };
     let output = Command::new(chromium)
         .args([
             "--headless",
@@ -43,7 +61,10 @@ pub(crate) fn screenshot(chromium: &Path, html: &Path, png: &Path, height: u32) 
         bail!(
             "headless Chromium could not render {}: {}",
             html.display(),
-            String::from_utf8_lossy(&output.stderr).lines().last().unwrap_or("no output")
+            String::from_utf8_lossy(&output.stderr)
+                .lines()
+                .last()
+                .unwrap_or("no output")
         );
     }
     Ok(())
