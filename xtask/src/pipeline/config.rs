@@ -91,10 +91,7 @@ impl PipelineConfig {
             let msg = e.message().trim_end().to_owned();
             let place = e
                 .span()
-                .map(|s| {
-                    let line = text[..s.start].lines().count().max(1);
-                    format!(":{line}")
-                })
+                .map(|s| format!(":{}", text[..s.start].matches('\n').count() + 1))
                 .unwrap_or_default();
             UsageError(format!("{}{place}: {msg}", path.display()))
         })?;
