@@ -253,8 +253,8 @@ fn draw_panel<DB: DrawingBackend>(
     panel: &Panel,
     area: &DrawingArea<DB, Shift>,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let (x0, x1) = panel.x_range;
-    let (y0, y1) = panel.y_range;
+    let (x0, x1) = usable_range(panel.x_range);
+    let (y0, y1) = usable_range(panel.y_range);
     let bars = matches!(panel.kind, PanelKind::Bars { .. });
     let label_area = if let PanelKind::Bars { rows, .. } = &panel.kind {
         rows.iter().map(|r| r.chars().count()).max().unwrap_or(4) as u32 * 7 + 12
@@ -378,6 +378,17 @@ fn segments(points: &[(f64, Option<f64>)]) -> Vec<Vec<(f64, f64)>> {
 }
 
 /// A y range padded by 5 % that contains every defined value (and `floor` when given).
+/// A range plotters can draw: finite and of positive width (plotters' tick search never ends otherwise).
+fn usable_range((lo, hi): (f64, f64)) -> (f64, f64) {
+    match (lo.is_finite(), hi.is_finite()) {
+        (true, true) if hi - lo > 1e-9 => (lo, hi),
+        (true, true) => (lo - 1.0, lo + 1.0),
+        (true, false) => (lo, lo + 1.0),
+        (false, true) => (hi - 1.0, hi),
+        (false, false) => (0.0, 1.0),
+    }
+}
+
 pub fn auto_range(values: impl Iterator<Item = f64>, floor: Option<f64>) -> (f64, f64) {
     let mut lo = f64::INFINITY;
     let mut hi = f64::NEG_INFINITY;
@@ -391,6 +402,10 @@ pub fn auto_range(values: impl Iterator<Item = f64>, floor: Option<f64>) -> (f64
     if !lo.is_finite() {
         return (0.0, 1.0);
     }
+    if !hi.is_finite() {
+        // Only the floor was finite (every value missing): a unit range above it.
+        return (lo, lo + 1.0);
+    }
     if hi - lo < 1e-9 {
         return (lo - 1.0, hi + 1.0);
     }
@@ -403,4 +418,24 @@ pub fn auto_range(values: impl Iterator<Item = f64>, floor: Option<f64>) -> (f64
         },
         hi + pad,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_are_always_finite_and_wide() {
+        // Every value missing but a floor: the case that once made plotters' tick search spin forever.
+        assert_eq!(
+            auto_range([f64::NAN, f64::INFINITY].into_iter(), Some(0.0)),
+            (0.0, 1.0)
+        );
+        assert_eq!(auto_range(std::iter::empty(), None), (0.0, 1.0));
+        assert_eq!(auto_range([3.0, 3.0].into_iter(), None), (2.0, 4.0));
+        assert_eq!(usable_range((0.0, f64::NEG_INFINITY)), (0.0, 1.0));
+        assert_eq!(usable_range((f64::NAN, 5.0)), (4.0, 5.0));
+        assert_eq!(usable_range((2.0, 2.0)), (1.0, 3.0));
+        assert_eq!(usable_range((0.0, 10.0)), (0.0, 10.0));
+    }
 }
