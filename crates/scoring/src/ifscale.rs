@@ -10,9 +10,9 @@
 //! "revenue"), while apostrophes and hyphens do not ("customer's", "customer’s" and "customer-driven" contain
 //! "customer"). `[a-z]` is ASCII only.
 //!
-//! [`Matcher`] gives exactly these labels with one pass over each text for all keywords: an Aho–Corasick automaton
-//! over every keyword and stem reports every (overlapping) occurrence, and each occurrence is checked against the
-//! boundary conditions the regex would impose, so the result equals a per-keyword `re.search`.
+//! [`Matcher`] gives exactly these labels with one pass over each text for all keywords: the text is cut into runs of
+//! word characters once, and each run walks a trie of every keyword and stem (see [`Matcher`] for why that equals a
+//! per-keyword `re.search`).
 //!
 //! # Strict mode
 //! `*` and `~` are removed, the text is split on whitespace, non-alphanumeric characters are trimmed from both ends
@@ -20,10 +20,9 @@
 //! any run of characters), modified when a token starts with its stem, omitted otherwise. Possessives, plurals and
 //! hyphenated compounds are therefore modifications, not hits.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use schema::ifscale::{
     KeywordLabel, KeywordStatus, MatchMode, RejectReason, SampleScore, SampleStatus,
 };
@@ -33,8 +32,8 @@ use schema::ifscale::{
 pub enum Error {
     #[error("keyword {position} (1-based) is empty")]
     EmptyKeyword { position: usize },
-    #[error("cannot build the keyword automaton: {0}")]
-    Automaton(String),
+    #[error("too many keywords to compile into one matcher (the keyword trie is limited to 16 million entries)")]
+    TooManyKeywords,
     /// The coherence judge's answer has no usable `score`.
     #[error("coherence verdict: {0}")]
     Verdict(String),
@@ -57,6 +56,9 @@ fn is_word(c: Option<char>) -> bool {
 
 /// The stem used for the "modified" check: the first `max(3, floor(0.8 · len))` characters (all of a shorter word).
 pub fn stem(keyword: &str) -> &str {
+    if keyword.is_ascii() {
+        return &keyword[..((keyword.len() as f64 * 0.8) as usize).max(3).min(keyword.len())];
+    }
     let len = keyword.chars().count();
     let keep = ((len as f64 * 0.8) as usize).max(3);
     match keyword.char_indices().nth(keep) {
@@ -128,23 +130,292 @@ fn overlapping_indices<'a>(hay: &'a str, needle: &'a str) -> impl Iterator<Item 
     })
 }
 
-#[derive(Debug, Clone, Copy)]
-enum Use {
-    Exact(u32),
-    Stem(u32),
+/// Byte trie over the compiled keywords and their stems. Node 0 is the root; 0 as a child means "none".
+#[derive(Debug, Default)]
+struct Trie {
+    /// Children for `a`..=`z`, the bytes almost every keyword is made of.
+    lower: Vec<[u32; 26]>,
+    /// Children for any other byte (digits, `_`, UTF-8 of accented letters), sorted by byte.
+    other: Vec<Vec<(u8, u32)>>,
+    /// [`EXACT`]: a keyword ends here; [`STEM`]: a stem ends here.
+    ends: Vec<u8>,
+}
+
+const EXACT: u8 = 1;
+const STEM: u8 = 2;
+
+impl Trie {
+    fn new() -> Trie {
+        let mut t = Trie::default();
+        t.push_node();
+        t
+    }
+
+    fn push_node(&mut self) -> u32 {
+        self.lower.push([0; 26]);
+        self.other.push(Vec::new());
+        self.ends.push(0);
+        (self.lower.len() - 1) as u32
+    }
+
+    #[inline]
+    fn child(&self, node: u32, b: u8) -> u32 {
+        if b.is_ascii_lowercase() {
+            self.lower[node as usize][usize::from(b - b'a')]
+        } else {
+            let other = &self.other[node as usize];
+            other
+                .binary_search_by_key(&b, |&(k, _)| k)
+                .map_or(0, |i| other[i].1)
+        }
+    }
+
+    fn insert(&mut self, word: &[u8], flag: u8) {
+        let mut node = 0;
+        for &b in word {
+            let mut next = self.child(node, b);
+            if next == 0 {
+                next = self.push_node();
+                if b.is_ascii_lowercase() {
+                    self.lower[node as usize][usize::from(b - b'a')] = next;
+                } else {
+                    let other = &mut self.other[node as usize];
+                    let at = other.partition_point(|&(k, _)| k < b);
+                    other.insert(at, (b, next));
+                }
+            }
+            node = next;
+        }
+        self.ends[node as usize] |= flag;
+    }
+
+    /// The nodes of a lowercased `keyword` and of its stem (`stem_len` bytes), when both were compiled.
+    fn find(&self, keyword: &str, stem_len: usize) -> Option<(u32, u32)> {
+        let mut node = 0;
+        let mut stem_node = 0;
+        for (i, &b) in keyword.as_bytes().iter().enumerate() {
+            node = self.child(node, b);
+            if node == 0 {
+                return None;
+            }
+            if i + 1 == stem_len {
+                stem_node = node;
+            }
+        }
+        (self.ends[node as usize] & EXACT != 0 && self.ends[stem_node as usize] & STEM != 0)
+            .then_some((node, stem_node))
+    }
+}
+
+/// The [`Trie`] laid out for reading: nodes in breadth-first order in one `u32` array, so the walk touches a few
+/// cache lines. A node at offset `o` is a header `ends | child_count << 8` followed by its children, each
+/// `offset << 8 | byte`, sorted by byte. The root is at offset 0 (so 0 as a child offset means "none").
+/// `jump` goes straight to the node of a token's first `jump_depth` lowercase ASCII letters (three, or two when
+/// some keyword or stem is shorter, 0 for none), where almost every token's walk starts and most end.
+#[derive(Debug)]
+struct Compact {
+    nodes: Vec<u32>,
+    jump: Vec<u32>,
+    jump_depth: usize,
+    /// A bit per `jump` entry, set when it is not 0: the same answer from 2 KiB instead of 70 KiB, for the
+    /// first test of every token.
+    gate: Vec<u64>,
+}
+
+impl Compact {
+    fn new(trie: &Trie, shortest: usize) -> Result<Compact, Error> {
+        let children = |n: u32| -> Vec<(u8, u32)> {
+            let mut c: Vec<(u8, u32)> = (b'a'..=b'z')
+                .filter_map(|b| {
+                    let next = trie.lower[n as usize][usize::from(b - b'a')];
+                    (next != 0).then_some((b, next))
+                })
+                .collect();
+            c.extend(trie.other[n as usize].iter().copied());
+            c.sort_unstable();
+            c
+        };
+        // Breadth-first order, each node's children and offset.
+        let mut order = vec![0u32];
+        let mut kids = Vec::with_capacity(trie.ends.len());
+        let mut offset = vec![0u32; trie.ends.len()];
+        let mut next_offset = 0usize;
+        let mut k = 0;
+        while k < order.len() {
+            let n = order[k];
+            offset[n as usize] = u32::try_from(next_offset)
+                .ok()
+                .filter(|&o| o < 1 << 24)
+                .ok_or(Error::TooManyKeywords)?;
+            let c = children(n);
+            next_offset += 1 + c.len();
+            order.extend(c.iter().map(|&(_, child)| child));
+            kids.push(c);
+            k += 1;
+        }
+        let mut nodes = Vec::with_capacity(next_offset);
+        for (&n, c) in order.iter().zip(&kids) {
+            nodes.push(u32::from(trie.ends[n as usize]) | (c.len() as u32) << 8);
+            nodes.extend(
+                c.iter()
+                    .map(|&(b, child)| offset[child as usize] << 8 | u32::from(b)),
+            );
+        }
+        let jump_depth = match shortest {
+            0 | 1 => 0,
+            2 => 2,
+            _ => 3,
+        };
+        let mut compact = Compact {
+            nodes,
+            jump: vec![0; 26usize.pow(jump_depth as u32)],
+            jump_depth,
+            gate: Vec::new(),
+        };
+        if jump_depth > 0 {
+            // Every path of `jump_depth` lowercase letters from the root (the rest of the table stays 0).
+            let mut paths = vec![(0u32, 0usize)];
+            for _ in 0..jump_depth {
+                paths = paths
+                    .iter()
+                    .flat_map(|&(node, i)| {
+                        let compact = &compact;
+                        (b'a'..=b'z').filter_map(move |b| {
+                            let next = compact.child(node, b);
+                            (next != 0).then_some((next, i * 26 + usize::from(b - b'a')))
+                        })
+                    })
+                    .collect();
+            }
+            compact.gate = vec![0; compact.jump.len().div_ceil(64)];
+            for (node, i) in paths {
+                compact.jump[i] = node;
+                compact.gate[i / 64] |= 1 << (i % 64);
+            }
+        }
+        Ok(compact)
+    }
+
+    /// False when a token (of ASCII word characters) certainly matches nothing: its first three letters begin
+    /// no keyword or stem.
+    #[inline]
+    fn may_match(&self, token: &[u8]) -> bool {
+        if self.jump_depth != 3 {
+            return true;
+        }
+        let [a, b, c, ..] = *token else {
+            return true;
+        };
+        let (a, b, c) = (a | 0x20, b | 0x20, c | 0x20);
+        if !(a.is_ascii_lowercase() && b.is_ascii_lowercase() && c.is_ascii_lowercase()) {
+            return true;
+        }
+        let i = (usize::from(a - b'a') * 26 + usize::from(b - b'a')) * 26 + usize::from(c - b'a');
+        self.gate[i / 64] & (1 << (i % 64)) != 0
+    }
+
+    /// The [`Compact::jump`] entry of a token that starts with `jump_depth` lowercase ASCII letters.
+    #[inline]
+    fn jump(&self, token: &[u8]) -> Option<u32> {
+        let head = token.get(..self.jump_depth)?;
+        let mut i = 0;
+        for &b in head {
+            let b = b.to_ascii_lowercase();
+            if !b.is_ascii_lowercase() {
+                return None;
+            }
+            i = i * 26 + usize::from(b - b'a');
+        }
+        Some(self.jump[i])
+    }
+
+    #[inline]
+    fn ends(&self, node: u32) -> u8 {
+        self.nodes[node as usize] as u8
+    }
+
+    #[inline]
+    fn child(&self, node: u32, b: u8) -> u32 {
+        let header = self.nodes[node as usize];
+        let from = node as usize + 1;
+        let list = &self.nodes[from..from + (header >> 8) as usize];
+        for &e in list {
+            if e as u8 == b {
+                return e >> 8;
+            }
+        }
+        0
+    }
+
+    /// The nodes of a lowercased `keyword` and of its stem (`stem_len` bytes), when both were compiled.
+    fn find(&self, keyword: &str, stem_len: usize) -> Option<(u32, u32)> {
+        let mut node = 0;
+        let mut stem_node = 0;
+        for (i, &b) in keyword.as_bytes().iter().enumerate() {
+            node = self.child(node, b);
+            if node == 0 {
+                return None;
+            }
+            if i + 1 == stem_len {
+                stem_node = node;
+            }
+        }
+        (self.ends(node) & EXACT != 0 && self.ends(stem_node) & STEM != 0).then_some((node, stem_node))
+    }
+}
+
+/// FNV-1a: a fast hash for the short keys of [`Matcher::new`]'s set (no untrusted-key flooding concern there:
+/// the keys are the caller's own keywords).
+#[derive(Default, Clone, Copy)]
+struct BuildFnv;
+
+struct Fnv(u64);
+
+impl std::hash::BuildHasher for BuildFnv {
+    type Hasher = Fnv;
+    fn build_hasher(&self) -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Lowercases a keyword, borrowing it when it already is.
+fn lower_keyword(kw: &str) -> std::borrow::Cow<'_, str> {
+    if kw.bytes().any(|b| b.is_ascii_uppercase() || !b.is_ascii()) {
+        kw.to_lowercase().into()
+    } else {
+        kw.into()
+    }
 }
 
 /// Labels keywords in texts, compiled once for a set of keywords (e.g. a whole vocabulary).
 ///
 /// Keywords outside that set are still labelled correctly, by a slower direct search.
+///
+/// How the one pass works: for a keyword made only of word characters, `\b<kw>\b` matches exactly when some
+/// maximal run of word characters in the text (a *token*) equals it, and `\b<stem>[a-z]*\b` exactly when some
+/// token starts with the stem and continues with ASCII lowercase letters only (the greedy `[a-z]*` cannot stop
+/// between two letters, since both are word characters). So the text is cut into tokens once (lowercasing as it
+/// goes); a token whose first three bytes begin some keyword or stem walks a byte trie of all of them, and the
+/// nodes it reaches are marked. Keywords with other characters (a hyphen, an apostrophe) take the direct search.
 #[derive(Debug)]
 pub struct Matcher {
     mode: MatchMode,
-    /// Lowercased keywords of the compiled set.
-    keywords: Vec<String>,
-    index: HashMap<String, u32>,
-    /// Paper mode: the automaton and, per pattern, which keywords use it and how.
-    automaton: Option<(AhoCorasick, Vec<Vec<Use>>)>,
+    /// Paper mode: the compiled keywords and stems.
+    trie: Compact,
+    /// Each compiled keyword's packed bytes (see [`Memo::key`]) with its node and its stem's node: a keyword is
+    /// found with one probe instead of a walk.
+    index: Vec<(u128, u32, u32)>,
 }
 
 impl Matcher {
@@ -153,56 +424,46 @@ impl Matcher {
         mode: MatchMode,
         keywords: impl IntoIterator<Item = &'a str>,
     ) -> Result<Matcher, Error> {
-        let mut list = Vec::new();
-        let mut index = HashMap::new();
-        for (i, kw) in keywords.into_iter().enumerate() {
+        // The work is in a non-generic function, so it is compiled (and optimised) with this crate.
+        Matcher::compile(mode, &keywords.into_iter().collect::<Vec<_>>())
+    }
+
+    fn compile(mode: MatchMode, keywords: &[&str]) -> Result<Matcher, Error> {
+        let mut trie = Trie::new();
+        // The shortest pattern's length in bytes (a stem is never longer than its keyword).
+        let mut shortest = usize::MAX;
+        // Keyword lists repeat the same words many times; each distinct spelling is compiled once.
+        let mut seen: HashSet<&str, BuildFnv> = HashSet::default();
+        for (i, &kw) in keywords.iter().enumerate() {
             if kw.is_empty() {
                 return Err(Error::EmptyKeyword { position: i + 1 });
             }
-            let lower = kw.to_lowercase();
-            if !index.contains_key(&lower) {
-                index.insert(lower.clone(), list.len() as u32);
-                list.push(lower);
+            if mode != MatchMode::Paper || !seen.insert(kw) {
+                continue;
+            }
+            let lower = lower_keyword(kw);
+            let stem = stem(&lower);
+            if trie.find(&lower, stem.len()).is_none() && lower.chars().all(is_word_char) {
+                trie.insert(lower.as_bytes(), EXACT);
+                trie.insert(stem.as_bytes(), STEM);
+                shortest = shortest.min(stem.len());
             }
         }
-        let automaton = match mode {
-            MatchMode::Strict => None,
-            MatchMode::Paper => {
-                let mut patterns: Vec<&str> = Vec::new();
-                let mut uses: Vec<Vec<Use>> = Vec::new();
-                let mut pattern_id: HashMap<&str, usize> = HashMap::new();
-                for (k, kw) in list.iter().enumerate() {
-                    for (pat, u) in [
-                        (kw.as_str(), Use::Exact(k as u32)),
-                        (stem(kw), Use::Stem(k as u32)),
-                    ] {
-                        let id = *pattern_id.entry(pat).or_insert_with(|| {
-                            patterns.push(pat);
-                            uses.push(Vec::new());
-                            patterns.len() - 1
-                        });
-                        uses[id].push(u);
-                    }
+        let trie = Compact::new(&trie, shortest)?;
+        let mut index = vec![(0, 0, 0); (2 * seen.len()).next_power_of_two().max(16)];
+        for kw in seen {
+            let kw = lower_keyword(kw);
+            if let (Some(key), Some((exact, stem))) =
+                (index_key(kw.as_bytes()), trie.find(&kw, stem(&kw).len()))
+            {
+                let mut i = index_slot(key, index.len());
+                while index[i].0 != 0 && index[i].0 != key {
+                    i = (i + 1) % index.len();
                 }
-                let ac = AhoCorasick::builder()
-                    .match_kind(MatchKind::Standard)
-                    .kind(Some(AhoCorasickKind::DFA))
-                    .build(&patterns)
-                    .or_else(|_| {
-                        AhoCorasick::builder()
-                            .match_kind(MatchKind::Standard)
-                            .build(&patterns)
-                    })
-                    .map_err(|e| Error::Automaton(e.to_string()))?;
-                Some((ac, uses))
+                index[i] = (key, exact, stem);
             }
-        };
-        Ok(Matcher {
-            mode,
-            keywords: list,
-            index,
-            automaton,
-        })
+        }
+        Ok(Matcher { mode, trie, index })
     }
 
     pub fn mode(&self) -> MatchMode {
@@ -211,54 +472,342 @@ impl Matcher {
 
     /// The status of each of `keywords` (in their order) in `text`: one pass over the text.
     pub fn label(&self, text: &str, keywords: &[&str]) -> Vec<KeywordStatus> {
-        let lower = text.to_lowercase();
-        match &self.automaton {
-            Some((ac, uses)) => self.label_paper(&lower, ac, uses, keywords),
-            None => label_strict(&lower, keywords),
+        match self.mode {
+            MatchMode::Paper => self.label_paper(text, keywords),
+            MatchMode::Strict => label_strict(&lowercase(text), keywords),
         }
     }
 
-    fn label_paper(
-        &self,
-        lower: &str,
-        ac: &AhoCorasick,
-        uses: &[Vec<Use>],
-        keywords: &[&str],
-    ) -> Vec<KeywordStatus> {
-        let n = self.keywords.len();
-        let mut exact = vec![false; n];
-        let mut stemmed = vec![false; n];
-        for m in ac.find_overlapping_iter(lower) {
-            for u in &uses[m.pattern().as_usize()] {
-                match *u {
-                    Use::Exact(k) => {
-                        let k = k as usize;
-                        if !exact[k] && exact_at(lower, m.start(), &self.keywords[k]) {
-                            exact[k] = true;
-                        }
-                    }
-                    Use::Stem(k) => {
-                        let k = k as usize;
-                        if !stemmed[k] && stem_at(lower, m.start(), stem(&self.keywords[k])) {
-                            stemmed[k] = true;
-                        }
-                    }
-                }
+    fn label_paper(&self, text: &str, keywords: &[&str]) -> Vec<KeywordStatus> {
+        let mut lower = None;
+        let hits = match self.mark(text) {
+            Some(hits) => hits,
+            // `Σ` lowercases by context: such a text is lowercased as a whole first (then it has no `Σ`).
+            None => {
+                let l = lower.insert(lowercase(text));
+                self.mark(l).unwrap_or_default()
             }
-        }
+        };
         keywords
             .iter()
             .map(|kw| {
-                let kw_lower = kw.to_lowercase();
-                match self.index.get(&kw_lower) {
-                    Some(&k) if exact[k as usize] => KeywordStatus::Exact,
-                    Some(&k) if stemmed[k as usize] => KeywordStatus::Modified,
+                let kw = lower_keyword(kw);
+                match self.lookup(&kw) {
+                    Some((exact, _)) if hits[exact as usize] & EXACT != 0 => KeywordStatus::Exact,
+                    Some((_, stem)) if hits[stem as usize] & STEM != 0 => KeywordStatus::Modified,
                     Some(_) => KeywordStatus::Omitted,
-                    None => paper_status_naive(lower, &kw_lower),
+                    None => paper_status_naive(lower.get_or_insert_with(|| lowercase(text)), &kw),
                 }
             })
             .collect()
     }
+
+    /// The nodes of a lowercased keyword and its stem, when it was compiled.
+    fn lookup(&self, kw: &str) -> Option<(u32, u32)> {
+        let Some(key) = index_key(kw.as_bytes()) else {
+            return self.trie.find(kw, stem(kw).len());
+        };
+        let mut i = index_slot(key, self.index.len());
+        loop {
+            match self.index[i] {
+                (0, _, _) => return None,
+                (k, exact, stem) if k == key => return Some((exact, stem)),
+                _ => i = (i + 1) % self.index.len(),
+            }
+        }
+    }
+
+    /// Per trie node, which of [`EXACT`] and [`STEM`] some token of `text` (lowercased on the fly, as
+    /// [`lowercase`] would) satisfied there; `None` when the text has a `Σ`, whose lowercase depends on its
+    /// neighbours.
+    ///
+    /// Tokens are found without a branch per byte: a bit mask per 64 bytes marks the bytes that can be inside a
+    /// token (ASCII word characters and every non-ASCII byte), and each run of set bits is one stretch. An ASCII
+    /// stretch is a token; one with other characters is lowercased and cut by character.
+    fn mark(&self, text: &str) -> Option<Vec<u8>> {
+        let mut hits = vec![0u8; self.trie.nodes.len()];
+        let bytes = text.as_bytes();
+        let mut mask: Vec<u64> = Vec::with_capacity(bytes.len() / 64 + 2);
+        // Words of `mask` holding a non-ASCII byte.
+        let mut non_ascii: Vec<bool> = Vec::with_capacity(bytes.len() / 64 + 2);
+        let mut chunks = bytes.chunks_exact(64);
+        for chunk in &mut chunks {
+            let (mut m, mut high) = (0u64, 0u64);
+            for (j, eight) in chunk.chunks_exact(8).enumerate() {
+                let x = u64::from_le_bytes(eight.try_into().unwrap_or_default());
+                m |= stretch_bits(x) << (8 * j);
+                high |= x & 0x8080_8080_8080_8080;
+            }
+            mask.push(m);
+            non_ascii.push(high != 0);
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            mask.push(rest.iter().enumerate().fold(0u64, |m, (j, &b)| {
+                m | u64::from(IN_STRETCH[usize::from(b)]) << j
+            }));
+            non_ascii.push(!rest.is_ascii());
+        }
+        // A zero word ends the last stretch.
+        mask.push(0);
+        let mut scratch = String::new();
+        let mut memo = Memo::new();
+        let mut carry = 0u64;
+        for w in 0..mask.len() - 1 {
+            let m = mask[w];
+            let mut starts = m & !(m << 1 | carry);
+            carry = m >> 63;
+            while starts != 0 {
+                let s = starts.trailing_zeros() as usize;
+                starts &= starts - 1;
+                let start = w * 64 + s;
+                // The stretch ends at the first clear bit from `start` on, maybe in a later word.
+                let mut end_word = w;
+                let mut run = (!(m >> s)).trailing_zeros() as usize;
+                let mut end = start + run;
+                while s + run == 64 || (end_word > w && run == 64) {
+                    end_word += 1;
+                    run = (!mask[end_word]).trailing_zeros() as usize;
+                    end = end_word * 64 + run;
+                    if run < 64 {
+                        break;
+                    }
+                }
+                let stretch = &bytes[start..end];
+                if (end_word == w && !non_ascii[w]) || stretch.is_ascii() {
+                    if self.trie.may_match(stretch) && memo.first_time(bytes, start, end - start) {
+                        self.token(stretch, &mut hits);
+                    }
+                } else {
+                    let stretch = &text[start..end];
+                    if stretch.contains('Σ') {
+                        return None;
+                    }
+                    self.stretch(stretch, &mut scratch, &mut hits);
+                }
+            }
+        }
+        Some(hits)
+    }
+
+    /// A stretch with non-ASCII characters: lowercased, then cut into tokens by character.
+    fn stretch(&self, stretch: &str, scratch: &mut String, hits: &mut [u8]) {
+        scratch.clear();
+        for c in stretch.chars() {
+            scratch.extend(c.to_lowercase());
+        }
+        let mut from = None;
+        for (at, c) in scratch.char_indices() {
+            match (is_word_char(c), from) {
+                (true, None) => from = Some(at),
+                (false, Some(f)) => {
+                    self.token(&scratch.as_bytes()[f..at], hits);
+                    from = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some(f) = from {
+            self.token(&scratch.as_bytes()[f..], hits);
+        }
+    }
+
+    /// Marks what one token (a maximal run of word characters; ASCII letters may still be uppercase) matches:
+    /// the whole token a keyword, and each stem it starts with that only `[a-z]` follows.
+    #[inline(always)]
+    fn token(&self, token: &[u8], hits: &mut [u8]) {
+        let low = |b: u8| b.to_ascii_lowercase();
+        let (mut node, skip) = match self.trie.jump(token) {
+            Some(0) => return,
+            Some(node) => (node, self.trie.jump_depth),
+            None => (0, 0),
+        };
+        // Where the final run of `[a-z]` starts (a stem ending before it is followed by something else);
+        // found when the first stem is reached.
+        let mut tail = None;
+        let mut at = skip;
+        loop {
+            if at > 0 && self.trie.ends(node) & STEM != 0 {
+                let tail = *tail.get_or_insert_with(|| {
+                    token
+                        .iter()
+                        .rposition(|&b| !low(b).is_ascii_lowercase())
+                        .map_or(0, |p| p + 1)
+                });
+                if at >= tail {
+                    hits[node as usize] |= STEM;
+                }
+            }
+            let Some(&b) = token.get(at) else {
+                break;
+            };
+            node = self.trie.child(node, low(b));
+            if node == 0 {
+                return;
+            }
+            at += 1;
+        }
+        if self.trie.ends(node) & EXACT != 0 {
+            hits[node as usize] |= EXACT;
+        }
+    }
+}
+
+/// The ASCII tokens of one text seen so far, so that a repeated word (most of a text's words) is walked once:
+/// what a token marks depends only on its lowercased bytes. Tokens of up to 15 bytes are remembered, in a table
+/// of fixed size that simply stops taking new ones when half full.
+struct Memo {
+    slots: Vec<u128>,
+    used: usize,
+}
+
+impl Memo {
+    const SLOTS: usize = 4096;
+
+    fn new() -> Memo {
+        Memo {
+            slots: vec![0; Memo::SLOTS],
+            used: 0,
+        }
+    }
+
+    /// The token at `text[start..start + len]` packed into 16 bytes: its bytes with ASCII letters lowercased
+    /// (`| 0x20`, which keeps digits and maps `_` to DEL, never a token byte), padding that becomes 0x20, and
+    /// its length in the top byte. `None` for long tokens.
+    #[inline]
+    fn key(text: &[u8], start: usize, len: usize) -> Option<u128> {
+        if len > 15 {
+            return None;
+        }
+        let raw = match text.get(start..start + 16) {
+            Some(s) => u128::from_le_bytes(s.try_into().ok()?),
+            None => {
+                let mut buf = [0u8; 16];
+                buf[..len].copy_from_slice(&text[start..start + len]);
+                u128::from_le_bytes(buf)
+            }
+        };
+        let bytes = raw & ((1u128 << (8 * len)) - 1);
+        const LOWER: u128 = 0x0020_2020_2020_2020_2020_2020_2020_2020;
+        Some(bytes | LOWER | (len as u128) << 120)
+    }
+
+    /// True the first time the token `text[start..start + len]` is seen (and always for tokens it cannot hold).
+    #[inline]
+    fn first_time(&mut self, text: &[u8], start: usize, len: usize) -> bool {
+        let Some(key) = Memo::key(text, start, len) else {
+            return true;
+        };
+        let h = ((key as u64) ^ ((key >> 64) as u64).rotate_left(29))
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let mut i = (h >> 52) as usize;
+        loop {
+            let slot = self.slots[i];
+            if slot == key {
+                return false;
+            }
+            if slot == 0 {
+                if self.used * 2 < Memo::SLOTS {
+                    self.slots[i] = key;
+                    self.used += 1;
+                }
+                return true;
+            }
+            i = (i + 1) % Memo::SLOTS;
+        }
+    }
+}
+
+/// A keyword's [`Memo::key`], when it is made of ASCII word characters only (the packing is one-to-one there).
+fn index_key(kw: &[u8]) -> Option<u128> {
+    if kw.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_') {
+        Memo::key(kw, 0, kw.len())
+    } else {
+        None
+    }
+}
+
+fn index_slot(key: u128, slots: usize) -> usize {
+    let h = ((key as u64) ^ ((key >> 64) as u64).rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (h >> 32) as usize & (slots - 1)
+}
+
+/// [`IN_STRETCH`] for eight bytes at once (bit `j` for byte `j`), with word arithmetic instead of lookups.
+#[inline]
+fn stretch_bits(x: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let seven = x & !HIGH;
+    // For 7-bit bytes v, bit 7 of v + (0x80 - lo) is set exactly when v >= lo (no carry leaves the byte).
+    let at_least = |v: u64, lo: u8| (v + ONES * u64::from(0x80 - lo)) & HIGH;
+    let within = |v: u64, lo: u8, hi: u8| at_least(v, lo) & !at_least(v, hi + 1);
+    let word = within(seven | ONES * 0x20, b'a', b'z') | within(seven, b'0', b'9') | within(seven, b'_', b'_');
+    // Non-ASCII bytes (bit 7 set) are in every stretch; ASCII ones when they are word characters.
+    let flags = (x & HIGH) | (word & !(x & HIGH));
+    // Gather the eight flag bits into the low byte.
+    ((flags >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56
+}
+
+/// Bytes that can be part of a token: ASCII word characters, and every byte of a non-ASCII character (whether
+/// that character is a word character is decided later, by character).
+static IN_STRETCH: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = (!c.is_ascii() || c.is_ascii_alphanumeric() || c == b'_') as u8;
+        b += 1;
+    }
+    t
+};
+
+const NON_WORD: u8 = 0;
+/// `a`..=`z`.
+const LOWER: u8 = 1;
+/// Any other word character.
+const OTHER_WORD: u8 = 2;
+
+/// Python's `\w` for ASCII bytes, split into [`LOWER`] and [`OTHER_WORD`].
+static ASCII_CLASS: [u8; 128] = {
+    let mut t = [NON_WORD; 128];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        t[b] = if c.is_ascii_lowercase() {
+            LOWER
+        } else if c.is_ascii_alphanumeric() || c == b'_' {
+            OTHER_WORD
+        } else {
+            NON_WORD
+        };
+        b += 1;
+    }
+    t
+};
+
+
+/// `str::to_lowercase`, faster on mostly-ASCII text: the standard library converts everything after the first
+/// non-ASCII character one character at a time through its tables, while this goes back to bytes after each one.
+/// Only `Σ` depends on its neighbours; a text holding one takes the standard path.
+pub fn lowercase(text: &str) -> String {
+    if text.contains('Σ') {
+        return text.to_lowercase();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        let ascii = rest.bytes().position(|b| !b.is_ascii()).unwrap_or(rest.len());
+        let (run, tail) = rest.split_at(ascii);
+        out.push_str(run);
+        let from = out.len() - run.len();
+        out[from..].make_ascii_lowercase();
+        let mut chars = tail.chars();
+        if let Some(c) = chars.next() {
+            out.extend(c.to_lowercase());
+        }
+        rest = chars.as_str();
+    }
+    out
 }
 
 /// Strict-mode tokens of a lowercased text.
@@ -595,6 +1144,42 @@ mod tests {
         assert_eq!(stem("roi"), "roi");
         assert_eq!(stem("accountability"), "accountabil");
         assert_eq!(stem("ébène"), "ébèn");
+    }
+
+    #[test]
+    fn lowercase_equals_the_standard_library() {
+        for t in [
+            "",
+            "Revenue",
+            "ÉCOLE Straße",
+            "naïve CAFÉ’S Growth",
+            "İSTANBUL Ünited",
+            "ΟΔΟΣ ΣΑΣ Σ",
+            "\u{301}ABC\u{10400}XYZ",
+            "mixed ÀB cD ÉF",
+        ] {
+            assert_eq!(lowercase(t), t.to_lowercase(), "{t:?}");
+        }
+    }
+
+    #[test]
+    fn word_arithmetic_equals_the_table() {
+        let mut x: u64 = 0x0123_4567_89ab_cdef;
+        let mut bytes: Vec<u8> = (0..=255).collect();
+        for _ in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            bytes.extend(x.to_le_bytes());
+        }
+        for eight in bytes.chunks_exact(8) {
+            let want = eight
+                .iter()
+                .enumerate()
+                .fold(0u64, |m, (j, &b)| m | u64::from(IN_STRETCH[usize::from(b)]) << j);
+            let got = stretch_bits(u64::from_le_bytes(eight.try_into().unwrap()));
+            assert_eq!(got, want, "{eight:?}");
+        }
     }
 
     #[test]

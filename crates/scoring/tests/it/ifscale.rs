@@ -151,7 +151,7 @@ fn one_pass_labels_equal_per_keyword_regex_on_random_text() {
     ];
     let glue = [
         " ", " ", " ", ", ", ". ", "-", "_", "'", "’", "2", "é", "\u{301}", "*", "**", "\n", "(",
-        ")", "s", "es", "ing", "ed", "x",
+        ")", "s", "es", "ing", "ed", "x", "S", "İ", "Σ", "ß", "\u{a0}", "1",
     ];
     let mut rng = Rand(7);
     let matcher = Matcher::new(MatchMode::Paper, keywords).unwrap();
@@ -160,7 +160,7 @@ fn one_pass_labels_equal_per_keyword_regex_on_random_text() {
         .iter()
         .map(|k| NaiveRegex::new(&k.to_lowercase()))
         .collect();
-    for _ in 0..400 {
+    for _ in 0..2000 {
         let mut text = String::new();
         for _ in 0..(rng.next() % 40) {
             let word = rng.pick(&keywords);
