@@ -32,7 +32,9 @@ use schema::ifscale::{
 pub enum Error {
     #[error("keyword {position} (1-based) is empty")]
     EmptyKeyword { position: usize },
-    #[error("too many keywords to compile into one matcher (the keyword trie is limited to 16 million entries)")]
+    #[error(
+        "too many keywords to compile into one matcher (the keyword trie is limited to 16 million entries)"
+    )]
     TooManyKeywords,
     /// The coherence judge's answer has no usable `score`.
     #[error("coherence verdict: {0}")]
@@ -57,7 +59,9 @@ fn is_word(c: Option<char>) -> bool {
 /// The stem used for the "modified" check: the first `max(3, floor(0.8 · len))` characters (all of a shorter word).
 pub fn stem(keyword: &str) -> &str {
     if keyword.is_ascii() {
-        return &keyword[..((keyword.len() as f64 * 0.8) as usize).max(3).min(keyword.len())];
+        return &keyword[..((keyword.len() as f64 * 0.8) as usize)
+            .max(3)
+            .min(keyword.len())];
     }
     let len = keyword.chars().count();
     let keep = ((len as f64 * 0.8) as usize).max(3);
@@ -360,7 +364,8 @@ impl Compact {
                 stem_node = node;
             }
         }
-        (self.ends(node) & EXACT != 0 && self.ends(stem_node) & STEM != 0).then_some((node, stem_node))
+        (self.ends(node) & EXACT != 0 && self.ends(stem_node) & STEM != 0)
+            .then_some((node, stem_node))
     }
 }
 
@@ -728,7 +733,8 @@ fn index_key(kw: &[u8]) -> Option<u128> {
 }
 
 fn index_slot(key: u128, slots: usize) -> usize {
-    let h = ((key as u64) ^ ((key >> 64) as u64).rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let h =
+        ((key as u64) ^ ((key >> 64) as u64).rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     (h >> 32) as usize & (slots - 1)
 }
 
@@ -741,7 +747,9 @@ fn stretch_bits(x: u64) -> u64 {
     // For 7-bit bytes v, bit 7 of v + (0x80 - lo) is set exactly when v >= lo (no carry leaves the byte).
     let at_least = |v: u64, lo: u8| (v + ONES * u64::from(0x80 - lo)) & HIGH;
     let within = |v: u64, lo: u8, hi: u8| at_least(v, lo) & !at_least(v, hi + 1);
-    let word = within(seven | ONES * 0x20, b'a', b'z') | within(seven, b'0', b'9') | within(seven, b'_', b'_');
+    let word = within(seven | (ONES * 0x20), b'a', b'z')
+        | within(seven, b'0', b'9')
+        | within(seven, b'_', b'_');
     // Non-ASCII bytes (bit 7 set) are in every stretch; ASCII ones when they are word characters.
     let flags = (x & HIGH) | (word & !(x & HIGH));
     // Gather the eight flag bits into the low byte.
@@ -761,31 +769,6 @@ static IN_STRETCH: [u8; 256] = {
     t
 };
 
-const NON_WORD: u8 = 0;
-/// `a`..=`z`.
-const LOWER: u8 = 1;
-/// Any other word character.
-const OTHER_WORD: u8 = 2;
-
-/// Python's `\w` for ASCII bytes, split into [`LOWER`] and [`OTHER_WORD`].
-static ASCII_CLASS: [u8; 128] = {
-    let mut t = [NON_WORD; 128];
-    let mut b = 0;
-    while b < 128 {
-        let c = b as u8;
-        t[b] = if c.is_ascii_lowercase() {
-            LOWER
-        } else if c.is_ascii_alphanumeric() || c == b'_' {
-            OTHER_WORD
-        } else {
-            NON_WORD
-        };
-        b += 1;
-    }
-    t
-};
-
-
 /// `str::to_lowercase`, faster on mostly-ASCII text: the standard library converts everything after the first
 /// non-ASCII character one character at a time through its tables, while this goes back to bytes after each one.
 /// Only `Σ` depends on its neighbours; a text holding one takes the standard path.
@@ -796,7 +779,10 @@ pub fn lowercase(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while !rest.is_empty() {
-        let ascii = rest.bytes().position(|b| !b.is_ascii()).unwrap_or(rest.len());
+        let ascii = rest
+            .bytes()
+            .position(|b| !b.is_ascii())
+            .unwrap_or(rest.len());
         let (run, tail) = rest.split_at(ascii);
         out.push_str(run);
         let from = out.len() - run.len();
@@ -1173,10 +1159,9 @@ mod tests {
             bytes.extend(x.to_le_bytes());
         }
         for eight in bytes.chunks_exact(8) {
-            let want = eight
-                .iter()
-                .enumerate()
-                .fold(0u64, |m, (j, &b)| m | u64::from(IN_STRETCH[usize::from(b)]) << j);
+            let want = eight.iter().enumerate().fold(0u64, |m, (j, &b)| {
+                m | u64::from(IN_STRETCH[usize::from(b)]) << j
+            });
             let got = stretch_bits(u64::from_le_bytes(eight.try_into().unwrap()));
             assert_eq!(got, want, "{eight:?}");
         }
