@@ -27,6 +27,11 @@ pub struct KeynessConfig {
     /// A word spelled in capitals in at least this share of its occurrences (and at most 6 letters long)
     /// is kept as an acronym in capitals (`GAAP`); every other word is lowercased.
     pub acronym_share: f64,
+    /// A word capitalized like a name (first letter only) in at least this share of its occurrences, and not a
+    /// common word (see [`crate::lemma::Lemmatizer::is_common_word`]), is a name and no candidate (`Mayer`,
+    /// `Virginia`); the paper's LLM extractor asks for business terms, which leaves names out. Above 1 turns the
+    /// filter off.
+    pub name_share: f64,
 }
 
 impl Default for KeynessConfig {
@@ -38,6 +43,7 @@ impl Default for KeynessConfig {
             min_len: 3,
             max_len: 20,
             acronym_share: 0.9,
+            name_share: 0.9,
         }
     }
 }
@@ -49,13 +55,17 @@ pub struct FilingCandidates {
     pub terms: Vec<String>,
 }
 
-/// Word counts of one text: lowercase word → (count, count spelled in capitals).
-pub fn count_words(
-    text: &str,
-    min_len: usize,
-    max_len: usize,
-) -> (HashMap<String, (u64, u64)>, u64) {
-    let mut counts: HashMap<String, (u64, u64)> = HashMap::new();
+/// How one word of a text is spelled: its occurrences, those in capitals, and those capitalized like a name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Spellings {
+    pub count: u64,
+    pub caps: u64,
+    pub title: u64,
+}
+
+/// Word counts of one text: lowercase word → its [`Spellings`]; and the number of words.
+pub fn count_words(text: &str, min_len: usize, max_len: usize) -> (HashMap<String, Spellings>, u64) {
+    let mut counts: HashMap<String, Spellings> = HashMap::new();
     let mut total = 0u64;
     for w in words(text) {
         total += 1;
@@ -64,11 +74,11 @@ pub fn count_words(
             continue;
         }
         let caps = w.bytes().all(|b| b.is_ascii_uppercase());
-        let e = counts.entry(w.to_ascii_lowercase()).or_insert((0, 0));
-        e.0 += 1;
-        if caps {
-            e.1 += 1;
-        }
+        let title = !caps && w.as_bytes()[0].is_ascii_uppercase();
+        let e = counts.entry(w.to_ascii_lowercase()).or_default();
+        e.count += 1;
+        e.caps += u64::from(caps);
+        e.title += u64::from(title);
     }
     (counts, total)
 }
@@ -79,15 +89,22 @@ pub fn count_words(
 /// `(fpm_filing + n) / (fpm_english + n)`, where fpm is the frequency per million words (the filing's own count
 /// over its word count, and wordfreq's frequency for English, 0 when wordfreq does not know the word) and `n` is
 /// `smoothing-per-million`. A small `n` favours rare words, a large one favours common words that are much more
-/// frequent in the filing. Ties break alphabetically, so the ranking is deterministic.
-pub fn keyness_candidates(doc: &Document, wf: &WordFreq, cfg: &KeynessConfig) -> FilingCandidates {
+/// frequent in the filing. Ties break alphabetically, so the ranking is deterministic. Names (see
+/// [`KeynessConfig::name_share`]; `is_common` tells common words) are left out.
+pub fn keyness_candidates(
+    doc: &Document,
+    wf: &WordFreq,
+    is_common: &dyn Fn(&str) -> bool,
+    cfg: &KeynessConfig,
+) -> FilingCandidates {
     let (counts, total) = count_words(&doc.text, cfg.min_len, cfg.max_len);
     let total = total.max(1) as f64;
     let n = cfg.smoothing_per_million;
     let mut scored: Vec<(f64, String)> = counts
         .into_iter()
-        .filter(|(_, (c, _))| *c >= cfg.min_count)
-        .map(|(w, (c, caps))| {
+        .filter(|(_, s)| s.count >= cfg.min_count)
+        .filter(|(w, s)| (s.title as f64) < cfg.name_share * s.count as f64 || is_common(w))
+        .map(|(w, Spellings { count: c, caps, .. })| {
             let fpm = c as f64 / total * 1e6;
             let ref_fpm = wf.frequency(&w) * 1e6;
             let score = (fpm + n) / (ref_fpm + n);
@@ -243,8 +260,27 @@ mod tests {
             top_k: 3,
             ..KeynessConfig::default()
         };
-        let c = keyness_candidates(&doc(text), &wf, &cfg);
+        let c = keyness_candidates(&doc(text), &wf, &|_| true, &cfg);
         assert_eq!(c.terms, ["GAAP", "amortization", "revenue"]);
+    }
+
+    #[test]
+    fn names_are_left_out_unless_common_words() {
+        let wf = WordFreq::from_buckets([("the".to_owned(), 127)]);
+        // "Mayer" is always capitalized and no common word: a name. "Agreement" is always capitalized (a defined
+        // term) but a common word. "lease" is mostly lowercase.
+        let text = "the Mayer and the Agreement. Mayer signed the Agreement and the lease. Lease and lease. Mayer";
+        let common = |w: &str| w != "mayer";
+        let c = keyness_candidates(&doc(text), &wf, &common, &KeynessConfig::default());
+        assert!(!c.terms.contains(&"mayer".to_owned()), "{:?}", c.terms);
+        assert!(c.terms.contains(&"agreement".to_owned()), "{:?}", c.terms);
+        assert!(c.terms.contains(&"lease".to_owned()), "{:?}", c.terms);
+        let off = KeynessConfig {
+            name_share: 1.1,
+            ..KeynessConfig::default()
+        };
+        let c = keyness_candidates(&doc(text), &wf, &common, &off);
+        assert!(c.terms.contains(&"mayer".to_owned()), "{:?}", c.terms);
     }
 
     #[test]

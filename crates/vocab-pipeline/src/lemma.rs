@@ -61,6 +61,9 @@ pub struct Lemma {
 pub struct Lemmatizer {
     stemmer: WordnetStemmer,
     words: [HashSet<String>; 4],
+    /// Single words some synset spells in lowercase: common words, as opposed to names WordNet only knows
+    /// capitalized (`Virginia`, `Acer`).
+    common: HashSet<String>,
     exceptions: [HashMap<String, Vec<String>>; 4],
 }
 
@@ -101,9 +104,30 @@ impl Lemmatizer {
                 }
             }
         }
+        let mut common = HashSet::new();
+        for data in ["data.noun", "data.verb", "data.adj", "data.adv"] {
+            let p = dir.join(data);
+            let text = std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))?;
+            for line in text.lines().filter(|l| !l.starts_with(' ')) {
+                // offset lex_filenum ss_type w_cnt (hex) then w_cnt pairs of word and lex_id.
+                let fields: Vec<&str> = line.splitn(5, ' ').collect();
+                let (Some(count), Some(rest)) = (fields.get(3), fields.get(4)) else {
+                    continue;
+                };
+                let count = usize::from_str_radix(count, 16).unwrap_or(0);
+                for word in rest.split(' ').step_by(2).take(count) {
+                    // Adjectives may carry a position marker: `galore(ip)`.
+                    let word = word.split('(').next().unwrap_or(word);
+                    if word.bytes().all(|b| b.is_ascii_lowercase()) {
+                        common.insert(word.to_owned());
+                    }
+                }
+            }
+        }
         Ok(Lemmatizer {
             stemmer,
             words,
+            common,
             exceptions,
         })
     }
@@ -111,6 +135,13 @@ impl Lemmatizer {
     /// True when `word` (lowercase) is a WordNet lemma of part of speech `pos` (`wordnet_stemmer::NOUN` etc.).
     pub fn is_word(&self, pos: usize, word: &str) -> bool {
         self.words[pos].contains(word)
+    }
+
+    /// True when `word` (any case), or its lemma, is a common word: spelled in lowercase by some WordNet synset.
+    /// False for names WordNet knows only capitalized and for words it does not know.
+    pub fn is_common_word(&self, word: &str) -> bool {
+        let w = word.to_lowercase();
+        self.common.contains(&w) || self.common.contains(&self.lemmatize(&w).lemma)
     }
 
     /// True when one rule application or one exception entry turns `surface` into `lemma` for `pos`.
@@ -215,6 +246,17 @@ mod tests {
         assert_eq!((a.pos, a.rejected.as_deref()), (Some("verb"), Some("ass")));
         assert_eq!(wn.lemmatize("GAAP").lemma, "GAAP");
         assert_eq!(wn.lemmatize("zzqx").pos, None);
+    }
+
+    #[test]
+    fn names_are_not_common_words() {
+        let wn = wordnet();
+        for w in ["agreement", "Trustee", "notes", "jewelry", "castle", "liabilities"] {
+            assert!(wn.is_common_word(w), "{w}");
+        }
+        for w in ["virginia", "Acer", "kurian", "lucasfilm", "mayer"] {
+            assert!(!wn.is_common_word(w), "{w}");
+        }
     }
 
     #[test]

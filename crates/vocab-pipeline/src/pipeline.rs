@@ -131,7 +131,14 @@ pub fn build(cfg: &VocabConfig, corpus_dir: &Path, res: Resources<'_>) -> Result
     let lists: Vec<FilingCandidates> = match cfg.extractor {
         Extractor::Keyness => docs
             .iter()
-            .map(|d| candidates::keyness_candidates(d, wordfreq, &cfg.keyness))
+            .map(|d| {
+                candidates::keyness_candidates(
+                    d,
+                    wordfreq,
+                    &|w| lemmatizer.is_common_word(w),
+                    &cfg.keyness,
+                )
+            })
             .collect(),
         Extractor::Llm => {
             let llm = cfg.llm.as_ref().ok_or_else(|| {
@@ -197,6 +204,7 @@ pub fn build(cfg: &VocabConfig, corpus_dir: &Path, res: Resources<'_>) -> Result
         Extractor::Keyness => json!({
             "extractor": "keyness",
             "formula": "(fpm_filing + n) / (fpm_wordfreq + n), fpm = occurrences per million words (Kilgarriff's simple maths)",
+            "names": "a word capitalized like a name in at least name-share of its occurrences is dropped unless some WordNet synset spells it (or its lemma) in lowercase",
             "config": cfg.keyness,
         }),
         Extractor::Llm => json!({ "extractor": "llm", "config": cfg.llm }),
