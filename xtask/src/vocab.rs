@@ -192,19 +192,10 @@ fn build(args: &BuildArgs) -> anyhow::Result<()> {
 
     let cache = schema::env::cache_dir();
     let wf_path = assets::ensure(&cache, &assets::WORDFREQ_LARGE_EN)?;
-    let weights = assets::ensure(&cache, &assets::MINILM_SAFETENSORS)?;
-    let tokenizer = assets::ensure(&cache, &assets::MINILM_TOKENIZER)?;
-    let config = assets::ensure(&cache, &assets::MINILM_CONFIG)?;
     let wordfreq = vocab_pipeline::wordfreq::WordFreq::load(&wf_path)?;
     let wordnet_dir = PathBuf::from(assets::WORDNET_DIR);
     let lemmatizer = vocab_pipeline::lemma::Lemmatizer::load(&wordnet_dir)?;
-    let mut embedder =
-        vocab_pipeline::embed::MiniLm::load(&weights, &tokenizer, &config, cfg.embed_batch_size)?;
-    let embedder_files = serde_json::json!([
-        asset_json(&weights, &assets::MINILM_SAFETENSORS),
-        asset_json(&tokenizer, &assets::MINILM_TOKENIZER),
-        asset_json(&config, &assets::MINILM_CONFIG),
-    ]);
+    let (mut embedder, embedder_files) = embedder(&cfg, args)?;
 
     let needs_model =
         cfg.difficulty.method == DifficultyMethod::Perplexity || cfg.extractor == Extractor::Llm;
@@ -218,7 +209,7 @@ fn build(args: &BuildArgs) -> anyhow::Result<()> {
         wordfreq_file: asset_json(&wf_path, &assets::WORDFREQ_LARGE_EN),
         lemmatizer: &lemmatizer,
         wordnet_dir,
-        embedder: &mut embedder,
+        embedder: embedder.as_mut(),
         embedder_files,
         runner: runner
             .as_mut()
@@ -243,6 +234,56 @@ fn build(args: &BuildArgs) -> anyhow::Result<()> {
 }
 
 /// The inference client behind the pipeline, with every model the config names resolved (embedded GGUF included).
+/// Stage 7's embedder and what the provenance says about it: an `/v1/embeddings` endpoint when the config names
+/// a model for it, else all-MiniLM-L6-v2 from the offline assets.
+fn embedder(
+    cfg: &VocabConfig,
+    args: &BuildArgs,
+) -> anyhow::Result<(Box<dyn vocab_pipeline::embed::Embedder>, serde_json::Value)> {
+    if let Some(name) = &cfg.embeddings_model {
+        let models = Models::load(&args.models)
+            .map_err(|e| UsageError(format!("{}: {e}", args.models.display())))?;
+        let m = models
+            .get(name)
+            .map_err(|e| UsageError(format!("{}: {e}", args.models.display())))?;
+        let base = m.base_urls.first().ok_or_else(|| {
+            UsageError(format!(
+                "{}: model `{name}` (embeddings-model) has no base-urls; an /v1/embeddings endpoint is needed",
+                args.models.display()
+            ))
+        })?;
+        let key = match &m.api_key_env {
+            Some(var) => Some(std::env::var(var).map_err(|_| {
+                UsageError(format!(
+                    "model `{name}` reads its API key from ${var}, which is not set"
+                ))
+            })?),
+            None => None,
+        };
+        let e = vocab_pipeline::embed::HttpEmbedder::new(
+            base,
+            &m.model_id,
+            key,
+            cfg.embed_batch_size,
+            Duration::from_secs_f64(m.timeout_s),
+        )?;
+        let files = serde_json::json!({ "endpoint": format!("{}/embeddings", base.trim_end_matches('/')), "model-id": m.model_id });
+        return Ok((Box::new(e), files));
+    }
+    let cache = schema::env::cache_dir();
+    let weights = assets::ensure(&cache, &assets::MINILM_SAFETENSORS)?;
+    let tokenizer = assets::ensure(&cache, &assets::MINILM_TOKENIZER)?;
+    let config = assets::ensure(&cache, &assets::MINILM_CONFIG)?;
+    let e =
+        vocab_pipeline::embed::MiniLm::load(&weights, &tokenizer, &config, cfg.embed_batch_size)?;
+    let files = serde_json::json!([
+        asset_json(&weights, &assets::MINILM_SAFETENSORS),
+        asset_json(&tokenizer, &assets::MINILM_TOKENIZER),
+        asset_json(&config, &assets::MINILM_CONFIG),
+    ]);
+    Ok((Box::new(e), files))
+}
+
 fn client_runner(cfg: &VocabConfig, args: &BuildArgs) -> anyhow::Result<ClientRunner> {
     let models = Models::load(&args.models)
         .map_err(|e| UsageError(format!("{}: {e}", args.models.display())))?;

@@ -64,7 +64,11 @@ pub struct Spellings {
 }
 
 /// Word counts of one text: lowercase word → its [`Spellings`]; and the number of words.
-pub fn count_words(text: &str, min_len: usize, max_len: usize) -> (HashMap<String, Spellings>, u64) {
+pub fn count_words(
+    text: &str,
+    min_len: usize,
+    max_len: usize,
+) -> (HashMap<String, Spellings>, u64) {
     let mut counts: HashMap<String, Spellings> = HashMap::new();
     let mut total = 0u64;
     for w in words(text) {

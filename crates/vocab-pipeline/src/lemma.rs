@@ -251,7 +251,14 @@ mod tests {
     #[test]
     fn names_are_not_common_words() {
         let wn = wordnet();
-        for w in ["agreement", "Trustee", "notes", "jewelry", "castle", "liabilities"] {
+        for w in [
+            "agreement",
+            "Trustee",
+            "notes",
+            "jewelry",
+            "castle",
+            "liabilities",
+        ] {
             assert!(wn.is_common_word(w), "{w}");
         }
         for w in ["virginia", "Acer", "kurian", "lucasfilm", "mayer"] {

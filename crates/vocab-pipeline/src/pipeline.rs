@@ -39,6 +39,9 @@ pub struct VocabConfig {
     pub min_zipf: f64,
     /// Terms per embedding batch.
     pub embed_batch_size: usize,
+    /// Stage 7 through an OpenAI-compatible `/v1/embeddings` endpoint: the name of a model in the models config
+    /// (its first base URL, `model-id` and `api-key-env` are used). Unset: all-MiniLM-L6-v2 offline.
+    pub embeddings_model: Option<String>,
     pub difficulty: DifficultyConfig,
 }
 
@@ -51,6 +54,7 @@ impl Default for VocabConfig {
             dedup: DedupConfig::default(),
             min_zipf: 1.0,
             embed_batch_size: 64,
+            embeddings_model: None,
             difficulty: DifficultyConfig::default(),
         }
     }
