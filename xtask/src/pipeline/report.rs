@@ -271,15 +271,76 @@ fn bench_section(cfg: &PipelineConfig, paths: &RunPaths, bench: &str) -> anyhow:
             section.tables.push(table);
         }
     }
-    for f in list_files(&paths.figures().join(bench), "png")? {
-        let caption = f
-            .file_stem()
-            .map(|s| s.to_string_lossy().replace('_', " "))
-            .unwrap_or_default();
-        section.figures.push(FigureRef { caption, path: f });
+    let mut figures: Vec<(usize, String, PathBuf)> =
+        list_files(&paths.figures().join(bench), "png")?
+            .into_iter()
+            .map(|f| {
+                let stem = f
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                match FIGURE_ORDER.iter().position(|(s, _)| *s == stem) {
+                    Some(i) => (i, FIGURE_ORDER[i].1.to_owned(), f),
+                    None => (FIGURE_ORDER.len(), stem.replace('_', " "), f),
+                }
+            })
+            .collect();
+    // The papers' reading order; figures this list does not know come last, by name.
+    figures.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.2.cmp(&b.2)));
+    for (_, caption, path) in figures {
+        section.figures.push(FigureRef { caption, path });
     }
     Ok(section)
 }
+
+/// Figures in the order a reader of the papers expects them, with their captions in the report.
+const FIGURE_ORDER: &[(&str, &str)] = &[
+    (
+        "ifscale_accuracy_vs_n",
+        "Mean accuracy as the number of instructions grows.",
+    ),
+    (
+        "ifscale_decay_archetypes",
+        "Decay patterns: each model's curve in the panel of the fit its BIC chose.",
+    ),
+    (
+        "ifscale_accuracy_by_model",
+        "Per model: mean accuracy with a band of ±1 standard deviation across seeds.",
+    ),
+    (
+        "ifscale_std_vs_n",
+        "Standard deviation of accuracy across seeds.",
+    ),
+    (
+        "ifscale_primacy_ratio_vs_n",
+        "Primacy: miss rate of the last third of the list over that of the first third.",
+    ),
+    (
+        "ifscale_failure_modes",
+        "Error types: omission and modification shares of the errors, and their ratio.",
+    ),
+    (
+        "ifscale_latency_vs_n",
+        "Latency of the accepted generation.",
+    ),
+    (
+        "ifscale_acc_per_latency_vs_n",
+        "Accuracy per second of latency.",
+    ),
+    ("ifscale_output_tokens_vs_n", "Output length in tokens."),
+    (
+        "rift_accuracy_vs_depth",
+        "Accuracy by position in the traversal, linear vs jumping.",
+    ),
+    (
+        "rift_wrong_question_share",
+        "Answers that belong to a different question.",
+    ),
+    (
+        "rift_accuracy_vs_tokens",
+        "Accuracy vs prompt length in tokens.",
+    ),
+];
 
 /// The first non-empty reply of a responses file, shown verbatim (escaped by the report).
 fn first_reply(path: &Path) -> anyhow::Result<Option<(String, String)>> {
