@@ -192,23 +192,6 @@ impl Trie {
         }
         self.ends[node as usize] |= flag;
     }
-
-    /// The nodes of a lowercased `keyword` and of its stem (`stem_len` bytes), when both were compiled.
-    fn find(&self, keyword: &str, stem_len: usize) -> Option<(u32, u32)> {
-        let mut node = 0;
-        let mut stem_node = 0;
-        for (i, &b) in keyword.as_bytes().iter().enumerate() {
-            node = self.child(node, b);
-            if node == 0 {
-                return None;
-            }
-            if i + 1 == stem_len {
-                stem_node = node;
-            }
-        }
-        (self.ends[node as usize] & EXACT != 0 && self.ends[stem_node as usize] & STEM != 0)
-            .then_some((node, stem_node))
-    }
 }
 
 /// The [`Trie`] laid out for reading: nodes in breadth-first order in one `u32` array, so the walk touches a few
@@ -448,7 +431,8 @@ impl Matcher {
             }
             let lower = lower_keyword(kw);
             let stem = stem(&lower);
-            if trie.find(&lower, stem.len()).is_none() && lower.chars().all(is_word_char) {
+            // Inserting a keyword again (a case variant) changes nothing.
+            if lower.chars().all(is_word_char) {
                 trie.insert(lower.as_bytes(), EXACT);
                 trie.insert(stem.as_bytes(), STEM);
                 shortest = shortest.min(stem.len());
