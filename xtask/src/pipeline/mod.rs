@@ -189,6 +189,12 @@ pub(crate) fn model_dir(bench_dir: &Path, model: &str) -> PathBuf {
     bench_dir.join("models").join(safe)
 }
 
+/// A model the config may name (a judge), resolved from the run's models file.
+fn optional_model(cfg: &PipelineConfig, name: Option<&str>) -> anyhow::Result<Option<ModelConfig>> {
+    name.map(|n| crate::models::load_model(&cfg.run.models_file, n))
+        .transpose()
+}
+
 fn ifscale_stages(
     ifs: &prompt_gen::ifscale::IfscaleConfig,
     cfg: &PipelineConfig,
@@ -214,10 +220,7 @@ fn ifscale_stages(
             Ok(())
         },
     )?;
-    let judge = match &ifs.judge_model {
-        Some(name) => Some(crate::models::load_model(&cfg.run.models_file, name)?),
-        None => None,
-    };
+    let judge = optional_model(cfg, ifs.judge_model.as_deref())?;
     let bench_dir = paths.root.join("ifscale");
     let (mut scores, mut labels, mut attempts) = (Vec::new(), Vec::new(), Vec::new());
     for model in models {
@@ -284,14 +287,12 @@ fn rift_stages(
         },
     )?;
     let bench_dir = paths.root.join("rift");
-    let judge = match cfg
-        .rift_prep
-        .as_ref()
-        .and_then(|p| p.judge_model.as_deref())
-    {
-        Some(name) => Some(crate::models::load_model(&cfg.run.models_file, name)?),
-        None => None,
-    };
+    let judge = optional_model(
+        cfg,
+        cfg.rift_prep
+            .as_ref()
+            .and_then(|p| p.judge_model.as_deref()),
+    )?;
     let judge_template = PathBuf::from("configs/prompts/rift-judge.txt");
     let mut answer_files = Vec::new();
     let mut prompt_files = Vec::new();
