@@ -165,8 +165,7 @@ pub(crate) fn run(cmd: &Rift) -> anyhow::Result<()> {
             if let Some(limit) = a.limit {
                 prompts = limit_per_structure(prompts, limit);
             }
-            let s = run_stage(&model, &prompts, &a.out, &a.client.options())?;
-            print_run_summary(&s);
+            run_stage(&model, &prompts, &a.out, &a.client.options())?;
             Ok(())
         }
         Rift::Judge(a) => {
@@ -295,8 +294,7 @@ pub(crate) fn prep_stage(
             let resp_path = out_dir.join("rephrase-responses.jsonl");
             schema::write_jsonl_atomic(&req_path, &requests)?;
             tracing::info!(requests = requests.len(), model = %model.name, "Rephrasing clues.");
-            let s = inference_client::run_prompts_blocking(model, &requests, &resp_path, opts)?;
-            print_run_summary(&s);
+            inference_client::run_prompts_blocking(model, &requests, &resp_path, opts)?;
             Some(jeopardy_prep::parse_rephrasings(&read_responses(
                 &resp_path,
             )?))
@@ -369,8 +367,7 @@ pub(crate) fn judge_stage(
     let verdict_path = out_dir.join("verdicts.jsonl");
     schema::write_jsonl_atomic(&req_path, &judge_prompts)?;
     tracing::info!(requests = judge_prompts.len(), judge = %judge.name, "Judging unsettled answers.");
-    let s = inference_client::run_prompts_blocking(judge, &judge_prompts, &resp_path, opts)?;
-    print_run_summary(&s);
+    inference_client::run_prompts_blocking(judge, &judge_prompts, &resp_path, opts)?;
     let verdicts = scoring::rift::parse_verdicts(&read_responses(&resp_path)?);
     schema::write_jsonl_atomic(&verdict_path, &verdicts)?;
     let usable = verdicts.iter().filter(|v| v.verdict.is_some()).count();
@@ -555,19 +552,4 @@ fn summary_markdown(s: &ScoreSummary) -> String {
         );
     }
     md
-}
-
-fn print_run_summary(s: &RunSummary) {
-    tracing::info!(
-        total = s.total,
-        sent = s.sent,
-        cached = s.cached,
-        resumed = s.resumed,
-        failed = s.failed,
-        truncated = s.truncated,
-        prompt_tokens = s.prompt_tokens,
-        completion_tokens = s.completion_tokens,
-        wall_s = s.wall_s,
-        "Inference run finished."
-    );
 }

@@ -333,6 +333,7 @@ pub async fn run_prompts(
     tracing::info!(
         model = %model.name, sent = summary.sent, cached = summary.cached, resumed = summary.resumed,
         failed = summary.failed, truncated = summary.truncated, requests = summary.requests,
+        prompt_tokens = summary.prompt_tokens, completion_tokens = summary.completion_tokens,
         spent_usd = summary.spent_usd, wall_s = summary.wall_s, "Inference run finished."
     );
     if let Some(err) = counters.abort.lock().ok().and_then(|mut a| a.take()) {

@@ -53,16 +53,9 @@ impl PromptRunner for ClientRunner {
             .ok_or_else(|| Error::Config(format!("model `{model}` is not in the models config")))?;
         let out = self.out_dir.join(format!("{stage}.{model}.jsonl"));
         tracing::info!(stage, model, prompts = prompts.len(), out = %out.display(), "Running prompts through the inference client.");
-        let summary = inference_client::run_prompts_blocking(cfg, prompts, &out, &self.opts)
+        // The client logs its own summary when the run ends.
+        inference_client::run_prompts_blocking(cfg, prompts, &out, &self.opts)
             .map_err(|e| Error::Model(format!("{stage} on {model}: {e}")))?;
-        tracing::info!(
-            sent = summary.sent,
-            cached = summary.cached,
-            resumed = summary.resumed,
-            failed = summary.failed,
-            wall_s = summary.wall_s,
-            "Prompts done."
-        );
         // The file may hold answers to earlier runs' prompts too: keep this run's, the last line per key winning.
         let wanted: HashSet<(&str, u32)> = prompts
             .iter()
