@@ -352,7 +352,7 @@ pub(crate) fn generate(g: &Generation<'_>) -> anyhow::Result<GenerationSummary> 
         .iter()
         .map(prompt_meta)
         .collect::<anyhow::Result<_>>()?;
-    let matcher = Matcher::new(
+    let mut matcher = Matcher::new(
         g.mode,
         metas
             .iter()
@@ -375,7 +375,7 @@ pub(crate) fn generate(g: &Generation<'_>) -> anyhow::Result<GenerationSummary> 
             coherence: last.and_then(|l| l.coherence).map(f64::from),
             attempts: s.logs.len() as u32,
         };
-        let (score, l) = score_sample(&matcher, &input);
+        let (score, l) = score_sample(&mut matcher, &input);
         scores.push(score);
         labels.extend(l);
     }
@@ -587,7 +587,7 @@ pub(crate) fn score_reports(args: &ScoreReportsArgs) -> anyhow::Result<()> {
         read_responses(&args.input, args.attempts.as_deref())?
     };
     let mode = args.mode.mode();
-    let matcher = Matcher::new(
+    let mut matcher = Matcher::new(
         mode,
         reports
             .iter()
@@ -608,7 +608,7 @@ pub(crate) fn score_reports(args: &ScoreReportsArgs) -> anyhow::Result<()> {
             coherence: r.coherence,
             attempts: r.attempts,
         };
-        let (s, l) = score_sample(&matcher, &input);
+        let (s, l) = score_sample(&mut matcher, &input);
         scores.push(s);
         labels.extend(l);
     }

@@ -199,7 +199,7 @@ impl Trie {
 /// `offset << 8 | byte`, sorted by byte. The root is at offset 0 (so 0 as a child offset means "none").
 /// `jump` goes straight to the node of a token's first `jump_depth` lowercase ASCII letters (three, or two when
 /// some keyword or stem is shorter, 0 for none), where almost every token's walk starts and most end.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Compact {
     nodes: Vec<u32>,
     jump: Vec<u32>,
@@ -283,15 +283,15 @@ impl Compact {
         Ok(compact)
     }
 
-    /// False when a token (of ASCII word characters) certainly matches nothing: its first three letters begin
-    /// no keyword or stem.
+    /// False when a token (of ASCII word characters) certainly matches nothing: it is shorter than every keyword
+    /// and stem, or its first three letters begin none of them.
     #[inline]
     fn may_match(&self, token: &[u8]) -> bool {
         if self.jump_depth != 3 {
-            return true;
+            return token.len() >= self.jump_depth;
         }
         let [a, b, c, ..] = *token else {
-            return true;
+            return false;
         };
         let (a, b, c) = (a | 0x20, b | 0x20, c | 0x20);
         if !(a.is_ascii_lowercase() && b.is_ascii_lowercase() && c.is_ascii_lowercase()) {
@@ -396,14 +396,28 @@ fn lower_keyword(kw: &str) -> std::borrow::Cow<'_, str> {
 /// between two letters, since both are word characters). So the text is cut into tokens once (lowercasing as it
 /// goes); a token whose first three bytes begin some keyword or stem walks a byte trie of all of them, and the
 /// nodes it reaches are marked. Keywords with other characters (a hyphen, an apostrophe) take the direct search.
-#[derive(Debug)]
+///
+/// What a token marks depends only on its lowercased bytes, so the matcher remembers it for short tokens (up to
+/// 15 bytes, nearly all of them): the same word in a later text, or later in the same text, costs one table probe.
+/// That is why labelling takes `&mut self`; clone the matcher to label on several threads.
+#[derive(Debug, Clone)]
 pub struct Matcher {
     mode: MatchMode,
     /// Paper mode: the compiled keywords and stems.
     trie: Compact,
-    /// Each compiled keyword's packed bytes (see [`Memo::key`]) with its node and its stem's node: a keyword is
-    /// found with one probe instead of a walk.
-    index: Vec<(u128, u32, u32)>,
+    /// Each compiled keyword's packed bytes (see [`pack`]) with its node and its stem's node: a keyword is found
+    /// with one probe instead of a walk.
+    index: Table<(u32, u32)>,
+    /// Short tokens seen so far and what they mark.
+    memo: Memo,
+    /// Per-text scratch, kept between texts: per trie node, which of [`EXACT`] and [`STEM`] the text satisfied.
+    hits: Vec<u8>,
+    /// Per-text scratch: a bit per byte of the text, set for bytes that can be inside a token.
+    mask: Vec<u64>,
+    /// Per-text scratch: which words of `mask` cover a non-ASCII byte.
+    non_ascii: Vec<bool>,
+    /// Per-token scratch: what the token being walked marks.
+    marks: Vec<u32>,
 }
 
 impl Matcher {
@@ -439,20 +453,27 @@ impl Matcher {
             }
         }
         let trie = Compact::new(&trie, shortest)?;
-        let mut index = vec![(0, 0, 0); (2 * seen.len()).next_power_of_two().max(16)];
+        let mut index = Table::new(2 * seen.len());
         for kw in seen {
             let kw = lower_keyword(kw);
-            if let (Some(key), Some((exact, stem))) =
+            if let (Some(key), Some(nodes)) =
                 (index_key(kw.as_bytes()), trie.find(&kw, stem(&kw).len()))
+                && let Err(slot) = index.find(key)
             {
-                let mut i = index_slot(key, index.len());
-                while index[i].0 != 0 && index[i].0 != key {
-                    i = (i + 1) % index.len();
-                }
-                index[i] = (key, exact, stem);
+                index.insert(slot, key, nodes);
             }
         }
-        Ok(Matcher { mode, trie, index })
+        let hits = vec![0; trie.nodes.len()];
+        Ok(Matcher {
+            mode,
+            trie,
+            index,
+            memo: Memo::new(),
+            hits,
+            mask: Vec::new(),
+            non_ascii: Vec::new(),
+            marks: Vec::new(),
+        })
     }
 
     pub fn mode(&self) -> MatchMode {
@@ -460,30 +481,31 @@ impl Matcher {
     }
 
     /// The status of each of `keywords` (in their order) in `text`: one pass over the text.
-    pub fn label(&self, text: &str, keywords: &[&str]) -> Vec<KeywordStatus> {
+    pub fn label(&mut self, text: &str, keywords: &[&str]) -> Vec<KeywordStatus> {
         match self.mode {
             MatchMode::Paper => self.label_paper(text, keywords),
             MatchMode::Strict => label_strict(&lowercase(text), keywords),
         }
     }
 
-    fn label_paper(&self, text: &str, keywords: &[&str]) -> Vec<KeywordStatus> {
+    fn label_paper(&mut self, text: &str, keywords: &[&str]) -> Vec<KeywordStatus> {
         let mut lower = None;
-        let hits = match self.mark(text) {
-            Some(hits) => hits,
+        if !self.mark(text) {
             // `Σ` lowercases by context: such a text is lowercased as a whole first (then it has no `Σ`).
-            None => {
-                let l = lower.insert(lowercase(text));
-                self.mark(l).unwrap_or_default()
-            }
-        };
+            let l = lower.insert(lowercase(text));
+            self.mark(l);
+        }
         keywords
             .iter()
             .map(|kw| {
                 let kw = lower_keyword(kw);
                 match self.lookup(&kw) {
-                    Some((exact, _)) if hits[exact as usize] & EXACT != 0 => KeywordStatus::Exact,
-                    Some((_, stem)) if hits[stem as usize] & STEM != 0 => KeywordStatus::Modified,
+                    Some((exact, _)) if self.hits[exact as usize] & EXACT != 0 => {
+                        KeywordStatus::Exact
+                    }
+                    Some((_, stem)) if self.hits[stem as usize] & STEM != 0 => {
+                        KeywordStatus::Modified
+                    }
                     Some(_) => KeywordStatus::Omitted,
                     None => paper_status_naive(lower.get_or_insert_with(|| lowercase(text)), &kw),
                 }
@@ -496,29 +518,22 @@ impl Matcher {
         let Some(key) = index_key(kw.as_bytes()) else {
             return self.trie.find(kw, stem(kw).len());
         };
-        let mut i = index_slot(key, self.index.len());
-        loop {
-            match self.index[i] {
-                (0, _, _) => return None,
-                (k, exact, stem) if k == key => return Some((exact, stem)),
-                _ => i = (i + 1) % self.index.len(),
-            }
-        }
+        self.index.get(key)
     }
 
-    /// Per trie node, which of [`EXACT`] and [`STEM`] some token of `text` (lowercased on the fly, as
-    /// [`lowercase`] would) satisfied there; `None` when the text has a `Σ`, whose lowercase depends on its
-    /// neighbours.
+    /// Sets [`Matcher::hits`]: per trie node, which of [`EXACT`] and [`STEM`] some token of `text` (lowercased on
+    /// the fly, as [`lowercase`] would) satisfied there. False (and `hits` unfinished) when the text has a `Σ`,
+    /// whose lowercase depends on its neighbours.
     ///
     /// Tokens are found without a branch per byte: a bit mask per 64 bytes marks the bytes that can be inside a
     /// token (ASCII word characters and every non-ASCII byte), and each run of set bits is one stretch. An ASCII
     /// stretch is a token; one with other characters is lowercased and cut by character.
-    fn mark(&self, text: &str) -> Option<Vec<u8>> {
-        let mut hits = vec![0u8; self.trie.nodes.len()];
+    fn mark(&mut self, text: &str) -> bool {
+        self.hits.fill(0);
         let bytes = text.as_bytes();
-        let mut mask: Vec<u64> = Vec::with_capacity(bytes.len() / 64 + 2);
-        // Words of `mask` holding a non-ASCII byte.
-        let mut non_ascii: Vec<bool> = Vec::with_capacity(bytes.len() / 64 + 2);
+        let (mask, non_ascii) = (&mut self.mask, &mut self.non_ascii);
+        mask.clear();
+        non_ascii.clear();
         let mut chunks = bytes.chunks_exact(64);
         for chunk in &mut chunks {
             let (mut m, mut high) = (0u64, 0u64);
@@ -540,10 +555,9 @@ impl Matcher {
         // A zero word ends the last stretch.
         mask.push(0);
         let mut scratch = String::new();
-        let mut memo = Memo::new();
         let mut carry = 0u64;
-        for w in 0..mask.len() - 1 {
-            let m = mask[w];
+        for w in 0..self.mask.len() - 1 {
+            let m = self.mask[w];
             let mut starts = m & !(m << 1 | carry);
             carry = m >> 63;
             while starts != 0 {
@@ -556,31 +570,55 @@ impl Matcher {
                 let mut end = start + run;
                 while s + run == 64 || (end_word > w && run == 64) {
                     end_word += 1;
-                    run = (!mask[end_word]).trailing_zeros() as usize;
+                    run = (!self.mask[end_word]).trailing_zeros() as usize;
                     end = end_word * 64 + run;
                     if run < 64 {
                         break;
                     }
                 }
                 let stretch = &bytes[start..end];
-                if (end_word == w && !non_ascii[w]) || stretch.is_ascii() {
-                    if self.trie.may_match(stretch) && memo.first_time(bytes, start, end - start) {
-                        self.token(stretch, &mut hits);
+                if (end_word == w && !self.non_ascii[w]) || stretch.is_ascii() {
+                    if end - start <= 15 || self.trie.may_match(stretch) {
+                        self.ascii_token(bytes, start, end);
                     }
                 } else {
                     let stretch = &text[start..end];
                     if stretch.contains('Σ') {
-                        return None;
+                        return false;
                     }
-                    self.stretch(stretch, &mut scratch, &mut hits);
+                    self.stretch(stretch, &mut scratch);
                 }
             }
         }
-        Some(hits)
+        true
+    }
+
+    /// An ASCII token, `text[start..end]`: what it marks comes from the memo, or from a walk that the memo then
+    /// keeps.
+    #[inline]
+    fn ascii_token(&mut self, text: &[u8], start: usize, end: usize) {
+        let Some(key) = pack(text, start, end - start) else {
+            self.walk(&text[start..end]);
+            return;
+        };
+        match self.memo.find(key) {
+            Ok(slot) => {
+                if self.memo.tokens.key(slot) & MARKS != 0 {
+                    let (from, len) = self.memo.marked.get(key).unwrap_or_default();
+                    for &m in &self.memo.marks[from as usize..(from + len) as usize] {
+                        self.hits[(m >> 2) as usize] |= m as u8 & 3;
+                    }
+                }
+            }
+            Err(slot) => {
+                self.walk(&text[start..end]);
+                self.memo.insert(slot, key, &self.marks);
+            }
+        }
     }
 
     /// A stretch with non-ASCII characters: lowercased, then cut into tokens by character.
-    fn stretch(&self, stretch: &str, scratch: &mut String, hits: &mut [u8]) {
+    fn stretch(&mut self, stretch: &str, scratch: &mut String) {
         scratch.clear();
         for c in stretch.chars() {
             scratch.extend(c.to_lowercase());
@@ -590,25 +628,38 @@ impl Matcher {
             match (is_word_char(c), from) {
                 (true, None) => from = Some(at),
                 (false, Some(f)) => {
-                    self.token(&scratch.as_bytes()[f..at], hits);
+                    self.walk(&scratch.as_bytes()[f..at]);
                     from = None;
                 }
                 _ => {}
             }
         }
         if let Some(f) = from {
-            self.token(&scratch.as_bytes()[f..], hits);
+            self.walk(&scratch.as_bytes()[f..]);
         }
     }
 
     /// Marks what one token (a maximal run of word characters; ASCII letters may still be uppercase) matches:
-    /// the whole token a keyword, and each stem it starts with that only `[a-z]` follows.
-    #[inline(always)]
-    fn token(&self, token: &[u8], hits: &mut [u8]) {
+    /// the whole token a keyword, and each stem it starts with that only `[a-z]` follows. The marks, `node << 2 |
+    /// flag`, are also left in [`Matcher::marks`].
+    #[inline]
+    fn walk(&mut self, token: &[u8]) {
+        self.marks.clear();
+        self.trie.walk(token, &mut self.marks);
+        for &m in &self.marks {
+            self.hits[(m >> 2) as usize] |= m as u8 & 3;
+        }
+    }
+}
+
+impl Compact {
+    /// Pushes to `marks` what `token` marks (see [`Matcher::walk`]).
+    #[inline]
+    fn walk(&self, token: &[u8], marks: &mut Vec<u32>) {
         let low = |b: u8| b.to_ascii_lowercase();
-        let (mut node, skip) = match self.trie.jump(token) {
+        let (mut node, skip) = match self.jump(token) {
             Some(0) => return,
-            Some(node) => (node, self.trie.jump_depth),
+            Some(node) => (node, self.jump_depth),
             None => (0, 0),
         };
         // Where the final run of `[a-z]` starts (a stem ending before it is followed by something else);
@@ -616,7 +667,7 @@ impl Matcher {
         let mut tail = None;
         let mut at = skip;
         loop {
-            if at > 0 && self.trie.ends(node) & STEM != 0 {
+            if at > 0 && self.ends(node) & STEM != 0 {
                 let tail = *tail.get_or_insert_with(|| {
                     token
                         .iter()
@@ -624,102 +675,171 @@ impl Matcher {
                         .map_or(0, |p| p + 1)
                 });
                 if at >= tail {
-                    hits[node as usize] |= STEM;
+                    marks.push(node << 2 | u32::from(STEM));
                 }
             }
             let Some(&b) = token.get(at) else {
                 break;
             };
-            node = self.trie.child(node, low(b));
+            node = self.child(node, low(b));
             if node == 0 {
                 return;
             }
             at += 1;
         }
-        if self.trie.ends(node) & EXACT != 0 {
-            hits[node as usize] |= EXACT;
+        if self.ends(node) & EXACT != 0 {
+            marks.push(node << 2 | u32::from(EXACT));
         }
     }
 }
 
-/// The ASCII tokens of one text seen so far, so that a repeated word (most of a text's words) is walked once:
-/// what a token marks depends only on its lowercased bytes. Tokens of up to 15 bytes are remembered, in a table
-/// of fixed size that simply stops taking new ones when half full.
-struct Memo {
-    slots: Vec<u128>,
+/// Bit 127 of a [`pack`]ed key, free since the length byte is at most 15: in [`Memo::tokens`], set when the
+/// token marks something.
+const MARKS: u128 = 1 << 127;
+
+/// The token at `text[start..start + len]` packed into 16 bytes: its bytes with ASCII letters lowercased (`| 0x20`,
+/// which keeps digits and maps `_` to DEL, never a token byte), padding that becomes 0x20, and its length in the
+/// top byte; never 0. `None` for tokens over 15 bytes. One-to-one for tokens of ASCII word characters.
+#[inline]
+fn pack(text: &[u8], start: usize, len: usize) -> Option<u128> {
+    if len > 15 {
+        return None;
+    }
+    let raw = match text.get(start..start + 16) {
+        Some(s) => u128::from_le_bytes(s.try_into().ok()?),
+        None => {
+            let mut buf = [0u8; 16];
+            buf[..len].copy_from_slice(&text[start..start + len]);
+            u128::from_le_bytes(buf)
+        }
+    };
+    let bytes = raw & ((1u128 << (8 * len)) - 1);
+    const LOWER: u128 = 0x0020_2020_2020_2020_2020_2020_2020_2020;
+    Some(bytes | LOWER | (len as u128) << 120)
+}
+
+/// An open-addressing hash table from [`pack`]ed keys (the [`MARKS`] bit aside) to `V`, with linear probing; it
+/// doubles when half full, up to [`Table::MAX_SLOTS`] (after that, inserts are dropped: every use here is a
+/// cache or an index that tolerates a miss).
+#[derive(Debug, Clone)]
+struct Table<V> {
+    /// Key 0 is an empty slot.
+    slots: Vec<(u128, V)>,
     used: usize,
 }
 
-impl Memo {
-    const SLOTS: usize = 4096;
+impl<V: Copy + Default> Table<V> {
+    const MAX_SLOTS: usize = 1 << 22;
 
-    fn new() -> Memo {
-        Memo {
-            slots: vec![0; Memo::SLOTS],
+    /// A table for about `n` keys before it first grows.
+    fn new(n: usize) -> Table<V> {
+        Table {
+            slots: vec![(0, V::default()); (2 * n).next_power_of_two().max(16)],
             used: 0,
         }
     }
 
-    /// The token at `text[start..start + len]` packed into 16 bytes: its bytes with ASCII letters lowercased
-    /// (`| 0x20`, which keeps digits and maps `_` to DEL, never a token byte), padding that becomes 0x20, and
-    /// its length in the top byte. `None` for long tokens.
+    /// `Ok(slot)` of `key`, or `Err(slot)`: the empty slot to insert it at.
     #[inline]
-    fn key(text: &[u8], start: usize, len: usize) -> Option<u128> {
-        if len > 15 {
-            return None;
-        }
-        let raw = match text.get(start..start + 16) {
-            Some(s) => u128::from_le_bytes(s.try_into().ok()?),
-            None => {
-                let mut buf = [0u8; 16];
-                buf[..len].copy_from_slice(&text[start..start + len]);
-                u128::from_le_bytes(buf)
-            }
-        };
-        let bytes = raw & ((1u128 << (8 * len)) - 1);
-        const LOWER: u128 = 0x0020_2020_2020_2020_2020_2020_2020_2020;
-        Some(bytes | LOWER | (len as u128) << 120)
-    }
-
-    /// True the first time the token `text[start..start + len]` is seen (and always for tokens it cannot hold).
-    #[inline]
-    fn first_time(&mut self, text: &[u8], start: usize, len: usize) -> bool {
-        let Some(key) = Memo::key(text, start, len) else {
-            return true;
-        };
+    fn find(&self, key: u128) -> Result<usize, usize> {
         let h = ((key as u64) ^ ((key >> 64) as u64).rotate_left(29))
             .wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let mut i = (h >> 52) as usize;
+        let mask = self.slots.len() - 1;
+        let mut i = (h >> 32) as usize & mask;
         loop {
-            let slot = self.slots[i];
-            if slot == key {
-                return false;
+            let k = self.slots[i].0 & !MARKS;
+            if k == key {
+                return Ok(i);
             }
-            if slot == 0 {
-                if self.used * 2 < Memo::SLOTS {
-                    self.slots[i] = key;
-                    self.used += 1;
+            if k == 0 {
+                return Err(i);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    #[inline]
+    fn key(&self, slot: usize) -> u128 {
+        self.slots[slot].0
+    }
+
+    fn get(&self, key: u128) -> Option<V> {
+        self.find(key).ok().map(|i| self.slots[i].1)
+    }
+
+    /// Puts `key` (with its flag bits) at `slot`, found empty by [`Table::find`]. False when the table is full.
+    fn insert(&mut self, slot: usize, key: u128, value: V) -> bool {
+        if (self.used + 1) * 2 <= self.slots.len() {
+            self.slots[slot] = (key, value);
+        } else if self.slots.len() < Table::<V>::MAX_SLOTS {
+            let doubled = vec![(0, V::default()); 2 * self.slots.len()];
+            let old = std::mem::replace(&mut self.slots, doubled);
+            for (k, v) in old.into_iter().filter(|&(k, _)| k != 0) {
+                if let Err(i) = self.find(k & !MARKS) {
+                    self.slots[i] = (k, v);
                 }
-                return true;
             }
-            i = (i + 1) % Memo::SLOTS;
+            if let Err(i) = self.find(key & !MARKS) {
+                self.slots[i] = (key, value);
+            }
+        } else {
+            return false;
+        }
+        self.used += 1;
+        true
+    }
+}
+
+/// The ASCII tokens of up to 15 bytes seen so far, with what they mark (see [`Matcher`]): a repeated word (most of
+/// a text's words, and of the next text's) is walked once. Most tokens mark nothing, so the table they are all in
+/// holds keys only (16 bytes a slot, fewer cache misses); the few that mark something have [`MARKS`] set there and
+/// their marks in a second table.
+#[derive(Debug, Clone)]
+struct Memo {
+    tokens: Table<()>,
+    /// `(from, len)` in `marks`.
+    marked: Table<(u32, u32)>,
+    marks: Vec<u32>,
+}
+
+impl Memo {
+    fn new() -> Memo {
+        Memo {
+            tokens: Table::new(2048),
+            marked: Table::new(256),
+            marks: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn find(&self, key: u128) -> Result<usize, usize> {
+        self.tokens.find(key)
+    }
+
+    /// Keeps `key` (found empty at `slot`) with its `marks`, unless the tables are full.
+    fn insert(&mut self, slot: usize, key: u128, marks: &[u32]) {
+        if marks.is_empty() {
+            self.tokens.insert(slot, key, ());
+            return;
+        }
+        let Err(at) = self.marked.find(key) else {
+            return;
+        };
+        let from = self.marks.len() as u32;
+        if self.marked.insert(at, key, (from, marks.len() as u32)) {
+            self.marks.extend_from_slice(marks);
+            self.tokens.insert(slot, key | MARKS, ());
         }
     }
 }
 
-/// A keyword's [`Memo::key`], when it is made of ASCII word characters only (the packing is one-to-one there).
+/// A keyword's [`pack`]ed key, when it is made of ASCII word characters only (the packing is one-to-one there).
 fn index_key(kw: &[u8]) -> Option<u128> {
     if kw.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_') {
-        Memo::key(kw, 0, kw.len())
+        pack(kw, 0, kw.len())
     } else {
         None
     }
-}
-
-fn index_slot(key: u128, slots: usize) -> usize {
-    let h =
-        ((key as u64) ^ ((key >> 64) as u64).rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    (h >> 32) as usize & (slots - 1)
 }
 
 /// [`IN_STRETCH`] for eight bytes at once (bit `j` for byte `j`), with word arithmetic instead of lookups.
@@ -916,7 +1036,7 @@ pub struct SampleInput<'a> {
 
 /// Scores one sample: the per-sample row and one label per keyword (no labels for a failed sample).
 pub fn score_sample(
-    matcher: &Matcher,
+    matcher: &mut Matcher,
     input: &SampleInput<'_>,
 ) -> (SampleScore, Vec<KeywordLabel>) {
     let mut score = SampleScore {

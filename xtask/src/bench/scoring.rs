@@ -298,7 +298,7 @@ pub(crate) fn run(args: &ScoringArgs) -> anyhow::Result<()> {
     let wall = Instant::now();
     for _ in 0..rounds {
         let cpu0 = thread_cpu_s()?;
-        let matcher = Matcher::new(
+        let mut matcher = Matcher::new(
             MatchMode::Paper,
             reports
                 .iter()
