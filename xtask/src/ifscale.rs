@@ -354,9 +354,10 @@ pub(crate) fn generate(g: &Generation<'_>) -> anyhow::Result<GenerationSummary> 
         .collect::<anyhow::Result<_>>()?;
     let mut matcher = Matcher::new(
         g.mode,
-        metas
+        &metas
             .iter()
-            .flat_map(|m| m.keywords.iter().map(String::as_str)),
+            .flat_map(|m| m.keywords.iter().map(String::as_str))
+            .collect::<Vec<_>>(),
     )?;
     let mut scores = Vec::new();
     let mut labels = Vec::new();
@@ -589,9 +590,10 @@ pub(crate) fn score_reports(args: &ScoreReportsArgs) -> anyhow::Result<()> {
     let mode = args.mode.mode();
     let mut matcher = Matcher::new(
         mode,
-        reports
+        &reports
             .iter()
-            .flat_map(|r| r.keywords.iter().map(String::as_str)),
+            .flat_map(|r| r.keywords.iter().map(String::as_str))
+            .collect::<Vec<_>>(),
     )?;
     let mut scores: Vec<SampleScore> = Vec::with_capacity(reports.len());
     let mut labels: Vec<KeywordLabel> = Vec::new();

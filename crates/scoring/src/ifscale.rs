@@ -422,27 +422,33 @@ pub struct Matcher {
 
 impl Matcher {
     /// Compiles `keywords` (duplicates and case variants are merged). An empty keyword is an error.
-    pub fn new<'a>(
-        mode: MatchMode,
-        keywords: impl IntoIterator<Item = &'a str>,
-    ) -> Result<Matcher, Error> {
-        // The work is in a non-generic function, so it is compiled (and optimised) with this crate.
-        Matcher::compile(mode, &keywords.into_iter().collect::<Vec<_>>())
-    }
-
-    fn compile(mode: MatchMode, keywords: &[&str]) -> Result<Matcher, Error> {
+    /// (Not generic, so that it is compiled, and optimised, with this crate.)
+    pub fn new(mode: MatchMode, keywords: &[&str]) -> Result<Matcher, Error> {
         let mut trie = Trie::new();
         // The shortest pattern's length in bytes (a stem is never longer than its keyword).
         let mut shortest = usize::MAX;
-        // Keyword lists repeat the same words many times; each distinct spelling is compiled once.
-        let mut seen: HashSet<&str, BuildFnv> = HashSet::default();
+        // Keyword lists repeat the same words many times; each distinct one is compiled once. Nearly all are
+        // short and ASCII, and found again by their packed bytes (which merge case variants); the rest by spelling.
+        let mut packed: Table<()> = Table::new(1024);
+        let mut spelled: HashSet<&str, BuildFnv> = HashSet::default();
+        let mut distinct = Vec::new();
         for (i, &kw) in keywords.iter().enumerate() {
             if kw.is_empty() {
                 return Err(Error::EmptyKeyword { position: i + 1 });
             }
-            if mode != MatchMode::Paper || !seen.insert(kw) {
+            if mode != MatchMode::Paper {
                 continue;
             }
+            let new = match index_key(kw.as_bytes()) {
+                Some(key) => packed
+                    .find(key)
+                    .is_err_and(|slot| packed.insert(slot, key, ()) || true),
+                None => spelled.insert(kw),
+            };
+            if !new {
+                continue;
+            }
+            distinct.push(kw);
             let lower = lower_keyword(kw);
             let stem = stem(&lower);
             // Inserting a keyword again (a case variant) changes nothing.
@@ -453,8 +459,8 @@ impl Matcher {
             }
         }
         let trie = Compact::new(&trie, shortest)?;
-        let mut index = Table::new(2 * seen.len());
-        for kw in seen {
+        let mut index = Table::new(distinct.len());
+        for kw in distinct {
             let kw = lower_keyword(kw);
             if let (Some(key), Some(nodes)) =
                 (index_key(kw.as_bytes()), trie.find(&kw, stem(&kw).len()))
@@ -497,28 +503,28 @@ impl Matcher {
         }
         keywords
             .iter()
-            .map(|kw| {
-                let kw = lower_keyword(kw);
-                match self.lookup(&kw) {
-                    Some((exact, _)) if self.hits[exact as usize] & EXACT != 0 => {
-                        KeywordStatus::Exact
-                    }
-                    Some((_, stem)) if self.hits[stem as usize] & STEM != 0 => {
-                        KeywordStatus::Modified
-                    }
-                    Some(_) => KeywordStatus::Omitted,
-                    None => paper_status_naive(lower.get_or_insert_with(|| lowercase(text)), &kw),
-                }
+            .map(|&kw| match self.lookup(kw) {
+                Some((exact, _)) if self.hits[exact as usize] & EXACT != 0 => KeywordStatus::Exact,
+                Some((_, stem)) if self.hits[stem as usize] & STEM != 0 => KeywordStatus::Modified,
+                Some(_) => KeywordStatus::Omitted,
+                None => paper_status_naive(
+                    lower.get_or_insert_with(|| lowercase(text)),
+                    &lower_keyword(kw),
+                ),
             })
             .collect()
     }
 
-    /// The nodes of a lowercased keyword and its stem, when it was compiled.
+    /// The nodes of a keyword and its stem, when it was compiled.
     fn lookup(&self, kw: &str) -> Option<(u32, u32)> {
-        let Some(key) = index_key(kw.as_bytes()) else {
-            return self.trie.find(kw, stem(kw).len());
-        };
-        self.index.get(key)
+        match index_key(kw.as_bytes()) {
+            // Packing lowercases.
+            Some(key) => self.index.get(key),
+            None => {
+                let kw = lower_keyword(kw);
+                self.trie.find(&kw, stem(&kw).len())
+            }
+        }
     }
 
     /// Sets [`Matcher::hits`]: per trie node, which of [`EXACT`] and [`STEM`] some token of `text` (lowercased on
@@ -707,15 +713,28 @@ fn pack(text: &[u8], start: usize, len: usize) -> Option<u128> {
     }
     let raw = match text.get(start..start + 16) {
         Some(s) => u128::from_le_bytes(s.try_into().ok()?),
-        None => {
-            let mut buf = [0u8; 16];
-            buf[..len].copy_from_slice(&text[start..start + len]);
-            u128::from_le_bytes(buf)
-        }
+        None => load_short(&text[start..start + len]),
     };
     let bytes = raw & ((1u128 << (8 * len)) - 1);
     const LOWER: u128 = 0x0020_2020_2020_2020_2020_2020_2020_2020;
     Some(bytes | LOWER | (len as u128) << 120)
+}
+
+/// The bytes of `s` (under 16 of them) as a little-endian number: two overlapping loads instead of a copy (the
+/// bytes where they overlap are the same, so or-ing them changes nothing).
+#[inline]
+fn load_short(s: &[u8]) -> u128 {
+    let n = s.len();
+    let word = |i: usize, w: usize| -> u128 {
+        let mut b = [0u8; 8];
+        b[..w].copy_from_slice(&s[i..i + w]);
+        u128::from(u64::from_le_bytes(b)) << (8 * i)
+    };
+    match n {
+        8.. => word(0, 8) | word(n - 8, 8),
+        4..8 => word(0, 4) | word(n - 4, 4),
+        _ => s.iter().rev().fold(0u128, |x, &b| x << 8 | u128::from(b)),
+    }
 }
 
 /// An open-addressing hash table from [`pack`]ed keys (the [`MARKS`] bit aside) to `V`, with linear probing; it

@@ -31,8 +31,8 @@ fn paper_mode_agrees_with_python_on_tricky_text() {
         .collect();
     assert!(rows.len() >= 50);
     let keywords: Vec<&str> = rows.iter().map(|r| r[1]).collect();
-    let mut shared = Matcher::new(MatchMode::Paper, keywords.iter().copied()).unwrap();
-    let mut empty = Matcher::new(MatchMode::Paper, std::iter::empty()).unwrap();
+    let mut shared = Matcher::new(MatchMode::Paper, &keywords).unwrap();
+    let mut empty = Matcher::new(MatchMode::Paper, &[]).unwrap();
     for r in &rows {
         let (t, kw, want, case) = (unescape(r[0]), r[1], r[2], r[3]);
         assert_eq!(
@@ -154,8 +154,8 @@ fn one_pass_labels_equal_per_keyword_regex_on_random_text() {
         ")", "s", "es", "ing", "ed", "x", "S", "İ", "Σ", "ß", "\u{a0}", "1",
     ];
     let mut rng = Rand(7);
-    let mut matcher = Matcher::new(MatchMode::Paper, keywords).unwrap();
-    let mut half = Matcher::new(MatchMode::Paper, keywords[..10].iter().copied()).unwrap();
+    let mut matcher = Matcher::new(MatchMode::Paper, &keywords).unwrap();
+    let mut half = Matcher::new(MatchMode::Paper, &keywords[..10]).unwrap();
     let naive: Vec<NaiveRegex> = keywords
         .iter()
         .map(|k| NaiveRegex::new(&k.to_lowercase()))
@@ -189,7 +189,7 @@ fn one_pass_labels_equal_per_keyword_regex_on_random_text() {
 
 #[test]
 fn strict_mode_is_whole_token() {
-    let mut m = Matcher::new(MatchMode::Strict, std::iter::empty()).unwrap();
+    let mut m = Matcher::new(MatchMode::Strict, &[]).unwrap();
     let text =
         "**Revenue** rose; the customer's view, customer-driven. Taxes _audit_ rev* ~~lease~~";
     let kws = [
@@ -206,7 +206,7 @@ fn strict_mode_is_whole_token() {
 
 #[test]
 fn score_sample_counts_and_labels() {
-    let mut m = Matcher::new(MatchMode::Paper, ["revenue", "tax", "audit"]).unwrap();
+    let mut m = Matcher::new(MatchMode::Paper, &["revenue", "tax", "audit"]).unwrap();
     let keywords: Vec<String> = ["audit", "tax", "revenue"]
         .iter()
         .map(|s| (*s).to_owned())
