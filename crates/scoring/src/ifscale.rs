@@ -1240,7 +1240,7 @@ mod tests {
     use super::*;
 
     fn paper(text: &str, kw: &str) -> KeywordStatus {
-        Matcher::new(MatchMode::Paper, [kw])
+        Matcher::new(MatchMode::Paper, &[kw])
             .unwrap()
             .label(text, &[kw])[0]
     }
