@@ -607,11 +607,18 @@ impl Matcher {
             self.walk(&text[start..end]);
             return;
         };
-        match self.memo.find(key) {
+        match self.memo.tokens.find(key) {
             Ok(slot) => {
-                if self.memo.tokens.key(slot) & MARKS != 0 {
-                    let (from, len) = self.memo.marked.get(key).unwrap_or_default();
-                    for &m in &self.memo.marks[from as usize..(from + len) as usize] {
+                // Two marks or fewer (nearly always) are applied without a branch: a missing one is 0, and
+                // `hits[0] |= 0` changes nothing.
+                let v = self.memo.tokens.values[slot];
+                let (a, b) = (v as u32, (v >> 32) as u32);
+                if a & MORE == 0 {
+                    self.hits[(a >> 2) as usize] |= a as u8 & 3;
+                    self.hits[(b >> 2) as usize] |= b as u8 & 3;
+                } else {
+                    let from = (a & !MORE) as usize;
+                    for &m in &self.memo.more[from..from + b as usize] {
                         self.hits[(m >> 2) as usize] |= m as u8 & 3;
                     }
                 }
@@ -699,10 +706,6 @@ impl Compact {
     }
 }
 
-/// Bit 127 of a [`pack`]ed key, free since the length byte is at most 15: in [`Memo::tokens`], set when the
-/// token marks something.
-const MARKS: u128 = 1 << 127;
-
 /// The token at `text[start..start + len]` packed into 16 bytes: its bytes with ASCII letters lowercased (`| 0x20`,
 /// which keeps digits and maps `_` to DEL, never a token byte), padding that becomes 0x20, and its length in the
 /// top byte; never 0. `None` for tokens over 15 bytes. One-to-one for tokens of ASCII word characters.
@@ -737,13 +740,14 @@ fn load_short(s: &[u8]) -> u128 {
     }
 }
 
-/// An open-addressing hash table from [`pack`]ed keys (the [`MARKS`] bit aside) to `V`, with linear probing; it
-/// doubles when half full, up to [`Table::MAX_SLOTS`] (after that, inserts are dropped: every use here is a
-/// cache or an index that tolerates a miss).
+/// An open-addressing hash table from [`pack`]ed keys to `V`, with linear probing; it doubles when half full, up
+/// to [`Table::MAX_SLOTS`] (after that, inserts are dropped: every use here is a cache or an index that tolerates
+/// a miss). Keys and values are in separate arrays, so that a probe reads 16-byte keys only.
 #[derive(Debug, Clone)]
 struct Table<V> {
-    /// Key 0 is an empty slot.
-    slots: Vec<(u128, V)>,
+    /// 0 is an empty slot.
+    keys: Vec<u128>,
+    values: Vec<V>,
     used: usize,
 }
 
@@ -752,8 +756,10 @@ impl<V: Copy + Default> Table<V> {
 
     /// A table for about `n` keys before it first grows.
     fn new(n: usize) -> Table<V> {
+        let slots = (2 * n).next_power_of_two().max(16);
         Table {
-            slots: vec![(0, V::default()); (2 * n).next_power_of_two().max(16)],
+            keys: vec![0; slots],
+            values: vec![V::default(); slots],
             used: 0,
         }
     }
@@ -763,10 +769,10 @@ impl<V: Copy + Default> Table<V> {
     fn find(&self, key: u128) -> Result<usize, usize> {
         let h = ((key as u64) ^ ((key >> 64) as u64).rotate_left(29))
             .wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let mask = self.slots.len() - 1;
+        let mask = self.keys.len() - 1;
         let mut i = (h >> 32) as usize & mask;
         loop {
-            let k = self.slots[i].0 & !MARKS;
+            let k = self.keys[i];
             if k == key {
                 return Ok(i);
             }
@@ -777,30 +783,27 @@ impl<V: Copy + Default> Table<V> {
         }
     }
 
-    #[inline]
-    fn key(&self, slot: usize) -> u128 {
-        self.slots[slot].0
-    }
-
     fn get(&self, key: u128) -> Option<V> {
-        self.find(key).ok().map(|i| self.slots[i].1)
+        self.find(key).ok().map(|i| self.values[i])
     }
 
-    /// Puts `key` (with its flag bits) at `slot`, found empty by [`Table::find`]. False when the table is full.
+    /// Puts `key` at `slot`, found empty by [`Table::find`]. False when the table is full.
     fn insert(&mut self, slot: usize, key: u128, value: V) -> bool {
-        if (self.used + 1) * 2 <= self.slots.len() {
-            self.slots[slot] = (key, value);
-        } else if self.slots.len() < Table::<V>::MAX_SLOTS {
-            let doubled = vec![(0, V::default()); 2 * self.slots.len()];
-            let old = std::mem::replace(&mut self.slots, doubled);
-            for (k, v) in old.into_iter().filter(|&(k, _)| k != 0) {
-                if let Err(i) = self.find(k & !MARKS) {
-                    self.slots[i] = (k, v);
+        if (self.used + 1) * 2 <= self.keys.len() {
+            self.keys[slot] = key;
+            self.values[slot] = value;
+        } else if self.keys.len() < Table::<V>::MAX_SLOTS {
+            let mut bigger = Table::new(self.keys.len());
+            for (&k, &v) in self.keys.iter().zip(&self.values).filter(|(k, _)| **k != 0) {
+                if let Err(i) = bigger.find(k) {
+                    (bigger.keys[i], bigger.values[i]) = (k, v);
                 }
             }
-            if let Err(i) = self.find(key & !MARKS) {
-                self.slots[i] = (key, value);
+            if let Err(i) = bigger.find(key) {
+                (bigger.keys[i], bigger.values[i]) = (key, value);
             }
+            bigger.used = self.used;
+            *self = bigger;
         } else {
             return false;
         }
@@ -809,46 +812,43 @@ impl<V: Copy + Default> Table<V> {
     }
 }
 
+/// In a [`Memo`] value's low half: the token marks more than two nodes, listed in [`Memo::more`].
+const MORE: u32 = 1 << 31;
+
 /// The ASCII tokens of up to 15 bytes seen so far, with what they mark (see [`Matcher`]): a repeated word (most of
-/// a text's words, and of the next text's) is walked once. Most tokens mark nothing, so the table they are all in
-/// holds keys only (16 bytes a slot, fewer cache misses); the few that mark something have [`MARKS`] set there and
-/// their marks in a second table.
+/// a text's words, and of the next text's) is walked once. A value holds up to two marks (`node << 2 | flag`,
+/// under 2^26), 0 for none; a token with more has [`MORE`] and the start of its list in [`Memo::more`] in the
+/// low half, the list's length in the high one.
 #[derive(Debug, Clone)]
 struct Memo {
-    tokens: Table<()>,
-    /// `(from, len)` in `marks`.
-    marked: Table<(u32, u32)>,
-    marks: Vec<u32>,
+    tokens: Table<u64>,
+    more: Vec<u32>,
 }
 
 impl Memo {
     fn new() -> Memo {
         Memo {
             tokens: Table::new(2048),
-            marked: Table::new(256),
-            marks: Vec::new(),
+            more: Vec::new(),
         }
     }
 
-    #[inline]
-    fn find(&self, key: u128) -> Result<usize, usize> {
-        self.tokens.find(key)
-    }
-
-    /// Keeps `key` (found empty at `slot`) with its `marks`, unless the tables are full.
+    /// Keeps `key` (found empty at `slot`) with its `marks`, unless the table is full.
     fn insert(&mut self, slot: usize, key: u128, marks: &[u32]) {
-        if marks.is_empty() {
-            self.tokens.insert(slot, key, ());
-            return;
-        }
-        let Err(at) = self.marked.find(key) else {
-            return;
+        let value = match *marks {
+            [] => 0,
+            [a] => u64::from(a),
+            [a, b] => u64::from(a) | u64::from(b) << 32,
+            _ => {
+                let from = self.more.len();
+                if from >= MORE as usize {
+                    return;
+                }
+                self.more.extend_from_slice(marks);
+                from as u64 | u64::from(MORE) | (marks.len() as u64) << 32
+            }
         };
-        let from = self.marks.len() as u32;
-        if self.marked.insert(at, key, (from, marks.len() as u32)) {
-            self.marks.extend_from_slice(marks);
-            self.tokens.insert(slot, key | MARKS, ());
-        }
+        self.tokens.insert(slot, key, value);
     }
 }
 
@@ -1243,6 +1243,94 @@ mod tests {
         Matcher::new(MatchMode::Paper, &[kw])
             .unwrap()
             .label(text, &[kw])[0]
+    }
+
+    #[test]
+    fn tables_grow_and_keep_every_key() {
+        let mut t: Table<u64> = Table::new(4);
+        for i in 1..=20_000u64 {
+            let key = pack(format!("w{i}").as_bytes(), 0, format!("w{i}").len()).unwrap();
+            match t.find(key) {
+                Err(slot) => assert!(t.insert(slot, key, i)),
+                Ok(_) => panic!("w{i} found before it was inserted"),
+            }
+        }
+        assert_eq!(t.used, 20_000);
+        for i in 1..=20_000u64 {
+            let w = format!("w{i}");
+            assert_eq!(t.get(pack(w.as_bytes(), 0, w.len()).unwrap()), Some(i));
+        }
+        assert_eq!(t.get(pack(b"w0", 0, 2).unwrap()), None);
+    }
+
+    #[test]
+    fn short_loads_equal_a_copy() {
+        let text = b"abcdefghijklmnop";
+        for len in 0..16 {
+            let mut buf = [0u8; 16];
+            buf[..len].copy_from_slice(&text[..len]);
+            assert_eq!(load_short(&text[..len]), u128::from_le_bytes(buf), "{len}");
+        }
+    }
+
+    /// The memo (tokens remembered across texts, with one, two or more marks, and a table that grows) must give
+    /// what a fresh walk gives.
+    #[test]
+    fn remembered_tokens_label_as_fresh_ones() {
+        // Nested stems: `accountabilities` marks the stems of `account` and `accountability`, and more.
+        let keywords = [
+            "account",
+            "accountability",
+            "accountabilities",
+            "accounts",
+            "tax",
+            "taxation",
+            "revenue",
+        ];
+        let mut shared = Matcher::new(MatchMode::Paper, &keywords).unwrap();
+        let pool = [
+            "accountabilities",
+            "accountability",
+            "accounting",
+            "accounts",
+            "Accou",
+            "taxes",
+            "TAXATION",
+            "tax_1",
+            "revenues",
+            "rev",
+            "the",
+            "of",
+        ];
+        let mut state = 7u64;
+        let mut next = |n: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            (state >> 33) % n
+        };
+        for t in 0..300 {
+            let mut text = String::new();
+            for _ in 0..6 {
+                text.push_str(pool[next(pool.len() as u64) as usize]);
+                text.push(' ');
+            }
+            // Filler no keyword starts with, new in every text, so the memo grows past its first size.
+            for j in 0..20 {
+                text.push_str(&format!("zz{t}x{j} "));
+            }
+            let lower = lowercase(&text);
+            let got = shared.label(&text, &keywords);
+            for (kw, got) in keywords.iter().zip(got) {
+                assert_eq!(got, paper_status_naive(&lower, kw), "{kw} in {text:?}");
+            }
+        }
+        assert!(
+            shared.memo.tokens.used > 4096,
+            "{}",
+            shared.memo.tokens.used
+        );
+        assert!(!shared.memo.more.is_empty());
     }
 
     #[test]

@@ -113,17 +113,19 @@ const FILLER: &[&str] = &[
     "initiatives",
 ];
 
-/// Thread CPU time in seconds (Linux `schedstat`, nanosecond resolution).
+/// This thread's CPU time in seconds, to the nanosecond (`/proc`'s per-thread figures only move at scheduler
+/// ticks, too coarse for a few milliseconds of work).
 fn thread_cpu_s() -> anyhow::Result<f64> {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat")
-        .context("reading /proc/thread-self/schedstat")?;
-    let ns: u64 = s
-        .split_whitespace()
-        .next()
-        .unwrap_or("")
-        .parse()
-        .context("parsing schedstat")?;
-    Ok(ns as f64 / 1e9)
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `clock_gettime` writes one `timespec` through a pointer to a live, writable one.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    if rc != 0 {
+        bail!("clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    }
+    Ok(t.tv_sec as f64 + t.tv_nsec as f64 / 1e9)
 }
 
 fn load_vocab(path: &std::path::Path, rng: &mut Mt19937) -> Vec<String> {
