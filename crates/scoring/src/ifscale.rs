@@ -440,9 +440,14 @@ impl Matcher {
                 continue;
             }
             let new = match index_key(kw.as_bytes()) {
-                Some(key) => packed
-                    .find(key)
-                    .is_err_and(|slot| packed.insert(slot, key, ()) || true),
+                Some(key) => match packed.find(key) {
+                    Ok(_) => false,
+                    Err(slot) => {
+                        // A full table only means a repeat may be compiled again, which changes nothing.
+                        packed.insert(slot, key, ());
+                        true
+                    }
+                },
                 None => spelled.insert(kw),
             };
             if !new {
