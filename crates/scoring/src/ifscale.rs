@@ -410,7 +410,7 @@ pub struct Matcher {
     index: Table<(u32, u32)>,
     /// Short tokens seen so far and what they mark.
     memo: Memo,
-    /// Per-text scratch, kept between texts: per trie node, which of [`EXACT`] and [`STEM`] the text satisfied.
+    /// Per-text scratch, kept between texts: 1 at the [`mark`] of each (node, flag) the text satisfied.
     hits: Vec<u8>,
     /// Per-text scratch: a bit per byte of the text, set for bytes that can be inside a token.
     mask: Vec<u64>,
@@ -474,7 +474,7 @@ impl Matcher {
                 index.insert(slot, key, nodes);
             }
         }
-        let hits = vec![0; trie.nodes.len()];
+        let hits = vec![0; 2 * trie.nodes.len()];
         Ok(Matcher {
             mode,
             trie,
@@ -509,8 +509,8 @@ impl Matcher {
         keywords
             .iter()
             .map(|&kw| match self.lookup(kw) {
-                Some((exact, _)) if self.hits[exact as usize] & EXACT != 0 => KeywordStatus::Exact,
-                Some((_, stem)) if self.hits[stem as usize] & STEM != 0 => KeywordStatus::Modified,
+                Some((exact, _)) if self.hits[mark(exact, EXACT)] != 0 => KeywordStatus::Exact,
+                Some((_, stem)) if self.hits[mark(stem, STEM)] != 0 => KeywordStatus::Modified,
                 Some(_) => KeywordStatus::Omitted,
                 None => paper_status_naive(
                     lower.get_or_insert_with(|| lowercase(text)),
@@ -532,8 +532,8 @@ impl Matcher {
         }
     }
 
-    /// Sets [`Matcher::hits`]: per trie node, which of [`EXACT`] and [`STEM`] some token of `text` (lowercased on
-    /// the fly, as [`lowercase`] would) satisfied there. False (and `hits` unfinished) when the text has a `Σ`,
+    /// Sets [`Matcher::hits`]: which of [`EXACT`] and [`STEM`] some token of `text` (lowercased on the fly, as
+    /// [`lowercase`] would) satisfied at which trie node. False (and `hits` unfinished) when the text has a `Σ`,
     /// whose lowercase depends on its neighbours.
     ///
     /// Tokens are found without a branch per byte: a bit mask per 64 bytes marks the bytes that can be inside a
@@ -614,17 +614,17 @@ impl Matcher {
         };
         match self.memo.tokens.find(key) {
             Ok(slot) => {
-                // Two marks or fewer (nearly always) are applied without a branch: a missing one is 0, and
-                // `hits[0] |= 0` changes nothing.
+                // Two marks or fewer (nearly always) are applied without a branch, and with plain stores (no
+                // read that the next token's write would wait for): a missing one is 0, never read.
                 let v = self.memo.tokens.values[slot];
                 let (a, b) = (v as u32, (v >> 32) as u32);
                 if a & MORE == 0 {
-                    self.hits[(a >> 2) as usize] |= a as u8 & 3;
-                    self.hits[(b >> 2) as usize] |= b as u8 & 3;
+                    self.hits[a as usize] = 1;
+                    self.hits[b as usize] = 1;
                 } else {
                     let from = (a & !MORE) as usize;
                     for &m in &self.memo.more[from..from + b as usize] {
-                        self.hits[(m >> 2) as usize] |= m as u8 & 3;
+                        self.hits[m as usize] = 1;
                     }
                 }
             }
@@ -658,14 +658,14 @@ impl Matcher {
     }
 
     /// Marks what one token (a maximal run of word characters; ASCII letters may still be uppercase) matches:
-    /// the whole token a keyword, and each stem it starts with that only `[a-z]` follows. The marks, `node << 2 |
-    /// flag`, are also left in [`Matcher::marks`].
+    /// the whole token a keyword, and each stem it starts with that only `[a-z]` follows. The [`mark`]s are also
+    /// left in [`Matcher::marks`].
     #[inline]
     fn walk(&mut self, token: &[u8]) {
         self.marks.clear();
         self.trie.walk(token, &mut self.marks);
         for &m in &self.marks {
-            self.hits[(m >> 2) as usize] |= m as u8 & 3;
+            self.hits[m as usize] = 1;
         }
     }
 }
@@ -693,7 +693,7 @@ impl Compact {
                         .map_or(0, |p| p + 1)
                 });
                 if at >= tail {
-                    marks.push(node << 2 | u32::from(STEM));
+                    marks.push(mark(node, STEM) as u32);
                 }
             }
             let Some(&b) = token.get(at) else {
@@ -706,7 +706,7 @@ impl Compact {
             at += 1;
         }
         if self.ends(node) & EXACT != 0 {
-            marks.push(node << 2 | u32::from(EXACT));
+            marks.push(mark(node, EXACT) as u32);
         }
     }
 }
@@ -817,12 +817,19 @@ impl<V: Copy + Default> Table<V> {
     }
 }
 
+/// Where [`Matcher::hits`] records that a token satisfied `flag` ([`EXACT`] or [`STEM`]) at trie node `node`.
+/// Never 0 (the root ends no keyword, as none is empty), so 0 can stand for "no mark".
+#[inline]
+fn mark(node: u32, flag: u8) -> usize {
+    2 * node as usize + usize::from(flag == STEM)
+}
+
 /// In a [`Memo`] value's low half: the token marks more than two nodes, listed in [`Memo::more`].
 const MORE: u32 = 1 << 31;
 
 /// The ASCII tokens of up to 15 bytes seen so far, with what they mark (see [`Matcher`]): a repeated word (most of
-/// a text's words, and of the next text's) is walked once. A value holds up to two marks (`node << 2 | flag`,
-/// under 2^26), 0 for none; a token with more has [`MORE`] and the start of its list in [`Memo::more`] in the
+/// a text's words, and of the next text's) is walked once. A value holds up to two [`mark`]s (under 2^25), 0 for
+/// none; a token with more has [`MORE`] and the start of its list in [`Memo::more`] in the
 /// low half, the list's length in the high one.
 #[derive(Debug, Clone)]
 struct Memo {
