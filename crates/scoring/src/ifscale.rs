@@ -46,10 +46,29 @@ pub fn is_word_char(c: char) -> bool {
     if c.is_ascii() {
         return c.is_ascii_alphanumeric() || c == '_';
     }
-    static WORD: OnceLock<regex::Regex> = OnceLock::new();
-    let re = WORD.get_or_init(|| regex::Regex::new(r"^[\p{L}\p{N}]$").expect("static pattern"));
-    let mut buf = [0u8; 4];
-    re.is_match(c.encode_utf8(&mut buf))
+    let ranges = word_ranges();
+    let i = ranges.partition_point(|&(_, end)| end < c);
+    ranges.get(i).is_some_and(|&(start, _)| start <= c)
+}
+
+/// The non-ASCII word characters as sorted, disjoint ranges: Unicode's general categories L and N, read from the
+/// regex engine's own tables once.
+fn word_ranges() -> &'static [(char, char)] {
+    static RANGES: OnceLock<Vec<(char, char)>> = OnceLock::new();
+    RANGES.get_or_init(|| {
+        let hir = regex_syntax::Parser::new()
+            .parse(r"[\p{L}\p{N}]")
+            .expect("static pattern");
+        match hir.kind() {
+            regex_syntax::hir::HirKind::Class(regex_syntax::hir::Class::Unicode(class)) => class
+                .ranges()
+                .iter()
+                .map(|r| (r.start(), r.end()))
+                .filter(|&(_, end)| !end.is_ascii())
+                .collect(),
+            _ => Vec::new(),
+        }
+    })
 }
 
 fn is_word(c: Option<char>) -> bool {
@@ -635,25 +654,44 @@ impl Matcher {
         }
     }
 
-    /// A stretch with non-ASCII characters: lowercased, then cut into tokens by character.
+    /// A stretch with non-ASCII characters (`growth—driven`, `customer’s`, `revenueé`): lowercased, then cut into
+    /// tokens by character (after lowercasing, as Python does: `İ` becomes `i` and a combining dot, which is not a
+    /// word character). Tokens that come out ASCII go through the memo like any other.
     fn stretch(&mut self, stretch: &str, scratch: &mut String) {
         scratch.clear();
-        for c in stretch.chars() {
-            scratch.extend(c.to_lowercase());
-        }
+        // Start of the token being read in `scratch`, and whether it is ASCII so far.
         let mut from = None;
-        for (at, c) in scratch.char_indices() {
-            match (is_word_char(c), from) {
-                (true, None) => from = Some(at),
-                (false, Some(f)) => {
-                    self.walk(&scratch.as_bytes()[f..at]);
-                    from = None;
+        let mut ascii = true;
+        for c in stretch.chars() {
+            if c.is_ascii() {
+                // Every ASCII byte of a stretch is a word character.
+                from.get_or_insert(scratch.len());
+                scratch.push(c.to_ascii_lowercase());
+                continue;
+            }
+            for c in c.to_lowercase() {
+                if is_word_char(c) {
+                    from.get_or_insert(scratch.len());
+                    ascii &= c.is_ascii();
+                    scratch.push(c);
+                } else if let Some(f) = from.take() {
+                    self.scratch_token(scratch, f, ascii);
+                    ascii = true;
                 }
-                _ => {}
             }
         }
         if let Some(f) = from {
-            self.walk(&scratch.as_bytes()[f..]);
+            self.scratch_token(scratch, f, ascii);
+        }
+    }
+
+    /// The token `scratch[from..]`, lowercased.
+    fn scratch_token(&mut self, scratch: &str, from: usize, ascii: bool) {
+        let bytes = scratch.as_bytes();
+        if ascii {
+            self.ascii_token(bytes, from, bytes.len());
+        } else {
+            self.walk(&bytes[from..]);
         }
     }
 
@@ -1397,6 +1435,20 @@ mod tests {
         }
         for c in [' ', '-', '\'', '’', '*', '\u{301}', '\u{203f}', 'Ⓐ', '€'] {
             assert!(!is_word_char(c), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn word_ranges_equal_the_unicode_classes() {
+        let re = regex::Regex::new(r"^[\p{L}\p{N}_]$").unwrap();
+        let mut buf = [0u8; 4];
+        for c in (0..=0x10_FFFF).filter_map(char::from_u32) {
+            assert_eq!(
+                is_word_char(c),
+                re.is_match(c.encode_utf8(&mut buf)),
+                "U+{:04X}",
+                c as u32
+            );
         }
     }
 
