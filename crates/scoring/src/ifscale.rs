@@ -903,12 +903,19 @@ impl Memo {
 }
 
 /// A keyword's [`pack`]ed key, when it is made of ASCII word characters only (the packing is one-to-one there).
+#[inline]
 fn index_key(kw: &[u8]) -> Option<u128> {
-    if kw.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_') {
-        pack(kw, 0, kw.len())
-    } else {
-        None
+    let n = kw.len();
+    if n > 15 {
+        return None;
     }
+    // All `n` bytes ASCII (no high bit) and in a stretch, tested eight at a time.
+    let raw = load_short(kw);
+    let (lo, hi) = (raw as u64, (raw >> 64) as u64);
+    let word = stretch_bits(lo) | stretch_bits(hi) << 8;
+    let all = (1u64 << n) - 1;
+    let high = (lo | hi) & 0x8080_8080_8080_8080;
+    (high == 0 && word & all == all).then(|| pack(kw, 0, n)).flatten()
 }
 
 /// [`IN_STRETCH`] for eight bytes at once (bit `j` for byte `j`), with word arithmetic instead of lookups.
