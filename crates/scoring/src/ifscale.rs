@@ -761,10 +761,27 @@ fn pack(text: &[u8], start: usize, len: usize) -> Option<u128> {
         Some(s) => u128::from_le_bytes(s.try_into().ok()?),
         None => load_short(&text[start..start + len]),
     };
-    let bytes = raw & ((1u128 << (8 * len)) - 1);
-    const LOWER: u128 = 0x0020_2020_2020_2020_2020_2020_2020_2020;
-    Some(bytes | LOWER | (len as u128) << 120)
+    Some(finish_pack(raw & LOW_BYTES[len], len))
 }
+
+/// [`pack`] from the token's bytes (`raw`, zero past `len`).
+#[inline]
+fn finish_pack(raw: u128, len: usize) -> u128 {
+    const LOWER: u128 = 0x0020_2020_2020_2020_2020_2020_2020_2020;
+    raw | LOWER | (len as u128) << 120
+}
+
+/// `LOW_BYTES[n]` keeps the low `n` bytes of a `u128` (a table: a variable shift of a `u128` takes several
+/// instructions).
+static LOW_BYTES: [u128; 16] = {
+    let mut t = [0u128; 16];
+    let mut n = 0;
+    while n < 16 {
+        t[n] = (1u128 << (8 * n)) - 1;
+        n += 1;
+    }
+    t
+};
 
 /// The bytes of `s` (under 16 of them) as a little-endian number: two overlapping loads instead of a copy (the
 /// bytes where they overlap are the same, so or-ing them changes nothing).
@@ -915,7 +932,7 @@ fn index_key(kw: &[u8]) -> Option<u128> {
     let word = stretch_bits(lo) | stretch_bits(hi) << 8;
     let all = (1u64 << n) - 1;
     let high = (lo | hi) & 0x8080_8080_8080_8080;
-    (high == 0 && word & all == all).then(|| pack(kw, 0, n)).flatten()
+    (high == 0 && word & all == all).then(|| finish_pack(raw, n))
 }
 
 /// [`IN_STRETCH`] for eight bytes at once (bit `j` for byte `j`), with word arithmetic instead of lookups.
