@@ -585,40 +585,66 @@ impl Matcher {
         // A zero word ends the last stretch.
         mask.push(0);
         let mut scratch = String::new();
+        // Each word's run starts and run ends (last bytes) are paired in order; a run that goes on past its word
+        // leaves its start pending, and its end is the first one in a later word.
         let mut carry = 0u64;
+        let mut pending = None;
         for w in 0..self.mask.len() - 1 {
-            let m = self.mask[w];
+            let (m, next) = (self.mask[w], self.mask[w + 1]);
             let mut starts = m & !(m << 1 | carry);
+            let mut ends = m & !(m >> 1 | next << 63);
             carry = m >> 63;
-            while starts != 0 {
-                let s = starts.trailing_zeros() as usize;
-                starts &= starts - 1;
-                let start = w * 64 + s;
-                // The stretch ends at the first clear bit from `start` on, maybe in a later word.
-                let mut end_word = w;
-                let mut run = (!(m >> s)).trailing_zeros() as usize;
-                let mut end = start + run;
-                while s + run == 64 || (end_word > w && run == 64) {
-                    end_word += 1;
-                    run = (!self.mask[end_word]).trailing_zeros() as usize;
-                    end = end_word * 64 + run;
-                    if run < 64 {
-                        break;
-                    }
+            let base = w * 64;
+            if let Some(start) = pending {
+                if ends == 0 {
+                    continue;
                 }
-                let stretch = &bytes[start..end];
-                if (end_word == w && !self.non_ascii[w]) || stretch.is_ascii() {
-                    if end - start <= 15 || self.trie.may_match(stretch) {
-                        self.ascii_token(bytes, start, end);
-                    }
-                } else {
-                    let stretch = &text[start..end];
-                    if stretch.contains('Σ') {
-                        return false;
-                    }
-                    self.stretch(stretch, &mut scratch);
+                let end = base + ends.trailing_zeros() as usize + 1;
+                ends &= ends - 1;
+                pending = None;
+                if !self.stretch_at(text, start, end, false, &mut scratch) {
+                    return false;
                 }
             }
+            let ascii = !self.non_ascii[w];
+            while ends != 0 {
+                let start = base + starts.trailing_zeros() as usize;
+                let end = base + ends.trailing_zeros() as usize + 1;
+                starts &= starts - 1;
+                ends &= ends - 1;
+                if !self.stretch_at(text, start, end, ascii, &mut scratch) {
+                    return false;
+                }
+            }
+            if starts != 0 {
+                pending = Some(base + starts.trailing_zeros() as usize);
+            }
+        }
+        true
+    }
+
+    /// The stretch `text[start..end]` (`ascii` when it is known to be ASCII). False when it holds a `Σ`.
+    #[inline(always)]
+    fn stretch_at(
+        &mut self,
+        text: &str,
+        start: usize,
+        end: usize,
+        ascii: bool,
+        scratch: &mut String,
+    ) -> bool {
+        let bytes = text.as_bytes();
+        let stretch = &bytes[start..end];
+        if ascii || stretch.is_ascii() {
+            if end - start <= 15 || self.trie.may_match(stretch) {
+                self.ascii_token(bytes, start, end);
+            }
+        } else {
+            let stretch = &text[start..end];
+            if stretch.contains('Σ') {
+                return false;
+            }
+            self.stretch(stretch, scratch);
         }
         true
     }
@@ -1335,6 +1361,33 @@ mod tests {
             assert_eq!(t.get(pack(w.as_bytes(), 0, w.len()).unwrap()), Some(i));
         }
         assert_eq!(t.get(pack(b"w0", 0, 2).unwrap()), None);
+    }
+
+    /// Runs of word characters of every length from every offset in a 64-byte word, so that they start, end
+    /// and cross word boundaries in every way (one and several words long).
+    #[test]
+    fn stretches_of_any_length_and_offset() {
+        let keywords = ["revenue", "tax", "é"];
+        let mut m = Matcher::new(MatchMode::Paper, &keywords).unwrap();
+        for offset in 0..70 {
+            for extra in 0..140 {
+                let pad = "x ".repeat(offset / 2) + &" ".repeat(offset % 2);
+                for token in [
+                    format!("revenue{}", "a".repeat(extra)),
+                    format!("{}_tax", "q".repeat(extra)),
+                    format!("re{}venue", "é".repeat(extra % 3)),
+                    format!("tax{}é", "z".repeat(extra)),
+                ] {
+                    for text in [format!("{pad}{token}"), format!("{pad}{token} tax.")] {
+                        let lower = lowercase(&text);
+                        let got = m.label(&text, &keywords);
+                        for (kw, got) in keywords.iter().zip(got) {
+                            assert_eq!(got, paper_status_naive(&lower, kw), "{kw} in {text:?}");
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
