@@ -566,14 +566,9 @@ impl Matcher {
         non_ascii.clear();
         let mut chunks = bytes.chunks_exact(64);
         for chunk in &mut chunks {
-            let (mut m, mut high) = (0u64, 0u64);
-            for (j, eight) in chunk.chunks_exact(8).enumerate() {
-                let x = u64::from_le_bytes(eight.try_into().unwrap_or_default());
-                m |= stretch_bits(x) << (8 * j);
-                high |= x & 0x8080_8080_8080_8080;
-            }
+            let (m, high) = chunk_bits(chunk.try_into().unwrap_or(&[0; 64]));
             mask.push(m);
-            non_ascii.push(high != 0);
+            non_ascii.push(high);
         }
         let rest = chunks.remainder();
         if !rest.is_empty() {
@@ -959,6 +954,51 @@ fn index_key(kw: &[u8]) -> Option<u128> {
     let all = (1u64 << n) - 1;
     let high = (lo | hi) & 0x8080_8080_8080_8080;
     (high == 0 && word & all == all).then(|| finish_pack(raw, n))
+}
+
+/// For 64 bytes: bit `j` set when byte `j` can be in a stretch ([`IN_STRETCH`]), and whether any byte is
+/// non-ASCII. SSE2 (part of every x86_64 CPU) does 16 bytes per compare, against 8 per step of [`stretch_bits`].
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn chunk_bits(chunk: &[u8; 64]) -> (u64, bool) {
+    use std::arch::x86_64::*;
+    // SAFETY: the SSE2 intrinsics need the `sse2` target feature, which every x86_64 target has; each unaligned
+    // load reads bytes `16 * k..16 * k + 16` of the 64-byte `chunk`.
+    unsafe {
+        let (mut m, mut high) = (0u64, 0u64);
+        for k in 0..4 {
+            let v = _mm_loadu_si128(chunk.as_ptr().add(16 * k).cast());
+            let hi = _mm_movemask_epi8(v) as u32 as u64;
+            let l = _mm_or_si128(v, _mm_set1_epi8(0x20));
+            let letter = _mm_and_si128(
+                _mm_cmpgt_epi8(l, _mm_set1_epi8(b'a' as i8 - 1)),
+                _mm_cmplt_epi8(l, _mm_set1_epi8(b'z' as i8 + 1)),
+            );
+            let digit = _mm_and_si128(
+                _mm_cmpgt_epi8(v, _mm_set1_epi8(b'0' as i8 - 1)),
+                _mm_cmplt_epi8(v, _mm_set1_epi8(b'9' as i8 + 1)),
+            );
+            let under = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'_' as i8));
+            let word = _mm_or_si128(_mm_or_si128(letter, digit), under);
+            let bits = _mm_movemask_epi8(word) as u32 as u64 | hi;
+            m |= bits << (16 * k);
+            high |= hi;
+        }
+        (m, high != 0)
+    }
+}
+
+/// [`chunk_bits`] with word arithmetic, where SSE2 is not there.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn chunk_bits(chunk: &[u8; 64]) -> (u64, bool) {
+    let (mut m, mut high) = (0u64, 0u64);
+    for (j, eight) in chunk.chunks_exact(8).enumerate() {
+        let x = u64::from_le_bytes(eight.try_into().unwrap_or_default());
+        m |= stretch_bits(x) << (8 * j);
+        high |= x & 0x8080_8080_8080_8080;
+    }
+    (m, high != 0)
 }
 
 /// [`IN_STRETCH`] for eight bytes at once (bit `j` for byte `j`), with word arithmetic instead of lookups.
@@ -1483,6 +1523,29 @@ mod tests {
             "mixed ÀB cD ÉF",
         ] {
             assert_eq!(lowercase(t), t.to_lowercase(), "{t:?}");
+        }
+    }
+
+    #[test]
+    fn chunk_bits_equal_the_table() {
+        // Every byte value at every position of a chunk, with varied neighbours.
+        for b in 0..=255u8 {
+            for at in 0..64 {
+                let mut chunk = [0u8; 64];
+                for (j, c) in chunk.iter_mut().enumerate() {
+                    *c = (j as u8).wrapping_mul(37).wrapping_add(b);
+                }
+                chunk[at] = b;
+                let (m, high) = chunk_bits(&chunk);
+                for (j, &c) in chunk.iter().enumerate() {
+                    assert_eq!(
+                        (m >> j) & 1,
+                        u64::from(IN_STRETCH[usize::from(c)]),
+                        "{c:#x} at {j}"
+                    );
+                }
+                assert_eq!(high, !chunk.is_ascii());
+            }
         }
     }
 
