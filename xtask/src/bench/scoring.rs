@@ -1,5 +1,9 @@
 //! `cargo xtask bench scoring`: IFScale paper-mode keyword scoring, one `re.search` per keyword in Python (the
 //! published semantics) against the one-pass Rust matcher, on the same generated reports; labels must be identical.
+//!
+//! Both sides are timed in CPU seconds of the scoring alone: Python's `time.process_time()` around its loop (the
+//! reports already read), Rust's thread CPU clock around building the matcher and labelling every report (the
+//! keyword lists already laid out as slices), as the mean of `--repeat` rounds, each with a new matcher.
 
 use std::path::PathBuf;
 use std::process::Command;
