@@ -11,8 +11,8 @@
 //! "customer"). `[a-z]` is ASCII only.
 //!
 //! [`Matcher`] gives exactly these labels with one pass over each text for all keywords: the text is cut into runs of
-//! word characters once, and each run walks a trie of every keyword and stem (see [`Matcher`] for why that equals a
-//! per-keyword `re.search`).
+//! word characters once, and each run walks a trie of every keyword and stem, or finds what it marks in a memo of
+//! the runs seen before (see [`Matcher`] for why that equals a per-keyword `re.search`).
 //!
 //! # Strict mode
 //! `*` and `~` are removed, the text is split on whitespace, non-alphanumeric characters are trimmed from both ends
