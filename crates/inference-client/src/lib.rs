@@ -3,7 +3,8 @@
 //! It sends prompts with retries, adaptive per-endpoint concurrency and load balancing over replicas,
 //! caches every answer in SQLite under a key made of what determines it (model identity, full request body,
 //! sample index), streams one `schema::ResponseRecord` per prompt to an append-only JSONL, resumes after a crash
-//! without sending or writing anything twice, and stops before a cost limit. API keys are read only here, from
+//! without sending or writing anything twice (a line counts as an answer only while its prompt's request is
+//! unchanged), and stops before a cost limit. API keys are read only here, from
 //! the environment variable a model's config names, and never appear in records, the cache, logs or errors.
 //!
 //! It deliberately knows nothing about benchmarks, prompts' meaning or scoring: prompts are opaque chat messages

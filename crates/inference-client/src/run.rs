@@ -161,8 +161,10 @@ struct Job {
 
 /// Sends every prompt not yet answered in `out`, appending one `ResponseRecord` per (id, sample index) as each completes.
 ///
-/// Prompts already in `out` (with a non-failed outcome) are skipped; cached answers are copied without a request;
-/// everything else is sent with retries. Failed responses are written but not cached, and a rerun retries them
+/// Prompts already answered in `out` (a non-failed newest line for the same request: same cache key and same
+/// prompt metadata) are skipped; a line for a request that has since changed (another prompt text, parameters or
+/// model) is not an answer, and the prompt goes on as if it were not there. Cached answers are copied without a
+/// request; everything else is sent with retries. Failed responses are written but not cached, and a rerun retries them
 /// (the output then keeps only the newest line per prompt). A 401, 403 or 404 stops the run with an error.
 pub async fn run_prompts(
     model: &ModelConfig,
@@ -208,19 +210,17 @@ pub async fn run_prompts(
     } else {
         None
     };
+    // The newest line per (id, sample index): the request it answered, or None when it failed.
     let existing: Vec<ResponseRecord> = schema::read_jsonl(out)?;
-    let mut done: HashSet<(String, u32)> = HashSet::new();
-    let mut had_failed: HashSet<(String, u32)> = HashSet::new();
-    for r in &existing {
-        let k = (r.id.clone(), r.sample_index);
-        if r.outcome == Outcome::Failed {
-            had_failed.insert(k);
-        } else {
-            had_failed.remove(&k);
-            done.insert(k);
-        }
+    let mut answered: HashMap<(String, u32), Option<(String, Map<String, Value>)>> = HashMap::new();
+    for r in existing {
+        let k = (r.id, r.sample_index);
+        let answer = (r.outcome != Outcome::Failed).then_some((r.cache_key, r.prompt_meta));
+        answered.insert(k, answer);
     }
-    drop(existing);
+    // Lines that this run answers again (failed ones, stale ones) are dropped from the file at the end.
+    let had_failed = answered.values().any(Option::is_none);
+    let mut stale = 0usize;
 
     let mut summary = RunSummary {
         total: prompts.len(),
@@ -230,13 +230,20 @@ pub async fn run_prompts(
     let cache = Cache::open(&opts.cache_path)?;
     let mut from_cache: Vec<ResponseRecord> = Vec::new();
     let mut jobs: Vec<Job> = Vec::new();
+    // Each prompt's cache key, in prompt order.
+    let mut keys: Vec<String> = Vec::with_capacity(prompts.len());
     for (index, p) in prompts.iter().enumerate() {
-        if done.contains(&(p.id.clone(), p.sample_index)) {
-            summary.resumed += 1;
-            continue;
-        }
         let body = request_body(model, p);
         let key = cache_key(&identity, &body, p.sample_index);
+        keys.push(key.clone());
+        match answered.get(&(p.id.clone(), p.sample_index)) {
+            Some(Some((k, meta))) if *k == key && *meta == p.extra => {
+                summary.resumed += 1;
+                continue;
+            }
+            Some(Some(_)) => stale += 1,
+            _ => {}
+        }
         if !opts.refresh
             && let Some(mut r) = cache.get(&key)?
         {
@@ -266,6 +273,12 @@ pub async fn run_prompts(
         ));
     }
     summary.cached = from_cache.len();
+    if stale > 0 {
+        tracing::warn!(
+            model = %model.name, stale, out = %out.display(),
+            "Some answers on file are for requests that have since changed (prompt, parameters or model); those prompts are answered again."
+        );
+    }
     tracing::info!(
         model = %model.name, prompts = prompts.len(), resumed = summary.resumed, cached = summary.cached,
         to_send = jobs.len(), "Starting inference run."
@@ -326,8 +339,8 @@ pub async fn run_prompts(
     summary.completion_tokens = counters.completion_tokens.load(Ordering::Relaxed);
     summary.spent_usd = counters.cost.lock().map(|c| c.spent).unwrap_or(0.0);
 
-    if !had_failed.is_empty() {
-        compact(out, prompts)?;
+    if had_failed || stale > 0 {
+        compact(out, prompts, &keys)?;
     }
     summary.wall_s = started.elapsed().as_secs_f64();
     tracing::info!(
@@ -358,16 +371,20 @@ fn check_unique(prompts: &[PromptRecord]) -> Result<(), Error> {
     Ok(())
 }
 
-/// Rewrites the output keeping the newest line per (id, sample index), in prompt order.
-fn compact(out: &Path, prompts: &[PromptRecord]) -> Result<(), Error> {
+/// Rewrites the output keeping the newest line per (id, sample index), in prompt order; for this run's prompts,
+/// only a line that answers the current request (`keys`, in prompt order) is kept, so a stale answer that was not
+/// replaced (a run stopped by an error or the cost limit) cannot pass for a current one.
+fn compact(out: &Path, prompts: &[PromptRecord], keys: &[String]) -> Result<(), Error> {
     let records: Vec<ResponseRecord> = schema::read_jsonl(out)?;
     let mut newest: HashMap<(String, u32), ResponseRecord> = HashMap::new();
     for r in records {
         newest.insert((r.id.clone(), r.sample_index), r);
     }
     let mut ordered = Vec::with_capacity(newest.len());
-    for p in prompts {
-        if let Some(r) = newest.remove(&(p.id.clone(), p.sample_index)) {
+    for (p, key) in prompts.iter().zip(keys) {
+        if let Some(r) = newest.remove(&(p.id.clone(), p.sample_index))
+            && r.cache_key == *key
+        {
             ordered.push(r);
         }
     }

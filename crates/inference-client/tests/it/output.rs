@@ -81,6 +81,47 @@ fn resume_sends_only_what_is_missing() {
     assert_eq!(mock.requests(), 25);
 }
 
+/// A line on file for a request that has since changed is not an answer: after a change of prompt text the prompt
+/// is sent again, after a change of metadata only it is served from the cache with the new metadata, and a stale
+/// line that could not be replaced is dropped rather than passed off as current.
+#[test]
+fn changed_requests_are_answered_again() {
+    let mock = MockServer::start(MockConfig::new(), 0).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.jsonl");
+    let mut m = model(&mock.base_url());
+    let o = opts(dir.path());
+    let ps = prompts(3);
+    run(&m, &ps, &out, &o);
+
+    let mut changed = ps.clone();
+    changed[0] = prompt("p0", "a new question");
+    changed[1]
+        .extra
+        .insert("keywords".into(), serde_json::json!(["tax"]));
+    let (s, recs) = run(&m, &changed, &out, &o);
+    assert_eq!((s.resumed, s.sent, s.cached), (1, 1, 1));
+    assert_eq!(mock.requests(), 4);
+    let by_id = contents(&recs);
+    assert_eq!(by_id.len(), 3, "one line per prompt after the rerun");
+    assert_eq!(
+        by_id[&("p0".to_owned(), 0)].as_deref(),
+        Some("Reply to: a new question")
+    );
+    let p1 = recs.iter().find(|r| r.id == "p1").unwrap();
+    assert_eq!(p1.prompt_meta["keywords"], serde_json::json!(["tax"]));
+
+    // A new max_tokens changes every request, and a cost limit then stops them all: none of the old answers may
+    // stay on file.
+    m.max_tokens = Some(1000);
+    m.price_out_per_mtok = 1000.0;
+    let mut limited = opts(dir.path());
+    limited.max_cost_usd = Some(0.5);
+    let (s, recs) = run(&m, &changed, &out, &limited);
+    assert_eq!((s.resumed, s.skipped_for_cost), (0, 3));
+    assert!(recs.is_empty(), "{recs:?}");
+}
+
 #[test]
 fn cost_limit_stops_sending() {
     let mock = MockServer::start(MockConfig::new(), 0).unwrap();
