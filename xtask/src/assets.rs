@@ -101,6 +101,9 @@ pub(crate) fn run_setup(args: &SetupArgs) -> anyhow::Result<()> {
             tracing::info!(asset = asset.name, path = %path.display(), licence = asset.licence, "Asset ready.");
         }
     }
+    let cpu = local_model::cpu::CpuReport::detect();
+    tracing::info!(features = %cpu.summary(), "The embedded model's llama.cpp uses these CPU extensions.");
+    cpu.check()?;
     if !Path::new(WORDNET_DIR).join("index.noun").is_file() {
         tracing::warn!(
             "WordNet is missing from {WORDNET_DIR}: the vocabulary pipeline's lemmatizer needs it. Install it with `apt-get install -y --no-install-recommends wordnet-base`."

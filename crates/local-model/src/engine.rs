@@ -122,6 +122,8 @@ impl Engine {
                 path: cfg.gguf.clone(),
             });
         }
+        let cpu = crate::cpu::CpuReport::detect();
+        cpu.check()?;
         let backend = backend()?;
         let started = Instant::now();
         let model = LlamaModel::load_from_file(backend, &cfg.gguf, &LlamaModelParams::default())
@@ -178,6 +180,7 @@ impl Engine {
             sequences = cfg.max_parallel,
             threads_per_sequence,
             ctx = cfg.ctx_size,
+            cpu = %cpu.summary(),
             "embedded model loaded in {:.1} s",
             started.elapsed().as_secs_f64()
         );

@@ -14,6 +14,7 @@
 //! client owns those). It does not stream responses.
 
 mod api;
+pub mod cpu;
 mod engine;
 mod server;
 mod template;

@@ -6,8 +6,9 @@
 //! tokens with end-of-generation disabled. The engine times prompt evaluation and decoding itself.
 //!
 //! The reference is llama.cpp's C API driven by a minimal C++ loop (`local_model_ref.cpp`: one prompt batch,
-//! then arg-max and one `llama_decode` per token), built by llama.cpp's own CMake (Release, `GGML_NATIVE=ON`,
-//! its default threading) from the source the `llama-cpp-sys-2` crate vendors in the cargo registry, into the
+//! then arg-max and one `llama_decode` per token), built by llama.cpp's own CMake (Release, with exactly the `GGML_*`
+//! instruction-set options the crate's build used, `local_model::cpu::BUILD_OPTIONS`, its default
+//! threading) from the source the `llama-cpp-sys-2` crate vendors in the cargo registry, into the
 //! cache folder, at bench time only (reused afterwards). The crate's package strips llama.cpp's tools and
 //! examples (only their READMEs remain), so `llama-bench` itself cannot be built from that source.
 //! Rounds alternate between the two sides so background load hits both alike; medians are reported.
@@ -136,6 +137,10 @@ pub(crate) fn run(args: &LocalModelArgs) -> anyhow::Result<()> {
         args.rounds
     );
     println!(
+        "llama.cpp built for {} (both sides)",
+        local_model::cpu::CpuReport::detect().summary()
+    );
+    println!(
         "{:<46} {:>14} {:>14}",
         "engine", "prompt tok/s", "decode tok/s"
     );
@@ -226,6 +231,11 @@ fn vendored_source(version: &str) -> anyhow::Result<PathBuf> {
     )
 }
 
+/// A short, stable name for a set of CMake options (the first 12 hex digits of their SHA-256).
+fn options_tag(options: &[String]) -> String {
+    schema::io::sha256_hex(options.join(" ").as_bytes())[..12].to_owned()
+}
+
 /// The reference driver's source, written next to a small CMake project at bench time.
 const REF_SOURCE: &str = include_str!("local_model_ref.cpp");
 
@@ -234,7 +244,20 @@ const REF_SOURCE: &str = include_str!("local_model_ref.cpp");
 fn reference_binary(cache: &Path) -> anyhow::Result<PathBuf> {
     let version = locked_sys_version()?;
     let src = vendored_source(&version)?;
-    let root = cache.join("llama.cpp-ref").join(&version);
+    // The build folder is named by the options too: a reference built with other flags (an older native
+    // build) is never reused.
+    let options: Vec<String> = local_model::cpu::BUILD_OPTIONS
+        .iter()
+        .filter_map(|(k, v)| v.map(|v| format!("-D{k}={v}")))
+        .collect();
+    if options.is_empty() {
+        bail!(
+            "this xtask was built without the `GGML_*` options of .cargo/config.toml; run it through `cargo xtask`"
+        );
+    }
+    let root = cache
+        .join("llama.cpp-ref")
+        .join(format!("{version}-{}", options_tag(&options)));
     let project = root.join("project");
     let build = root.join("build");
     std::fs::create_dir_all(&project).with_context(|| format!("creating {}", project.display()))?;
@@ -266,11 +289,8 @@ fn reference_binary(cache: &Path) -> anyhow::Result<PathBuf> {
             .arg(&project)
             .arg("-B")
             .arg(&build)
-            .args([
-                "-DCMAKE_BUILD_TYPE=Release",
-                "-DGGML_NATIVE=ON",
-                "-DBUILD_SHARED_LIBS=OFF",
-            ])
+            .args(["-DCMAKE_BUILD_TYPE=Release", "-DBUILD_SHARED_LIBS=OFF"])
+            .args(&options)
             .stdout(std::process::Stdio::null())
             .status()
             .context("running cmake (install it: `apt-get install cmake`)")?;

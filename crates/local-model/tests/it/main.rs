@@ -245,3 +245,51 @@ fn http_endpoint_speaks_openai() {
     let (status, _) = http("GET", "/nowhere", "");
     assert_eq!(status, 404);
 }
+
+/// The prompt behind the committed greedy output in `golden/lighthouse-48.txt`.
+const GOLDEN_PROMPT: &str =
+    "Write a short story about a lighthouse keeper who finds a message in a bottle.";
+
+/// A guard against miscompiled or faulting kernels: 48 greedy tokens must be exactly the committed text on
+/// every build and CPU (llama.cpp's CPU kernels are deterministic at a fixed thread count and instruction-set
+/// level). A build for another instruction set, or a kernel that computes garbage, changes the arg-max within
+/// a few tokens; one that faults kills this test binary instead of a user's first run.
+#[test]
+fn greedy_generation_matches_the_committed_output() {
+    let expected = include_str!("golden/lighthouse-48.txt");
+    let c = server()
+        .engine()
+        .generate(&ChatRequest::greedy(user(GOLDEN_PROMPT), 48))
+        .unwrap();
+    assert_eq!(
+        c.text, expected,
+        "greedy output changed (built for {}); if the model or llama.cpp version changed on purpose, \
+         commit the new text to crates/local-model/tests/it/golden/lighthouse-48.txt",
+        local_model::cpu::CpuReport::detect().summary()
+    );
+    assert_eq!(c.completion_tokens, 48);
+    assert_eq!(c.finish_reason, FinishReason::Length);
+}
+
+/// llama.cpp is built for one fixed instruction-set level, whatever CPU built it (`.cargo/config.toml`):
+/// nothing above x86-64-v3 (no AVX-512, no AMX) is compiled in, and the running CPU has all of it.
+#[test]
+fn llama_cpp_is_built_for_the_portable_level() {
+    let report = local_model::cpu::CpuReport::detect();
+    #[cfg(target_arch = "x86_64")]
+    assert_eq!(
+        report.compiled(),
+        ["SSE3", "SSSE3", "AVX", "AVX2", "FMA", "F16C", "BMI2"],
+        "{report:?}"
+    );
+    #[cfg(target_arch = "aarch64")]
+    assert_eq!(report.compiled(), ["NEON"], "{report:?}");
+    assert_eq!(report.missing(), Vec::<&str>::new());
+    report.check().unwrap();
+    assert!(
+        local_model::cpu::BUILD_OPTIONS
+            .iter()
+            .any(|(k, v)| *k == "GGML_NATIVE" && *v == Some("OFF")),
+        "built without the GGML_* options of .cargo/config.toml"
+    );
+}
