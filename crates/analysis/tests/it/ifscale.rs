@@ -1,3 +1,5 @@
+//! IFScale aggregation: the published aggregates reproduced from per-sample results, fits and CIs.
+
 use std::path::{Path, PathBuf};
 
 use analysis::ifscale::{self, AggregateConfig};

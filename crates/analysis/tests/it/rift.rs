@@ -1,3 +1,5 @@
+//! RIFT aggregation: Table 2, deltas, depth and reply outcomes on synthetic runs.
+
 use analysis::polars::prelude::*;
 use analysis::rift::{self, RiftConfig};
 use analysis::synthetic::{self, SyntheticConfig};

@@ -1,0 +1,138 @@
+//! Tidy: every Rust file opens with a `//!` doc, no file is over 1 000 lines, no leftover debugging macros,
+//! and every crate inherits the workspace lints and says what it is for.
+
+use std::path::{Path, PathBuf};
+
+/// Longest Rust file allowed, in lines.
+const MAX_LINES: usize = 1_000;
+
+/// Files allowed past [`MAX_LINES`], with the reason. Only generated data belongs here.
+const LONG_FILES: &[(&str, &str)] = &[];
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask sits in the workspace root")
+        .to_path_buf()
+}
+
+/// Every `.rs` file under `crates/` and `xtask/`, sorted, as paths relative to the workspace root.
+fn rust_files() -> Vec<PathBuf> {
+    let root = workspace_root();
+    let mut out = Vec::new();
+    let mut stack = vec![root.join("crates"), root.join("xtask")];
+    while let Some(dir) = stack.pop() {
+        let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        for entry in entries {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if name != "target" && !name.starts_with('.') {
+                    stack.push(path);
+                }
+            } else if name.ends_with(".rs") {
+                out.push(path.strip_prefix(&root).unwrap().to_path_buf());
+            }
+        }
+    }
+    out.sort();
+    assert!(out.len() > 50, "found only {} Rust files", out.len());
+    out
+}
+
+fn read(rel: &Path) -> String {
+    std::fs::read_to_string(workspace_root().join(rel))
+        .unwrap_or_else(|e| panic!("{}: {e}", rel.display()))
+}
+
+#[test]
+fn every_rust_file_opens_with_a_module_doc() {
+    let missing: Vec<_> = rust_files()
+        .into_iter()
+        .filter(|p| !read(p).trim_start().starts_with("//!"))
+        .map(|p| p.display().to_string())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "these files do not open with a `//!` doc saying what they are for:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn no_rust_file_is_over_the_line_limit() {
+    let long: Vec<_> = rust_files()
+        .into_iter()
+        .filter_map(|p| {
+            let lines = read(&p).lines().count();
+            let allowed = LONG_FILES.iter().any(|(f, _)| Path::new(f) == p);
+            (lines > MAX_LINES && !allowed).then(|| format!("{} ({lines} lines)", p.display()))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "split these files into modules (at most {MAX_LINES} lines each):\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn no_debugging_macros_are_left_in() {
+    // Spelled in pieces so this file does not match itself.
+    let banned = [
+        concat!("dbg", "!("),
+        concat!("todo", "!("),
+        concat!("unimplemented", "!("),
+    ];
+    let mut hits = Vec::new();
+    for p in rust_files() {
+        for (i, line) in read(&p).lines().enumerate() {
+            if banned.iter().any(|b| line.contains(b)) {
+                hits.push(format!("{}:{}: {}", p.display(), i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        hits.is_empty(),
+        "debugging macros left in:\n{}",
+        hits.join("\n")
+    );
+}
+
+#[test]
+fn every_crate_inherits_the_workspace_lints_and_has_a_description() {
+    let root = workspace_root();
+    let mut manifests = vec![root.join("xtask/Cargo.toml")];
+    for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+        let dir = entry.unwrap().path();
+        if dir.join("Cargo.toml").is_file() {
+            manifests.push(dir.join("Cargo.toml"));
+        }
+    }
+    assert!(manifests.len() >= 8, "found {} crates", manifests.len());
+    let mut problems = Vec::new();
+    for m in manifests {
+        let text = std::fs::read_to_string(&m).unwrap();
+        let toml: toml::Value = text
+            .parse()
+            .unwrap_or_else(|e| panic!("{}: {e}", m.display()));
+        let rel = m.strip_prefix(&root).unwrap().display().to_string();
+        if toml
+            .get("lints")
+            .and_then(|l| l.get("workspace"))
+            .and_then(toml::Value::as_bool)
+            != Some(true)
+        {
+            problems.push(format!("{rel}: no `[lints] workspace = true`"));
+        }
+        let description = toml
+            .get("package")
+            .and_then(|p| p.get("description"))
+            .and_then(toml::Value::as_str)
+            .unwrap_or("");
+        if description.trim().is_empty() {
+            problems.push(format!("{rel}: no `description`"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
