@@ -1,4 +1,4 @@
-//! IFScale aggregation: the published aggregates reproduced from per-sample results, fits and CIs.
+//! IFScale aggregation: the published aggregates reproduced, failed samples, record errors that name file, line and field, and byte-identical tables.
 
 use std::path::{Path, PathBuf};
 

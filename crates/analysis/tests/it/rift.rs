@@ -1,4 +1,4 @@
-//! RIFT aggregation: Table 2, deltas, depth and reply outcomes on synthetic runs.
+//! RIFT aggregation on synthetic runs: determinism, Table 2 against direct counts, the Parquet answer table, byte-identical tables.
 
 use analysis::polars::prelude::*;
 use analysis::rift::{self, RiftConfig};
