@@ -75,9 +75,9 @@ fn ifscale_results() {
 
             | model | acc@10 | acc@50 | acc@100 | acc@250 | acc@500 | std@10 | std@50 | std@100 | std@250 | std@500 |
             |---|---|---|---|---|---|---|---|---|---|---|
-            | p/alpha | 97.0 | 96.8 | 96.5 | 86.0 | 36.0 | 0.5 | 0.8 | 1.0 | 1.8 | 3.0 |
-            | p/beta | 91.0 | 87.0 | 82.0 | 67.0 | 42.0 | 0.6 | 0.8 | 1.0 | 1.8 | 3.0 |
-            | q/gamma | 95.0 | 65.8 | 48.4 | 34.3 | – | 0.6 | 0.8 | 1.0 | – | – |
+            | synthetic/exponential | 94.8 | 65.7 | 48.2 | 34.2 | – | 0.4 | 0.6 | 0.9 | – | – |
+            | synthetic/linear | 90.8 | 86.9 | 81.8 | 66.8 | 41.9 | 0.4 | 0.6 | 0.9 | 1.8 | 3.1 |
+            | synthetic/threshold | 96.8 | 96.6 | 96.3 | 85.8 | 35.9 | 0.4 | 0.6 | 0.9 | 1.8 | 3.1 |
         "#]],
     );
 }
@@ -93,9 +93,9 @@ fn ifscale_decay_fits() {
 
             | model | pattern | variance | breakpoint | slope before | slope after | linear slope | exp floor | exp τ | BIC thr | BIC lin | BIC exp |
             |---|---|---|---|---|---|---|---|---|---|---|---|
-            | p/alpha | threshold | rising | 200 | -0.0050 | -0.2000 | -0.1342 | 0.00 | 628.0 | -1362.0 | 199.4 | 229.1 |
-            | p/beta | linear | rising | 340 | -0.1000 | -0.1000 | -0.1000 | 0.00 | 671.4 | -1362.0 | -1369.8 | 48.1 |
-            | q/gamma | exponential | rising | – | – | – | -0.2052 | 34.69 | 60.9 | – | 109.4 | -43.3 |
+            | synthetic/exponential | exponential | rising | – | – | – | -0.2051 | 34.67 | 61.1 | – | 109.3 | -30.8 |
+            | synthetic/linear | linear | rising | 30 | -0.0894 | -0.1001 | -0.1000 | 0.00 | 671.6 | -137.0 | -143.7 | 50.2 |
+            | synthetic/threshold | threshold | rising | 200 | -0.0048 | -0.2001 | -0.1342 | 0.00 | 628.2 | -136.0 | 199.7 | 229.3 |
         "#]],
     );
 }
