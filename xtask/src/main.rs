@@ -108,6 +108,7 @@ fn init_tracing() {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(schema::env::log_ansi())
         .with_target(false)
         .init();
 }

@@ -1,5 +1,6 @@
 //! A deterministic synthetic RIFT run: per-prompt and per-answer records shaped like the paper's results, for tests,
 //! figures before real runs exist, and the 18.6 M-row benchmark. Same config, same records, on every machine.
+//! [`ifscale_records`] is a small IFScale counterpart for table and report tests.
 //!
 //! Each model gets a skill in [0.55, 0.85]. Baseline prompts hold one question answered with that probability.
 //! Linear prompts answer at depth d with probability `0.8·skill·exp(−d/400)` and may slip once (probability 0.4 per
@@ -247,6 +248,59 @@ pub fn generate_records(cfg: &SyntheticConfig) -> (Vec<PromptScore>, Vec<AnswerS
         });
     });
     (prompts, answers)
+}
+
+/// A small IFScale run with one model per decay pattern, on N = 10, 20, … with three seeds:
+/// `synthetic/threshold` holds until N = 200 and then loses 0.2 point per instruction, `synthetic/linear` loses 0.1
+/// point per instruction, and `synthetic/exponential` decays to a floor of 35 % and stops at N = 250, where two of its
+/// three samples failed. Means carry a fixed wiggle and seeds spread around them, so every fit has a real residual.
+pub fn ifscale_records() -> Vec<schema::ifscale::SampleScore> {
+    use schema::ifscale::{MatchMode, SampleScore, SampleStatus};
+    const WIGGLE: [f64; 3] = [0.31, -0.17, -0.11];
+    let mut records = Vec::new();
+    for (model, max_n) in [
+        ("synthetic/threshold", 500),
+        ("synthetic/linear", 500),
+        ("synthetic/exponential", 250),
+    ] {
+        for n in (10..=max_n).step_by(10) {
+            let x = f64::from(n);
+            let mean = match model {
+                "synthetic/threshold" if n <= 200 => 97.0 - 0.005 * x,
+                "synthetic/threshold" => 96.0 - 0.2 * (x - 200.0),
+                "synthetic/linear" => 92.0 - 0.1 * x,
+                _ => 35.0 + 60.0 * (-(x - 10.0) / 60.0).exp(),
+            } + WIGGLE[(n / 10 % 3) as usize];
+            for seed in 0..3u64 {
+                let failed = model == "synthetic/exponential" && n == 250 && seed > 0;
+                let scored = |v: f64| (!failed).then_some(v);
+                records.push(SampleScore {
+                    id: format!("{model}-{n}-{seed}"),
+                    model: model.to_owned(),
+                    num_rules: n,
+                    seed,
+                    mode: MatchMode::Paper,
+                    status: if failed {
+                        SampleStatus::Failed
+                    } else {
+                        SampleStatus::Scored
+                    },
+                    accuracy: scored(mean + (seed as f64 - 1.0) * (0.37 + x / 180.0)),
+                    exact: 0,
+                    modified: 0,
+                    omitted: 0,
+                    omission_pct: scored(55.0 + 5.0 * seed as f64),
+                    modification_pct: scored(45.0 - 5.0 * seed as f64),
+                    primacy_ratio: scored(1.0 + x / 1000.0),
+                    latency_s: scored(2.0 + x / 50.0),
+                    output_tokens: (!failed).then_some(200 + u64::from(n) * 4),
+                    coherence: scored(7.5 - x / 200.0),
+                    attempts: if failed { 5 } else { 1 },
+                });
+            }
+        }
+    }
+    records
 }
 
 /// Writes the canonical answer table (see [`crate::rift::ANSWER_COLUMNS`]) to a Parquet file, one row group batch per

@@ -35,8 +35,7 @@ pub fn detect_layout(bytes: &[u8]) -> Layout {
     let first = bytes
         .iter()
         .copied()
-        .skip_while(|b| b.is_ascii_whitespace() || *b == 0xEF || *b == 0xBB || *b == 0xBF)
-        .next();
+        .find(|b| !(b.is_ascii_whitespace() || *b == 0xEF || *b == 0xBB || *b == 0xBF));
     if first == Some(b'[') {
         Layout::Json
     } else {

@@ -21,9 +21,26 @@ impl EnvVars {
     pub const OPENAI_API_KEY: &'static str = "OPENAI_API_KEY";
     /// `tracing` filter for log output on stderr.
     pub const RUST_LOG: &'static str = "RUST_LOG";
+    /// Set to any non-empty value to keep ANSI colour codes out of log output, even on a terminal (no-color.org).
+    pub const NO_COLOR: &'static str = "NO_COLOR";
     /// Standard cache base folder.
     pub const XDG_CACHE_HOME: &'static str = "XDG_CACHE_HOME";
     pub const HOME: &'static str = "HOME";
+}
+
+/// Whether log output on stderr may carry ANSI colour codes: only when stderr is a terminal and `NO_COLOR` is unset
+/// or empty. Redirected logs (files, pipes, CI) stay plain text.
+pub fn log_ansi() -> bool {
+    use std::io::IsTerminal;
+    use_ansi(
+        std::io::stderr().is_terminal(),
+        std::env::var_os(EnvVars::NO_COLOR).as_deref(),
+    )
+}
+
+/// The rule of [`log_ansi`], given whether the output is a terminal and the value of `NO_COLOR`.
+pub fn use_ansi(is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    is_terminal && no_color.is_none_or(|v| v.is_empty())
 }
 
 /// The offline-asset cache folder: `$IFSTRESS_CACHE_DIR`, else `$XDG_CACHE_HOME/ifstress`, else `~/.cache/ifstress`.
@@ -39,4 +56,30 @@ pub fn cache_dir() -> std::path::PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("."));
     home.join(".cache/ifstress")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsStr;
+
+    use super::use_ansi;
+
+    #[test]
+    fn colour_only_on_a_terminal_without_no_color() {
+        let cases: [(bool, Option<&str>, bool); 6] = [
+            (true, None, true),
+            (true, Some(""), true),
+            (true, Some("1"), false),
+            (true, Some("false"), false),
+            (false, None, false),
+            (false, Some("1"), false),
+        ];
+        for (is_terminal, no_color, want) in cases {
+            assert_eq!(
+                use_ansi(is_terminal, no_color.map(OsStr::new)),
+                want,
+                "terminal {is_terminal}, NO_COLOR {no_color:?}"
+            );
+        }
+    }
 }

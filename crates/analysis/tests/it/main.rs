@@ -2,3 +2,4 @@
 
 mod ifscale;
 mod rift;
+mod tables;

@@ -1,0 +1,221 @@
+//! Snapshot tests of every Markdown table the analysis writes (`ifscale::write_tables`, `rift::write_tables`, and
+//! `tables::markdown` itself), from the deterministic synthetic runs of `analysis::synthetic`.
+//!
+//! The expected text sits inline in each test. After an intended change of a table, update the snapshots with
+//! `UPDATE_EXPECT=1 cargo test -p analysis --test it tables` and review the diff before committing.
+
+use std::path::Path;
+
+use analysis::ifscale::{self, AggregateConfig};
+use analysis::polars::prelude::*;
+use analysis::rift::{self, RiftConfig};
+use analysis::synthetic::{self, SyntheticConfig};
+use analysis::tables;
+use expect_test::{Expect, expect};
+
+/// Compares the Markdown table `<name>.md` that `write` puts into a fresh folder.
+fn check(
+    write: impl FnOnce(&Path) -> Result<Vec<std::path::PathBuf>, analysis::Error>,
+    name: &str,
+    expect: Expect,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let written = write(dir.path()).unwrap();
+    let path = dir.path().join(format!("{name}.md"));
+    assert!(written.contains(&path), "{name}.md was not written");
+    expect.assert_eq(&std::fs::read_to_string(&path).unwrap());
+}
+
+fn ifscale_summary() -> ifscale::IfscaleSummary {
+    let frame = ifscale::samples_frame(&synthetic::ifscale_records()).unwrap();
+    ifscale::aggregate(
+        &frame,
+        &AggregateConfig {
+            bootstrap_resamples: 200,
+            bootstrap_seed: 7,
+            ci_level: 0.95,
+        },
+    )
+    .unwrap()
+}
+
+fn rift_cfg() -> SyntheticConfig {
+    SyntheticConfig {
+        seed: 21,
+        models: 3,
+        prompts_per_structure: 12,
+        baseline_prompts: 8,
+        min_questions: 5,
+        max_questions: 30,
+    }
+}
+
+/// The RIFT summary of the synthetic run; `with_prompts` false aggregates the answer table alone.
+fn rift_summary(with_prompts: bool) -> rift::RiftSummary {
+    let (prompts, answers) = synthetic::generate_records(&rift_cfg());
+    let pf = rift::prompts_frame(&prompts).unwrap();
+    rift::aggregate(
+        rift::answers_frame(&answers).unwrap().lazy(),
+        with_prompts.then_some(&pf),
+        &RiftConfig {
+            token_bin_width: None,
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn ifscale_results() {
+    let s = ifscale_summary();
+    check(
+        |d| ifscale::write_tables(&s, d),
+        "ifscale_results",
+        expect![[r#"
+            Mean accuracy (%) and sample standard deviation across seeds at 10, 50, 100, 250 and 500 instructions.
+
+            | model | acc@10 | acc@50 | acc@100 | acc@250 | acc@500 | std@10 | std@50 | std@100 | std@250 | std@500 |
+            |---|---|---|---|---|---|---|---|---|---|---|
+            | synthetic/exponential | 94.8 | 65.7 | 48.2 | 34.2 | – | 0.4 | 0.6 | 0.9 | – | – |
+            | synthetic/linear | 90.8 | 86.9 | 81.8 | 66.8 | 41.9 | 0.4 | 0.6 | 0.9 | 1.8 | 3.1 |
+            | synthetic/threshold | 96.8 | 96.6 | 96.3 | 85.8 | 35.9 | 0.4 | 0.6 | 0.9 | 1.8 | 3.1 |
+        "#]],
+    );
+}
+
+#[test]
+fn ifscale_decay_fits() {
+    let s = ifscale_summary();
+    check(
+        |d| ifscale::write_tables(&s, d),
+        "ifscale_decay_fits",
+        expect![[r#"
+            Decay pattern per model (lowest BIC among threshold, linear, exponential-to-floor fits of mean accuracy vs N) and variance pattern.
+
+            | model | pattern | variance | breakpoint | slope before | slope after | linear slope | exp floor | exp τ | BIC thr | BIC lin | BIC exp |
+            |---|---|---|---|---|---|---|---|---|---|---|---|
+            | synthetic/exponential | exponential | rising | – | – | – | -0.2051 | 34.67 | 61.1 | – | 109.3 | -30.8 |
+            | synthetic/linear | linear | rising | 30 | -0.0894 | -0.1001 | -0.1000 | 0.00 | 671.6 | -137.0 | -143.7 | 50.2 |
+            | synthetic/threshold | threshold | rising | 200 | -0.0048 | -0.2001 | -0.1342 | 0.00 | 628.2 | -136.0 | 199.7 | 229.3 |
+        "#]],
+    );
+}
+
+#[test]
+fn rift_table2() {
+    let s = rift_summary(true);
+    check(
+        |d| rift::write_tables(&s, d),
+        "rift_table2",
+        expect![[r#"
+        Table 2: baseline vs linear vs jumping prompt accuracy (%), mean (± standard error) and median over prompts; Δ = (A_linear − A_jumping) / A_linear × 100.
+
+        | Model | Baseline mean (± SE) | Linear mean (± SE) | Linear median | Jumping mean (± SE) | Jumping median | Δ |
+        |---|---|---|---|---|---|---|
+        | synthetic/model-1 | 62.50 (± 18.30) | 32.39 (± 6.09) | 33.48 | 10.07 (± 2.19) | 10.56 | 68.9 |
+        | synthetic/model-2 | 62.50 (± 18.30) | 47.42 (± 6.18) | 50.00 | 18.95 (± 4.96) | 12.52 | 60.0 |
+        | synthetic/model-3 | 100.00 (± 0.00) | 56.20 (± 6.36) | 64.75 | 20.90 (± 2.66) | 17.91 | 62.8 |
+    "#]],
+    );
+}
+
+#[test]
+fn rift_table2_from_the_answer_table_alone() {
+    let s = rift_summary(false);
+    check(
+        |d| rift::write_tables(&s, d),
+        "rift_table2",
+        expect![[r#"
+        Table 2: baseline vs linear vs jumping prompt accuracy (%), mean (± standard error) and median over prompts; Δ = (A_linear − A_jumping) / A_linear × 100.
+
+        | Model | Baseline mean (± SE) | Linear mean (± SE) | Linear median | Jumping mean (± SE) | Jumping median | Δ |
+        |---|---|---|---|---|---|---|
+        | synthetic/model-1 | 62.50 (± 18.30) | 32.39 (± 6.09) | 33.48 | 10.07 (± 2.19) | 10.56 | 68.9 |
+        | synthetic/model-2 | 62.50 (± 18.30) | 47.42 (± 6.18) | 50.00 | 18.95 (± 4.96) | 12.52 | 60.0 |
+        | synthetic/model-3 | 100.00 (± 0.00) | 56.20 (± 6.36) | 64.75 | 20.90 (± 2.66) | 17.91 | 62.8 |
+    "#]],
+    );
+}
+
+#[test]
+fn rift_wrong_question() {
+    let s = rift_summary(true);
+    check(
+        |d| rift::write_tables(&s, d),
+        "rift_wrong_question",
+        expect![[r#"
+            Share of incorrect answers that are the answer to a different question of the same prompt.
+
+            | Model | Structure | Incorrect | Wrong question | Share (%) |
+            |---|---|---|---|---|
+            | synthetic/model-1 | baseline | 3 | 0 | 0.0 |
+            | synthetic/model-1 | jumping | 122 | 46 | 37.7 |
+            | synthetic/model-1 | linear | 144 | 67 | 46.5 |
+            | synthetic/model-2 | baseline | 3 | 0 | 0.0 |
+            | synthetic/model-2 | jumping | 132 | 51 | 38.6 |
+            | synthetic/model-2 | linear | 109 | 32 | 29.4 |
+            | synthetic/model-3 | baseline | 0 | 0 | – |
+            | synthetic/model-3 | jumping | 148 | 61 | 41.2 |
+            | synthetic/model-3 | linear | 79 | 35 | 44.3 |
+        "#]],
+    );
+}
+
+#[test]
+fn rift_reply_outcomes() {
+    let s = rift_summary(true);
+    check(
+        |d| rift::write_tables(&s, d),
+        "rift_reply_outcomes",
+        expect![[r#"
+            Replies per model and structure: empty, truncated (hit max tokens), malformed (no answer readable), failed requests, stopped early, ran long.
+
+            | Model | Structure | Prompts | Empty | Truncated | Malformed | Failed | Stopped early | Ran long |
+            |---|---|---|---|---|---|---|---|---|
+            | synthetic/model-1 | baseline | 8 | 0 | 0 | 0 | 0 | 0 | 0 |
+            | synthetic/model-1 | jumping | 12 | 0 | 0 | 0 | 0 | 6 | 0 |
+            | synthetic/model-1 | linear | 12 | 0 | 0 | 0 | 0 | 0 | 0 |
+            | synthetic/model-2 | baseline | 8 | 0 | 0 | 0 | 0 | 0 | 0 |
+            | synthetic/model-2 | jumping | 12 | 0 | 0 | 0 | 0 | 4 | 0 |
+            | synthetic/model-2 | linear | 12 | 0 | 0 | 0 | 0 | 0 | 0 |
+            | synthetic/model-3 | baseline | 8 | 0 | 0 | 0 | 0 | 0 | 0 |
+            | synthetic/model-3 | jumping | 12 | 0 | 0 | 0 | 0 | 2 | 0 |
+            | synthetic/model-3 | linear | 12 | 0 | 0 | 0 | 0 | 0 | 0 |
+        "#]],
+    );
+}
+
+#[test]
+fn rift_reply_outcomes_without_a_prompt_table() {
+    let s = rift_summary(false);
+    check(
+        |d| rift::write_tables(&s, d),
+        "rift_reply_outcomes",
+        expect![[r#"
+            Replies per model and structure: empty, truncated (hit max tokens), malformed (no answer readable), failed requests, stopped early, ran long.
+
+            | Model | Structure | Prompts | Empty | Truncated | Malformed | Failed | Stopped early | Ran long |
+            |---|---|---|---|---|---|---|---|---|
+        "#]],
+    );
+}
+
+#[test]
+fn markdown_escapes_pipes_and_omits_an_empty_caption() {
+    let md = tables::markdown(
+        "",
+        &["model", "a|b"],
+        &[
+            vec!["x|y".to_owned(), tables::fmt_opt(Some(1.25), 1)],
+            vec!["z".to_owned(), tables::fmt_opt(Some(f64::NAN), 1)],
+            vec!["w".to_owned(), tables::fmt_opt(None, 1)],
+        ],
+    );
+    expect![[r#"
+        | model | a\|b |
+        |---|---|
+        | x\|y | 1.2 |
+        | z | – |
+        | w | – |
+    "#]]
+    .assert_eq(&md);
+}

@@ -1,0 +1,3 @@
+//! Integration tests of the jeopardy-prep crate: one binary, one module per area.
+
+mod summary;
