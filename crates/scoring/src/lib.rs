@@ -13,14 +13,18 @@ mod tests {
     /// while the tests run, so an unintended wrap is a test failure.
     #[test]
     fn tests_run_with_overflow_checks_and_debug_assertions() {
-        assert!(
-            cfg!(debug_assertions),
-            "scoring's tests are built without debug assertions"
-        );
-        // Compiled in this crate; `black_box` keeps the operands from being folded into a compile-time error.
+        // Both compiled in this crate; `black_box` keeps the arguments from being folded at compile time.
+        fn check(ok: bool) {
+            debug_assert!(ok, "a debug assertion");
+        }
         fn add(a: u8, b: u8) -> u8 {
             a + b
         }
+        let fired = std::panic::catch_unwind(|| check(std::hint::black_box(false))).is_err();
+        assert!(
+            fired,
+            "a failing debug_assert! did not panic: scoring's tests are built without debug assertions"
+        );
         let (max, one) = (std::hint::black_box(u8::MAX), std::hint::black_box(1));
         assert_eq!(add(max - one, one), u8::MAX);
         let overflowed = std::panic::catch_unwind(|| add(max, one));
