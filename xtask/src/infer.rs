@@ -124,7 +124,8 @@ fn resolve_model(args: &InferArgs) -> anyhow::Result<ModelConfig> {
         .model
         .as_deref()
         .ok_or_else(|| UsageError("give --model or --base-url with --model-id".into()))?;
-    let models_file = args.client.models_file(&ClientDefaults::standalone());
+    let defaults = ClientDefaults::standalone();
+    let models_file = args.client.models_file(&defaults);
     let models = Models::load(models_file).map_err(|e| UsageError(e.to_string()))?;
     Ok(models
         .get(name)

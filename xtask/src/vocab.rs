@@ -245,7 +245,8 @@ fn embedder(
     args: &BuildArgs,
 ) -> anyhow::Result<(Box<dyn vocab_pipeline::embed::Embedder>, serde_json::Value)> {
     if let Some(name) = &cfg.embeddings_model {
-        let models_file = args.client.models_file(&ClientDefaults::standalone());
+        let defaults = ClientDefaults::standalone();
+        let models_file = args.client.models_file(&defaults);
         let models = Models::load(models_file)
             .map_err(|e| UsageError(format!("{}: {e}", models_file.display())))?;
         let m = models

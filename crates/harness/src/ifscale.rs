@@ -215,13 +215,7 @@ pub fn generate(g: &Generation<'_>) -> Result<GenerationSummary, Error> {
         }
     }
     // Score.
-    let mut matcher = Matcher::new(
-        g.mode,
-        &metas
-            .iter()
-            .flat_map(|m| m.keywords.iter().map(String::as_str))
-            .collect::<Vec<_>>(),
-    )?;
+    let mut matcher = matcher_for(g.mode, metas.iter().map(|m| m.keywords.as_slice()))?;
     let mut scores = Vec::new();
     let mut labels = Vec::new();
     for ((p, meta), s) in g.prompts.iter().zip(&metas).zip(&states) {
@@ -327,6 +321,15 @@ fn judge_attempts(
         decisions[d].log.judge_error = last_error.remove(&d);
     }
     Ok(())
+}
+
+/// A matcher that knows every keyword of the given lists.
+pub(crate) fn matcher_for<'a>(
+    mode: MatchMode,
+    keyword_lists: impl Iterator<Item = &'a [String]>,
+) -> Result<Matcher, Error> {
+    let keywords: Vec<&str> = keyword_lists.flatten().map(String::as_str).collect();
+    Ok(Matcher::new(mode, &keywords)?)
 }
 
 /// The newest response per key of a responses file, for lookup.

@@ -8,9 +8,10 @@ use std::path::Path;
 
 use schema::ifscale::{AttemptLog, KeywordLabel, MatchMode, PromptMeta, SampleScore};
 use schema::{Outcome, ResponseRecord};
-use scoring::ifscale::{Matcher, SampleInput, score_sample};
+use scoring::ifscale::{SampleInput, score_sample};
 
 use crate::Error;
+use crate::ifscale::matcher_for;
 
 /// What [`score_reports`] reads and writes.
 #[derive(Debug, Clone, Copy)]
@@ -58,13 +59,7 @@ pub fn score_reports(cfg: &ScoreReports<'_>) -> Result<ReportsSummary, Error> {
     } else {
         read_responses(cfg.input, cfg.attempts)?
     };
-    let mut matcher = Matcher::new(
-        cfg.mode,
-        &reports
-            .iter()
-            .flat_map(|r| r.keywords.iter().map(String::as_str))
-            .collect::<Vec<_>>(),
-    )?;
+    let mut matcher = matcher_for(cfg.mode, reports.iter().map(|r| r.keywords.as_slice()))?;
     let mut scores: Vec<SampleScore> = Vec::with_capacity(reports.len());
     let mut labels: Vec<KeywordLabel> = Vec::new();
     for r in &reports {

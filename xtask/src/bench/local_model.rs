@@ -233,7 +233,7 @@ fn vendored_source(version: &str) -> anyhow::Result<PathBuf> {
 
 /// A short, stable name for a set of CMake options (the first 12 hex digits of their SHA-256).
 fn options_tag(options: &[String]) -> String {
-    schema::io::sha256_hex(options.join(" ").as_bytes())[..12].to_owned()
+    schema::sha256_hex(options.join(" ").as_bytes())[..12].to_owned()
 }
 
 /// The reference driver's source, written next to a small CMake project at bench time.

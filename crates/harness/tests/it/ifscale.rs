@@ -64,6 +64,24 @@ fn run(
     .expect("generation")
 }
 
+/// One attempt of one prompt, without a judge.
+fn generate_once(
+    p: &PromptRecord,
+    model: &ModelConfig,
+    dir: &Path,
+) -> Result<GenerationSummary, harness::Error> {
+    generate(&Generation {
+        prompts: std::slice::from_ref(p),
+        model,
+        judge: None,
+        coherence_threshold: 6,
+        max_attempts: 1,
+        mode: MatchMode::Paper,
+        files: &ModelPaths::in_dir(dir),
+        opts: &opts(dir),
+    })
+}
+
 fn scores(dir: &Path) -> Vec<SampleScore> {
     schema::read_jsonl(&ModelPaths::in_dir(&dir.join("out")).scores()).unwrap()
 }
@@ -226,18 +244,7 @@ fn a_prompt_without_ifscale_fields_is_an_input_error_and_nothing_is_sent() {
     let dir = tempfile::tempdir().unwrap();
     let mut p = prompt("bare", "");
     p.extra.clear();
-    let files = ModelPaths::in_dir(dir.path());
-    let err = generate(&Generation {
-        prompts: &[p],
-        model: &model(&mock, "writer"),
-        judge: None,
-        coherence_threshold: 6,
-        max_attempts: 1,
-        mode: MatchMode::Paper,
-        files: &files,
-        opts: &opts(dir.path()),
-    })
-    .unwrap_err();
+    let err = generate_once(&p, &model(&mock, "writer"), dir.path()).unwrap_err();
     assert!(err.is_usage(), "{err}");
     assert!(
         err.to_string().contains("not an IFScale prompt record"),
@@ -252,18 +259,7 @@ fn a_missing_api_key_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     let mut writer = model(&mock, "writer");
     writer.api_key_env = Some("IFSTRESS_HARNESS_TEST_KEY_NEVER_SET".to_owned());
-    let files = ModelPaths::in_dir(dir.path());
-    let err = generate(&Generation {
-        prompts: &[prompt("p", "")],
-        model: &writer,
-        judge: None,
-        coherence_threshold: 6,
-        max_attempts: 1,
-        mode: MatchMode::Paper,
-        files: &files,
-        opts: &opts(dir.path()),
-    })
-    .unwrap_err();
+    let err = generate_once(&prompt("p", ""), &writer, dir.path()).unwrap_err();
     assert!(
         matches!(
             err,

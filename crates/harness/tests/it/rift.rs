@@ -99,7 +99,9 @@ fn run_judge_and_score_a_tiny_experiment_then_resume_without_sending() {
     assert_eq!(mock.requests(), 4);
 
     let answers: Vec<AnswerScore> = schema::read_jsonl(&files.answer_scores()).unwrap();
-    let got: Vec<(&str, &str, Verdict, JudgeSource)> = answers
+    // Scores follow the responses file, whose order is the order replies arrived in; sort by prompt (stably, so
+    // each prompt's answers stay in traversal order).
+    let mut got: Vec<(&str, &str, Verdict, JudgeSource)> = answers
         .iter()
         .map(|a| {
             (
@@ -110,23 +112,23 @@ fn run_judge_and_score_a_tiny_experiment_then_resume_without_sending() {
             )
         })
         .collect();
+    got.sort_by_key(|a| a.0);
     assert_eq!(
         got,
         vec![
+            ("base", "Paris", Verdict::Correct, JudgeSource::PreJudge),
             ("lin", "Paris", Verdict::Correct, JudgeSource::Llm),
             ("lin", "seven", Verdict::Correct, JudgeSource::PreJudge),
             ("lin", "Jupiter", Verdict::Incorrect, JudgeSource::Llm),
-            ("base", "Paris", Verdict::Correct, JudgeSource::PreJudge),
         ]
     );
     let prompt_scores: Vec<PromptScore> = schema::read_jsonl(&files.prompt_scores()).unwrap();
-    assert_eq!(
-        prompt_scores
-            .iter()
-            .map(|p| (p.prompt_id.as_str(), p.correct))
-            .collect::<Vec<_>>(),
-        vec![("lin", 2), ("base", 1)]
-    );
+    let mut correct: Vec<(&str, u32)> = prompt_scores
+        .iter()
+        .map(|p| (p.prompt_id.as_str(), p.correct))
+        .collect();
+    correct.sort_unstable();
+    assert_eq!(correct, vec![("base", 1), ("lin", 2)]);
 
     // The summary is analysis's: one row per (model, structure).
     let rows: Vec<(&str, &str, i64, Option<f64>)> = summary
