@@ -151,6 +151,9 @@ pub fn run_prompts_blocking(
     rt.block_on(run_prompts(model, prompts, out, opts))
 }
 
+/// What a line on file answered: its cache key and the prompt's ride-along fields.
+type AnsweredRequest = (String, Map<String, Value>);
+
 /// One prompt waiting to be sent.
 struct Job {
     index: usize,
@@ -212,7 +215,7 @@ pub async fn run_prompts(
         None
     };
     // The newest line per (id, sample index): the request it answered, or None when it failed.
-    let mut answered: HashMap<ResponseKey, Option<(String, Map<String, Value>)>> =
+    let mut answered: HashMap<ResponseKey, Option<AnsweredRequest>> =
         schema::read_latest_responses(out)?
             .into_iter()
             .map(|r| {
