@@ -2,10 +2,10 @@
 
 use std::path::PathBuf;
 
-use inference_client::{Engine, ModelConfig, Models, RunOptions};
-use schema::PromptRecord;
+use inference_client::{Engine, ModelConfig, Models};
 
 use crate::UsageError;
+use crate::client::{ClientArgs, ClientDefaults};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct InferArgs {
@@ -30,12 +30,6 @@ pub(crate) struct InferArgs {
     /// Responses JSONL (appended to; an existing file is resumed).
     #[arg(long)]
     out: PathBuf,
-    /// The models file.
-    #[arg(long, default_value = "configs/models.toml")]
-    models: PathBuf,
-    /// Most requests in flight per base URL (default: the model's `max-concurrency`).
-    #[arg(long)]
-    concurrency: Option<usize>,
     /// Override the model's `max-tokens` (prompts' own `params.max_tokens` still win).
     #[arg(long)]
     max_tokens: Option<u32>,
@@ -45,21 +39,8 @@ pub(crate) struct InferArgs {
     /// Print prompt count, estimated input tokens and worst-case cost; send nothing.
     #[arg(long)]
     dry_run: bool,
-    /// Stop sending once spent + in-flight worst case would exceed this many USD.
-    #[arg(long)]
-    max_cost: Option<f64>,
-    /// Ignore the cache and the existing output: send every prompt again.
-    #[arg(long)]
-    refresh: bool,
-    /// The response cache (SQLite).
-    #[arg(long, default_value = "artifacts/cache/responses.sqlite")]
-    cache: PathBuf,
-    /// No progress bar.
-    #[arg(long)]
-    no_progress: bool,
-    /// Skip the fsync after each output line (a killed process still loses nothing; a power cut might).
-    #[arg(long)]
-    no_fsync: bool,
+    #[command(flatten)]
+    client: ClientArgs,
 }
 
 #[allow(clippy::print_stdout)]
@@ -84,17 +65,11 @@ pub(crate) fn run(args: &InferArgs) -> anyhow::Result<()> {
     if model.engine == Engine::Embedded {
         crate::models::resolve_embedded(&mut model)?;
     }
-    let prompts: Vec<PromptRecord> = schema::read_jsonl(&args.prompts)
-        .map_err(|e| UsageError(format!("reading prompts: {e}")))?;
-    let mut opts = RunOptions::new(args.cache.clone());
-    opts.concurrency = args.concurrency;
-    opts.max_cost_usd = args.max_cost;
-    opts.refresh = args.refresh;
-    opts.progress = !args.no_progress;
-    opts.durable = !args.no_fsync;
+    let prompts = harness::read_prompts(&args.prompts)?;
+    let opts = args.client.run_options(&ClientDefaults::standalone());
 
     if args.dry_run {
-        let r = inference_client::dry_run(&model, &prompts, &opts).map_err(to_anyhow)?;
+        let r = inference_client::dry_run(&model, &prompts, &opts)?;
         println!("model                 {}", model.name);
         println!("prompts               {}", r.prompts);
         println!("already cached        {}", r.cached);
@@ -111,8 +86,7 @@ pub(crate) fn run(args: &InferArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let s = inference_client::run_prompts_blocking(&model, &prompts, &args.out, &opts)
-        .map_err(to_anyhow)?;
+    let s = inference_client::run_prompts_blocking(&model, &prompts, &args.out, &opts)?;
     println!(
         "{} prompts: {} sent ({} HTTP requests), {} from cache, {} resumed, {} failed, {} truncated, {} not sent (cost limit); ${:.4} spent; {} + {} tokens; {:.1} s",
         s.total,
@@ -150,17 +124,11 @@ fn resolve_model(args: &InferArgs) -> anyhow::Result<ModelConfig> {
         .model
         .as_deref()
         .ok_or_else(|| UsageError("give --model or --base-url with --model-id".into()))?;
-    let models = Models::load(&args.models).map_err(|e| UsageError(e.to_string()))?;
+    let defaults = ClientDefaults::standalone();
+    let models_file = args.client.models_file(&defaults);
+    let models = Models::load(models_file).map_err(|e| UsageError(e.to_string()))?;
     Ok(models
         .get(name)
-        .map_err(|e| UsageError(format!("{}: {e}", args.models.display())))?
+        .map_err(|e| UsageError(format!("{}: {e}", models_file.display())))?
         .clone())
-}
-
-fn to_anyhow(e: inference_client::Error) -> anyhow::Error {
-    use inference_client::Error as E;
-    match e {
-        E::Config(_) | E::Prompts(_) | E::MissingKey { .. } => UsageError(e.to_string()).into(),
-        other => anyhow::Error::new(other),
-    }
 }

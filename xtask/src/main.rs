@@ -1,10 +1,11 @@
 //! `cargo xtask`: the ifstress command line.
 //!
-//! Each subcommand is a thin layer over a stage crate's library entry point; it parses flags, reads configs,
-//! and maps errors to exit codes (0 success, 1 runtime failure, 2 usage or config error).
+//! Each subcommand is a thin layer over a library entry point (the benchmark loops are in `harness`): it parses
+//! flags, reads configs, calls the library and prints; [`exit_code`] is the one place errors become exit codes.
 
 mod assets;
 mod bench;
+mod client;
 mod codegen;
 mod ifscale;
 mod infer;
@@ -69,6 +70,16 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+/// Exit code: a runtime failure (a model, a file or a stage failed while running).
+pub(crate) const EXIT_RUNTIME: u8 = 1;
+/// Exit code: a usage or configuration error (bad flags, a bad config or input file, a missing API key); nothing
+/// ran, or the run stopped before its first request.
+pub(crate) const EXIT_USAGE: u8 = 2;
+/// Exit code reserved for "finished but incomplete": every stage ran, but some requests failed or were not sent
+/// (e.g. the cost limit), so the results do not cover every prompt. No command returns it yet.
+#[allow(dead_code)]
+pub(crate) const EXIT_INCOMPLETE: u8 = 3;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing();
@@ -88,17 +99,26 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            let usage = err
-                .chain()
-                .any(|e| e.downcast_ref::<UsageError>().is_some());
             tracing::error!("{err:#}");
-            if usage {
-                ExitCode::from(2)
-            } else {
-                ExitCode::from(1)
-            }
+            ExitCode::from(exit_code(&err))
         }
     }
+}
+
+/// The exit code of a failed command: [`EXIT_USAGE`] when anything in the error's chain says the command was
+/// called or configured wrongly (a [`UsageError`], a harness input error, an inference-client configuration error
+/// such as a missing API key), else [`EXIT_RUNTIME`].
+pub(crate) fn exit_code(err: &anyhow::Error) -> u8 {
+    let usage = err.chain().any(|e| {
+        e.downcast_ref::<UsageError>().is_some()
+            || e.downcast_ref::<harness::Error>()
+                .is_some_and(harness::Error::is_usage)
+            || e.downcast_ref::<inference_client::Error>()
+                .is_some_and(inference_client::Error::is_config)
+            || e.downcast_ref::<vocab_pipeline::Error>()
+                .is_some_and(vocab_pipeline::Error::is_config)
+    });
+    if usage { EXIT_USAGE } else { EXIT_RUNTIME }
 }
 
 fn init_tracing() {
@@ -111,4 +131,45 @@ fn init_tracing() {
         .with_ansi(schema::env::log_ansi())
         .with_target(false)
         .init();
+}
+
+#[cfg(test)]
+mod tests {
+    use anyhow::Context as _;
+
+    use super::*;
+
+    fn missing_key() -> inference_client::Error {
+        inference_client::Error::MissingKey {
+            model: "m".to_owned(),
+            var: "KEY".to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_missing_api_key_exits_2_from_every_layer() {
+        let direct = anyhow::Error::new(missing_key()).context("infer");
+        let through_harness = anyhow::Error::new(harness::Error::Client(missing_key()))
+            .context("stage ifscale-generate:m");
+        let through_vocab = anyhow::Error::new(vocab_pipeline::Error::Config(
+            "difficulty on m: key".to_owned(),
+        ));
+        for err in [direct, through_harness, through_vocab] {
+            assert_eq!(exit_code(&err), EXIT_USAGE, "{err:#}");
+        }
+    }
+
+    #[test]
+    fn usage_errors_exit_2_and_everything_else_1() {
+        let usage: anyhow::Result<()> =
+            Err(UsageError("bad flag".to_owned())).context("reading the config");
+        assert_eq!(exit_code(&usage.unwrap_err()), EXIT_USAGE);
+        let input = anyhow::Error::new(harness::Error::Input("bad prompt".to_owned()));
+        assert_eq!(exit_code(&input), EXIT_USAGE);
+        let runtime = anyhow::Error::new(inference_client::Error::Setup("no runtime".to_owned()));
+        assert_eq!(exit_code(&runtime), EXIT_RUNTIME);
+        assert_eq!(exit_code(&anyhow::anyhow!("disk full")), EXIT_RUNTIME);
+        assert_ne!(EXIT_INCOMPLETE, EXIT_RUNTIME);
+        assert_ne!(EXIT_INCOMPLETE, EXIT_USAGE);
+    }
 }

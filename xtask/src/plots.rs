@@ -128,7 +128,7 @@ pub(crate) fn run(args: &PlotsArgs) -> anyhow::Result<()> {
     } else {
         args.rift_dir.clone().or_else(|| {
             run.as_ref()
-                .map(|r| r.root.join("rift"))
+                .map(|r| r.bench(schema::paths::Bench::Rift))
                 .filter(|d| d.join("answer-scores.jsonl").exists())
         })
     };

@@ -7,14 +7,14 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context;
-use inference_client::{Engine, Models, RunOptions};
-use schema::env::EnvVars;
+use inference_client::Models;
 use vocab_pipeline::client::ClientRunner;
 use vocab_pipeline::difficulty::DifficultyMethod;
 use vocab_pipeline::pipeline::{Extractor, Resources, VocabConfig};
 
 use crate::UsageError;
 use crate::assets::{self, Asset};
+use crate::client::{ClientArgs, ClientDefaults};
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum Vocab {
@@ -50,12 +50,9 @@ pub(crate) struct BuildArgs {
     /// Override the number of difficulty samples per term.
     #[arg(long)]
     samples: Option<u32>,
-    /// Models config for the inference client (model names used by the LLM extractor and the difficulty stage).
-    #[arg(long, default_value = "configs/models.toml")]
-    models: PathBuf,
-    /// The inference client's response cache.
-    #[arg(long, default_value = "artifacts/cache/responses.sqlite")]
-    cache: PathBuf,
+    /// The inference client (model names used by the LLM extractor and the difficulty stage).
+    #[command(flatten)]
+    client: ClientArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -153,8 +150,15 @@ pub(crate) fn build_default(corpus: &Path, out: &Path) -> anyhow::Result<()> {
         config: None,
         difficulty: None,
         samples: None,
-        models: PathBuf::from("configs/models.toml"),
-        cache: PathBuf::from("artifacts/cache/responses.sqlite"),
+        client: ClientArgs {
+            models: None,
+            cache: None,
+            concurrency: None,
+            max_cost: None,
+            refresh: false,
+            no_progress: false,
+            no_fsync: false,
+        },
     })
 }
 
@@ -241,15 +245,17 @@ fn embedder(
     args: &BuildArgs,
 ) -> anyhow::Result<(Box<dyn vocab_pipeline::embed::Embedder>, serde_json::Value)> {
     if let Some(name) = &cfg.embeddings_model {
-        let models = Models::load(&args.models)
-            .map_err(|e| UsageError(format!("{}: {e}", args.models.display())))?;
+        let defaults = ClientDefaults::standalone();
+        let models_file = args.client.models_file(&defaults);
+        let models = Models::load(models_file)
+            .map_err(|e| UsageError(format!("{}: {e}", models_file.display())))?;
         let m = models
             .get(name)
-            .map_err(|e| UsageError(format!("{}: {e}", args.models.display())))?;
+            .map_err(|e| UsageError(format!("{}: {e}", models_file.display())))?;
         let base = m.base_urls.first().ok_or_else(|| {
             UsageError(format!(
                 "{}: model `{name}` (embeddings-model) has no base-urls; an /v1/embeddings endpoint is needed",
-                args.models.display()
+                models_file.display()
             ))
         })?;
         let key = match &m.api_key_env {
@@ -285,8 +291,8 @@ fn embedder(
 }
 
 fn client_runner(cfg: &VocabConfig, args: &BuildArgs) -> anyhow::Result<ClientRunner> {
-    let models = Models::load(&args.models)
-        .map_err(|e| UsageError(format!("{}: {e}", args.models.display())))?;
+    let defaults = ClientDefaults::standalone();
+    let models_file = args.client.models_file(&defaults);
     let mut names = Vec::new();
     if cfg.difficulty.method == DifficultyMethod::Perplexity {
         names.push(cfg.difficulty.model.clone());
@@ -298,43 +304,17 @@ fn client_runner(cfg: &VocabConfig, args: &BuildArgs) -> anyhow::Result<ClientRu
             .ok_or_else(|| UsageError("extractor = \"llm\" needs an [llm] table".to_owned()))?;
         names.push(llm.model.clone());
     }
-    let mut resolved = Vec::new();
-    for name in names {
-        let mut m = models
-            .get(&name)
-            .map_err(|e| UsageError(format!("{}: {e}", args.models.display())))?
-            .clone();
-        if m.engine == Engine::Embedded {
-            if m.gguf.is_none() {
-                m.gguf = Some(
-                    match std::env::var_os(EnvVars::IFSTRESS_GGUF).filter(|v| !v.is_empty()) {
-                        Some(p) => PathBuf::from(p),
-                        None => assets::ensure(&schema::env::cache_dir(), &assets::SMOLLM2_GGUF)?,
-                    },
-                );
-            }
-            if m.threads.is_none()
-                && let Ok(t) = std::env::var(EnvVars::IFSTRESS_THREADS)
-            {
-                m.threads = Some(t.parse().map_err(|_| {
-                    UsageError(format!(
-                        "{}: not a number: {t:?}",
-                        EnvVars::IFSTRESS_THREADS
-                    ))
-                })?);
-            }
-        }
-        resolved.push(m);
-    }
+    let resolved = names
+        .iter()
+        .map(|name| crate::models::load_model(models_file, name))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let stem = args
         .out
         .file_stem()
         .map_or_else(|| "vocab".to_owned(), |s| s.to_string_lossy().into_owned());
-    let mut opts = RunOptions::new(args.cache.clone());
-    opts.progress = true;
     Ok(ClientRunner::new(
         resolved,
         PathBuf::from("artifacts/vocab").join(stem),
-        opts,
+        args.client.run_options(&defaults),
     ))
 }

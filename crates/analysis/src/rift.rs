@@ -194,6 +194,16 @@ pub fn load_run(rift_dir: &Path) -> Result<(LazyFrame, Option<DataFrame>), Error
     Ok((answers_frame(&answers)?.lazy(), prompts))
 }
 
+/// Aggregates records held in memory (one model's scores, say) exactly as [`aggregate`] does a run's files.
+pub fn aggregate_records(
+    answers: &[schema::rift::AnswerScore],
+    prompts: &[schema::rift::PromptScore],
+    cfg: &RiftConfig,
+) -> Result<RiftSummary, Error> {
+    let prompts = prompts_frame(prompts)?;
+    aggregate(answers_frame(answers)?.lazy(), Some(&prompts), cfg)
+}
+
 /// Scans an answer table stored as Parquet (lazily; nothing is read until a query runs).
 pub fn scan_answers_parquet(path: &Path) -> Result<LazyFrame, Error> {
     let pl_path =

@@ -35,3 +35,14 @@ pub enum Error {
         message: String,
     },
 }
+
+impl Error {
+    /// True when the run could not start because of how it was configured (a model config, a run option, the
+    /// prompts or a missing API key), as opposed to a failure while running.
+    pub fn is_config(&self) -> bool {
+        matches!(
+            self,
+            Error::Config(_) | Error::Prompts(_) | Error::MissingKey { .. }
+        )
+    }
+}

@@ -7,6 +7,9 @@
 //! adds a `reasoning_content` field, `[length]` ends with `finish_reason = "length"`, `[cost]` adds `usage.cost`;
 //! `logprobs: true` in the request adds two token log-probs (-0.5 and -1.5).
 //!
+//! `MockConfig::replies` scripts the content instead: a request whose last message contains a marker gets that
+//! marker's contents in order (the last one repeats), so a test can make a second attempt answer differently.
+//!
 //! Faults come from a script (the first requests, in order) and then at random with `fault_rate`, drawn from
 //! a seeded generator; an `Unauthorized` fault echoes the request's `Authorization` header back, as careless
 //! providers do, so tests can check that the client redacts it.
@@ -127,6 +130,9 @@ pub struct MockConfig {
     pub retry_after_s: u64,
     /// How long a `Hang` fault stalls.
     pub hang: Duration,
+    /// Scripted contents: (marker, contents). The n-th answered request whose last message contains the marker
+    /// (the first marker that matches) gets the n-th content, the last one once they run out.
+    pub replies: Vec<(String, Vec<String>)>,
 }
 
 impl MockConfig {
@@ -140,6 +146,7 @@ impl MockConfig {
             seed: 1,
             retry_after_s: 1,
             hang: Duration::from_secs(5),
+            replies: Vec::new(),
         }
     }
 }
@@ -174,6 +181,8 @@ struct Shared {
     stats: Stats,
     script: Mutex<VecDeque<Fault>>,
     rng: Mutex<u64>,
+    /// Requests answered so far per scripted marker.
+    replied: Mutex<Vec<usize>>,
     stop: AtomicBool,
 }
 
@@ -193,6 +202,7 @@ impl MockServer {
         let shared = Arc::new(Shared {
             script: Mutex::new(cfg.script.iter().copied().collect()),
             rng: Mutex::new(cfg.seed),
+            replied: Mutex::new(vec![0; cfg.replies.len()]),
             cfg,
             stats: Stats::default(),
             stop: AtomicBool::new(false),
@@ -380,7 +390,7 @@ async fn serve_conn(sock: TcpStream, sh: Arc<Shared>) {
         }
         let Some(fault) = fault else {
             sh.stats.ok.fetch_add(1, Ordering::Relaxed);
-            let body = completion(&req.body);
+            let body = completion(&req.body, &sh);
             if write_response(&mut wr, 200, &[], body.as_bytes(), None)
                 .await
                 .is_err()
@@ -440,7 +450,7 @@ async fn serve_conn(sock: TcpStream, sh: Arc<Shared>) {
                 write_response(&mut wr, 200, &[], br#"{"id":"x","choices":[]}"#, None).await
             }
             Fault::TruncatedBody => {
-                let body = completion(&req.body);
+                let body = completion(&req.body, &sh);
                 let half = body.len() / 2;
                 let _ = write_response(
                     &mut wr,
@@ -510,8 +520,22 @@ fn next_u64(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The scripted content for a last message, if a marker matches.
+fn scripted(last: &str, sh: &Shared) -> Option<String> {
+    let i = sh
+        .cfg
+        .replies
+        .iter()
+        .position(|(marker, _)| last.contains(marker.as_str()))?;
+    let mut replied = sh.replied.lock().unwrap_or_else(|e| e.into_inner());
+    let n = replied[i];
+    replied[i] += 1;
+    let contents = &sh.cfg.replies[i].1;
+    contents.get(n).or(contents.last()).cloned()
+}
+
 /// The deterministic answer to a request body.
-fn completion(body: &[u8]) -> String {
+fn completion(body: &[u8], sh: &Shared) -> String {
     let req: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     let last = req
         .get("messages")
@@ -521,7 +545,7 @@ fn completion(body: &[u8]) -> String {
         .and_then(Value::as_str)
         .unwrap_or("");
     let model = req.get("model").and_then(Value::as_str).unwrap_or("mock");
-    let mut content = format!("Reply to: {last}");
+    let mut content = scripted(last, sh).unwrap_or_else(|| format!("Reply to: {last}"));
     if last.contains("[think]") {
         content = format!("<think>Thinking about it.</think>\n{content}");
     }

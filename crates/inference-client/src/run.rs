@@ -8,7 +8,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use schema::{
-    Attempt, ErrorClass, JsonlAppender, Outcome, PromptRecord, ResponseRecord, SCHEMA_VERSION,
+    Attempt, ErrorClass, JsonlAppender, Outcome, PromptRecord, ResponseKey, ResponseRecord,
+    SCHEMA_VERSION,
 };
 use serde_json::{Map, Value};
 use tokio::sync::Semaphore;
@@ -150,6 +151,9 @@ pub fn run_prompts_blocking(
     rt.block_on(run_prompts(model, prompts, out, opts))
 }
 
+/// What a line on file answered: its cache key and the prompt's ride-along fields.
+type AnsweredRequest = (String, Map<String, Value>);
+
 /// One prompt waiting to be sent.
 struct Job {
     index: usize,
@@ -211,13 +215,15 @@ pub async fn run_prompts(
         None
     };
     // The newest line per (id, sample index): the request it answered, or None when it failed.
-    let existing: Vec<ResponseRecord> = schema::read_jsonl(out)?;
-    let mut answered: HashMap<(String, u32), Option<(String, Map<String, Value>)>> = HashMap::new();
-    for r in existing {
-        let k = (r.id, r.sample_index);
-        let answer = (r.outcome != Outcome::Failed).then_some((r.cache_key, r.prompt_meta));
-        answered.insert(k, answer);
-    }
+    let mut answered: HashMap<ResponseKey, Option<AnsweredRequest>> =
+        schema::read_latest_responses(out)?
+            .into_iter()
+            .map(|r| {
+                let k = ResponseKey::of(&r);
+                let answer = (r.outcome != Outcome::Failed).then_some((r.cache_key, r.prompt_meta));
+                (k, answer)
+            })
+            .collect();
     // Lines that this run answers again (failed ones, stale ones) are dropped from the file at the end.
     let had_failed = answered.values().any(Option::is_none);
     let mut stale = 0usize;
@@ -236,8 +242,8 @@ pub async fn run_prompts(
         let body = request_body(model, p);
         let key = cache_key(&identity, &body, p.sample_index);
         keys.push(key.clone());
-        match answered.get(&(p.id.clone(), p.sample_index)) {
-            Some(Some((k, meta))) if *k == key && *meta == p.extra => {
+        match answered.remove(&ResponseKey::of_prompt(p)) {
+            Some(Some((k, meta))) if k == key && meta == p.extra => {
                 summary.resumed += 1;
                 continue;
             }
@@ -375,14 +381,13 @@ fn check_unique(prompts: &[PromptRecord]) -> Result<(), Error> {
 /// only a line that answers the current request (`keys`, in prompt order) is kept, so a stale answer that was not
 /// replaced (a run stopped by an error or the cost limit) cannot pass for a current one.
 fn compact(out: &Path, prompts: &[PromptRecord], keys: &[String]) -> Result<(), Error> {
-    let records: Vec<ResponseRecord> = schema::read_jsonl(out)?;
-    let mut newest: HashMap<(String, u32), ResponseRecord> = HashMap::new();
-    for r in records {
-        newest.insert((r.id.clone(), r.sample_index), r);
-    }
+    let mut newest: HashMap<ResponseKey, ResponseRecord> = schema::read_latest_responses(out)?
+        .into_iter()
+        .map(|r| (ResponseKey::of(&r), r))
+        .collect();
     let mut ordered = Vec::with_capacity(newest.len());
     for (p, key) in prompts.iter().zip(keys) {
-        if let Some(r) = newest.remove(&(p.id.clone(), p.sample_index))
+        if let Some(r) = newest.remove(&ResponseKey::of_prompt(p))
             && r.cache_key == *key
         {
             ordered.push(r);

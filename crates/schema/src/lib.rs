@@ -8,6 +8,7 @@ pub mod ifscale;
 mod io;
 pub mod paths;
 mod records;
+mod responses;
 pub mod rift;
 
 pub use io::{
@@ -18,6 +19,7 @@ pub use records::{
     Attempt, ErrorClass, Logprobs, Message, Outcome, PromptRecord, RequestParams, ResponseRecord,
     Usage,
 };
+pub use responses::{ResponseKey, latest_per_key, read_latest_responses};
 
 /// Version of every record layout in this crate; bump it when a field changes meaning or disappears.
 pub const SCHEMA_VERSION: u32 = 1;

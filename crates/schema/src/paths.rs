@@ -1,4 +1,8 @@
 //! Where artifacts live under a run folder. Every stage uses these names, so any stage can be rerun alone.
+//!
+//! A run folder `artifacts/runs/<run>/` holds, per benchmark, the prompts, one folder per model
+//! (`<bench>/models/<model>/`, see [`ModelPaths`]) and the per-benchmark score files joined from the model folders;
+//! then `tables/`, `figures/`, `report.html` and `summary.md`.
 
 use std::path::{Path, PathBuf};
 
@@ -8,17 +12,48 @@ pub struct RunPaths {
     pub root: PathBuf,
 }
 
+/// A benchmark: the name of its folder in a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bench {
+    Ifscale,
+    Rift,
+}
+
+impl Bench {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Bench::Ifscale => "ifscale",
+            Bench::Rift => "rift",
+        }
+    }
+}
+
 impl RunPaths {
     pub fn new(root: &Path) -> RunPaths {
         RunPaths {
             root: root.to_owned(),
         }
     }
+    /// A benchmark's folder.
+    pub fn bench(&self, bench: Bench) -> PathBuf {
+        self.root.join(bench.as_str())
+    }
+    /// One model's folder of one benchmark, `<run>/<bench>/models/<model>/` (the name made file-system safe).
+    pub fn model(&self, bench: Bench, model: &str) -> ModelPaths {
+        let safe: String = model
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        ModelPaths::in_dir(&self.bench(bench).join("models").join(safe))
+    }
     pub fn ifscale_prompts(&self) -> PathBuf {
         self.root.join("ifscale/prompts.jsonl")
-    }
-    pub fn ifscale_responses(&self) -> PathBuf {
-        self.root.join("ifscale/responses.jsonl")
     }
     pub fn ifscale_attempts(&self) -> PathBuf {
         self.root.join("ifscale/attempts.jsonl")
@@ -31,15 +66,6 @@ impl RunPaths {
     }
     pub fn rift_prompts(&self) -> PathBuf {
         self.root.join("rift/prompts.jsonl")
-    }
-    pub fn rift_responses(&self) -> PathBuf {
-        self.root.join("rift/responses.jsonl")
-    }
-    pub fn rift_judge_requests(&self) -> PathBuf {
-        self.root.join("rift/judge-requests.jsonl")
-    }
-    pub fn rift_verdicts(&self) -> PathBuf {
-        self.root.join("rift/verdicts.jsonl")
     }
     pub fn rift_answer_scores(&self) -> PathBuf {
         self.root.join("rift/answer-scores.jsonl")
@@ -58,5 +84,91 @@ impl RunPaths {
     }
     pub fn summary(&self) -> PathBuf {
         self.root.join("summary.md")
+    }
+}
+
+/// The files of one model's run of one benchmark: a run's `<bench>/models/<model>/`, or the `--out-dir` of a
+/// single stage.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelPaths {
+    pub dir: PathBuf,
+}
+
+impl ModelPaths {
+    pub fn in_dir(dir: &Path) -> ModelPaths {
+        ModelPaths {
+            dir: dir.to_owned(),
+        }
+    }
+    /// The model's responses (IFScale: every generation attempt, `sample_index` = attempt − 1).
+    pub fn responses(&self) -> PathBuf {
+        self.dir.join("responses.jsonl")
+    }
+    /// IFScale: the coherence judge's responses (ids `<prompt id>#a<attempt>`).
+    pub fn coherence_judge(&self) -> PathBuf {
+        self.dir.join("judge.jsonl")
+    }
+    /// IFScale: one line per generation attempt and the decision on it.
+    pub fn attempts(&self) -> PathBuf {
+        self.dir.join("attempts.jsonl")
+    }
+    /// IFScale: one score per sample.
+    pub fn scores(&self) -> PathBuf {
+        self.dir.join("scores.jsonl")
+    }
+    /// IFScale: one label per keyword.
+    pub fn labels(&self) -> PathBuf {
+        self.dir.join("labels.jsonl")
+    }
+    /// RIFT: the LLM judge's prompt records.
+    pub fn judge_prompts(&self) -> PathBuf {
+        self.dir.join("judge-prompts.jsonl")
+    }
+    /// RIFT: the LLM judge's responses.
+    pub fn judge_responses(&self) -> PathBuf {
+        self.dir.join("judge-responses.jsonl")
+    }
+    /// RIFT: the parsed verdicts of the LLM judge.
+    pub fn verdicts(&self) -> PathBuf {
+        self.dir.join("verdicts.jsonl")
+    }
+    /// RIFT: the requests the pre-judge left for the LLM judge.
+    pub fn judge_requests(&self) -> PathBuf {
+        self.dir.join("judge-requests.jsonl")
+    }
+    /// RIFT: one score per expected answer.
+    pub fn answer_scores(&self) -> PathBuf {
+        self.dir.join("answer-scores.jsonl")
+    }
+    /// RIFT: one score per prompt.
+    pub fn prompt_scores(&self) -> PathBuf {
+        self.dir.join("prompt-scores.jsonl")
+    }
+    /// RIFT: the per-(model, structure) summary, as JSON.
+    pub fn summary_json(&self) -> PathBuf {
+        self.dir.join("summary.json")
+    }
+    /// RIFT: the per-(model, structure) summary, as Markdown.
+    pub fn summary_md(&self) -> PathBuf {
+        self.dir.join("summary.md")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_model_folder_sits_under_its_benchmark_with_a_safe_name() {
+        let run = RunPaths::new(Path::new("artifacts/runs/r"));
+        let m = run.model(Bench::Rift, "openai/gpt-4o mini");
+        assert_eq!(
+            m.dir,
+            Path::new("artifacts/runs/r/rift/models/openai_gpt-4o_mini")
+        );
+        assert_eq!(
+            m.responses(),
+            Path::new("artifacts/runs/r/rift/models/openai_gpt-4o_mini/responses.jsonl")
+        );
     }
 }

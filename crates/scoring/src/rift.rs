@@ -44,8 +44,11 @@ pub struct ParsedReply {
     pub answers: Vec<String>,
 }
 
-/// Splits a reply into answers: reasoning (`<think>`) and wrappers (`OUTPUT:`, `Answers:`, code fences, quotes,
-/// numbering, trailing periods) are dropped, then the text is split on commas and line breaks.
+/// Splits a reply into answers: wrappers (`OUTPUT:`, `Answers:`, code fences, quotes, numbering, trailing periods)
+/// are dropped, then the text is split on commas and line breaks.
+///
+/// `content` is a response's answer as the inference client recorded it: reasoning (a `reasoning` field or
+/// `<think>` blocks) is already split off into `ResponseRecord::reasoning`, which scoring never reads.
 pub fn parse_reply(content: Option<&str>, outcome: Outcome) -> ParsedReply {
     let Some(content) = content.filter(|_| outcome != Outcome::Failed) else {
         return ParsedReply {
@@ -54,7 +57,7 @@ pub fn parse_reply(content: Option<&str>, outcome: Outcome) -> ParsedReply {
         };
     };
     let truncated = outcome == Outcome::Truncated;
-    let text = strip_wrappers(&strip_reasoning(content));
+    let text = strip_wrappers(content);
     if text.trim().is_empty() {
         let outcome = if truncated {
             ReplyOutcome::Truncated
@@ -96,20 +99,6 @@ pub fn parse_reply(content: Option<&str>, outcome: Outcome) -> ParsedReply {
         ReplyOutcome::Ok
     };
     ParsedReply { outcome, answers }
-}
-
-fn strip_reasoning(s: &str) -> String {
-    let mut out = s.to_owned();
-    while let Some(start) = out.find("<think>") {
-        match out[start..].find("</think>") {
-            Some(end) => out.replace_range(start..start + end + "</think>".len(), ""),
-            None => out.truncate(start),
-        }
-    }
-    if let Some(end) = out.rfind("</think>") {
-        out = out[end + "</think>".len()..].to_owned();
-    }
-    out
 }
 
 fn strip_wrappers(s: &str) -> String {
@@ -539,7 +528,7 @@ pub fn parse_verdicts(responses: &[ResponseRecord]) -> Vec<JudgeVerdict> {
     responses
         .iter()
         .map(|r| {
-            let raw = r.content.as_deref().map(strip_reasoning);
+            let raw = r.content.clone();
             let verdict = match (r.outcome, raw.as_deref()) {
                 // A capped judge reply still starts with its verdict word.
                 (Outcome::Ok | Outcome::Truncated, Some(text)) => parse_verdict(text),

@@ -1,10 +1,10 @@
 //! The inference client as the pipeline's [`PromptRunner`]: every model call goes through its cache and retries.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
 use inference_client::{ModelConfig, RunOptions};
-use schema::{PromptRecord, ResponseRecord};
+use schema::{PromptRecord, ResponseKey, ResponseRecord};
 
 use crate::Error;
 use crate::difficulty::PromptRunner;
@@ -54,22 +54,22 @@ impl PromptRunner for ClientRunner {
         let out = self.out_dir.join(format!("{stage}.{model}.jsonl"));
         tracing::info!(stage, model, prompts = prompts.len(), out = %out.display(), "Running prompts through the inference client.");
         // The client logs its own summary when the run ends.
-        inference_client::run_prompts_blocking(cfg, prompts, &out, &self.opts)
-            .map_err(|e| Error::Model(format!("{stage} on {model}: {e}")))?;
-        // The file may hold answers to earlier runs' prompts too: keep this run's, the last line per key winning.
-        let wanted: HashSet<(&str, u32)> = prompts
-            .iter()
-            .map(|p| (p.id.as_str(), p.sample_index))
-            .collect();
-        let all: Vec<ResponseRecord> = schema::read_jsonl(&out)?;
-        let mut latest: HashMap<(String, u32), ResponseRecord> = HashMap::new();
-        for r in all {
-            if wanted.contains(&(r.id.as_str(), r.sample_index)) {
-                latest.insert((r.id.clone(), r.sample_index), r);
+        inference_client::run_prompts_blocking(cfg, prompts, &out, &self.opts).map_err(|e| {
+            let what = format!("{stage} on {model}: {e}");
+            // A missing key or a bad model config is the caller's configuration, not a model failure.
+            if e.is_config() {
+                Error::Config(what)
+            } else {
+                Error::Model(what)
             }
-        }
-        let mut out: Vec<ResponseRecord> = latest.into_values().collect();
-        out.sort_by(|a, b| a.id.cmp(&b.id).then(a.sample_index.cmp(&b.sample_index)));
+        })?;
+        // The file may hold answers to earlier runs' prompts too: keep this run's, the last line per key winning.
+        let wanted: HashSet<ResponseKey> = prompts.iter().map(ResponseKey::of_prompt).collect();
+        let mut out: Vec<ResponseRecord> = schema::read_latest_responses(&out)?
+            .into_iter()
+            .filter(|r| wanted.contains(&ResponseKey::of(r)))
+            .collect();
+        out.sort_by_key(ResponseKey::of);
         Ok(out)
     }
 }

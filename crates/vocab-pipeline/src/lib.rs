@@ -48,6 +48,11 @@ pub enum Error {
 }
 
 impl Error {
+    /// True for an error in the configuration (settings, models, a missing API key) rather than in the run.
+    pub fn is_config(&self) -> bool {
+        matches!(self, Error::Config(_))
+    }
+
     pub(crate) fn io(path: &Path, source: std::io::Error) -> Error {
         Error::Io {
             path: path.to_owned(),

@@ -19,7 +19,7 @@ use schema::{Message, PromptRecord};
 const EXIT_ON_EOF: &str = "IFSTRESS_MOCK_EXIT_ON_EOF";
 
 #[derive(Debug, clap::Args)]
-pub(crate) struct ClientArgs {
+pub(crate) struct ClientBenchArgs {
     /// Requests per concurrency level.
     #[arg(long, default_value_t = 10_000)]
     requests: usize,
@@ -52,7 +52,7 @@ pub(crate) struct ClientArgs {
     hang_ms: u64,
 }
 
-pub(crate) fn run(args: &ClientArgs) -> anyhow::Result<()> {
+pub(crate) fn run(args: &ClientBenchArgs) -> anyhow::Result<()> {
     if args.serve_mock {
         return serve(args);
     }
@@ -60,7 +60,7 @@ pub(crate) fn run(args: &ClientArgs) -> anyhow::Result<()> {
 }
 
 #[allow(clippy::print_stdout)]
-fn serve(args: &ClientArgs) -> anyhow::Result<()> {
+fn serve(args: &ClientBenchArgs) -> anyhow::Result<()> {
     let mut cfg = MockConfig::new();
     cfg.latency = Duration::from_millis(args.latency_ms);
     cfg.fault_rate = args.fault_rate;
@@ -109,7 +109,7 @@ struct Row {
 }
 
 #[allow(clippy::print_stdout)]
-fn bench(args: &ClientArgs) -> anyhow::Result<()> {
+fn bench(args: &ClientBenchArgs) -> anyhow::Result<()> {
     if args.concurrency.is_empty() || args.requests == 0 {
         bail!(crate::UsageError(
             "need at least one concurrency level and one request".into()

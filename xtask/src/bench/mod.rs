@@ -11,7 +11,7 @@ pub(crate) enum Bench {
     /// RIFT answer-table aggregation at the paper's scale (≈ 18.6 M rows): polars vs pandas.
     Analysis(analysis::AnalysisArgs),
     /// The inference client against a local mock with fixed latency: requests/s and client CPU per request at 64 and 256 in flight.
-    Client(client::ClientArgs),
+    Client(client::ClientBenchArgs),
     /// The embedded model (SmolLM2 on llama.cpp via llama-cpp-2) against llama.cpp's own build: prompt and decode tok/s.
     LocalModel(local_model::LocalModelArgs),
     /// IFScale keyword scoring of ≈ 200 reports: one Python `re.search` per keyword against the one-pass Rust matcher.

@@ -9,6 +9,7 @@ use anyhow::Context;
 use prompt_gen::ifscale::IfscaleConfig;
 use prompt_gen::rift::RiftConfig;
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::UsageError;
@@ -103,8 +104,10 @@ impl PipelineConfig {
             .into());
         }
         if let Some(ifs) = &cfg.ifscale {
-            ifs.validate()
-                .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+            ifs.check(path)?;
+        }
+        if let Some(rift) = &cfg.rift {
+            rift.check(path)?;
         }
         Ok(cfg)
     }
@@ -121,4 +124,45 @@ pub(crate) fn json_schema() -> anyhow::Result<String> {
         serde_json::to_string_pretty(&schema).context("serializing the config schema")?;
     text.push('\n');
     Ok(text)
+}
+
+/// A section of the pipeline config that a stage command also reads on its own (`[ifscale]`, `[rift]`): one
+/// loader ([`load_section`]) and one check, the same in both places.
+pub(crate) trait Section: DeserializeOwned {
+    /// The table name.
+    const NAME: &'static str;
+    /// The checks beyond parsing (none unless the section defines some); a failure is a usage error naming `path`.
+    fn check(&self, _path: &Path) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+impl Section for IfscaleConfig {
+    const NAME: &'static str = "ifscale";
+    fn check(&self, path: &Path) -> anyhow::Result<()> {
+        self.validate()
+            .map_err(|e| UsageError(format!("{}: {e}", path.display())).into())
+    }
+}
+
+/// Parsing is the whole check: the sampler reports impossible settings against the dataset.
+impl Section for RiftConfig {
+    const NAME: &'static str = "rift";
+}
+
+/// Reads the `[T::NAME]` table of a config file (or the whole file when it has no such table), strictly, and
+/// checks it; every problem is a usage error that names the file.
+pub(crate) fn load_section<T: Section>(path: &Path) -> anyhow::Result<T> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| UsageError(format!("{}: cannot read the config: {e}", path.display())))?;
+    let table: toml::Table =
+        toml::from_str(&text).map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+    let table = match table.get(T::NAME) {
+        Some(toml::Value::Table(t)) => t.clone(),
+        _ => table,
+    };
+    let section = T::deserialize(toml::Value::Table(table))
+        .map_err(|e| UsageError(format!("{}: [{}]: {e}", path.display(), T::NAME)))?;
+    section.check(path)?;
+    Ok(section)
 }

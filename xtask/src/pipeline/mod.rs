@@ -15,12 +15,13 @@ use std::time::Instant;
 
 use anyhow::Context;
 use inference_client::{ModelConfig, RunOptions};
-use schema::paths::RunPaths;
+use schema::paths::{Bench, RunPaths};
 
-pub(crate) use config::{PipelineConfig, json_schema};
+pub(crate) use config::{PipelineConfig, json_schema, load_section};
 use fresh::{Fingerprint, Stamps};
 
 use crate::UsageError;
+use crate::client::{ClientArgs, ClientDefaults};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct PipelineArgs {
@@ -30,24 +31,14 @@ pub(crate) struct PipelineArgs {
     /// Print, per stage, how many requests would be sent and their worst-case cost; send nothing.
     #[arg(long)]
     dry_run: bool,
-    /// Most requests in flight per base URL (overrides the models' `max-concurrency`).
-    #[arg(long)]
-    concurrency: Option<usize>,
-    /// Stop sending once spent plus in-flight worst case would exceed this many USD (overrides the config).
-    #[arg(long)]
-    max_cost: Option<f64>,
-    /// Ignore cached responses and send every request again.
-    #[arg(long)]
-    refresh: bool,
     /// Rebuild the IFScale vocabulary from `[vocab].corpus` even when the file exists.
     #[arg(long)]
     rebuild_vocab: bool,
     /// Run every stage even when its inputs did not change.
     #[arg(long)]
     force: bool,
-    /// No progress bars.
-    #[arg(long)]
-    no_progress: bool,
+    #[command(flatten)]
+    client: ClientArgs,
 }
 
 /// What the run did, for the report and the summary.
@@ -63,12 +54,29 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
     let config_text = std::fs::read_to_string(&args.config)?;
     let run_dir = cfg.run_dir();
     let paths = RunPaths::new(&run_dir);
-    let models = load_models(&cfg)?;
-    let mut opts = RunOptions::new(cfg.run.cache.clone());
-    opts.concurrency = args.concurrency;
-    opts.max_cost_usd = args.max_cost.or(cfg.run.max_cost_usd);
-    opts.refresh = args.refresh;
-    opts.progress = !args.no_progress;
+    let defaults = ClientDefaults {
+        models_file: cfg.run.models_file.clone(),
+        cache: cfg.run.cache.clone(),
+        max_cost_usd: cfg.run.max_cost_usd,
+    };
+    let models_file = args.client.models_file(&defaults);
+    let models = cfg
+        .run
+        .models
+        .iter()
+        .map(|name| crate::models::load_model(models_file, name))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let opts = args.client.run_options(&defaults);
+    let load = |name: Option<&str>| {
+        name.map(|n| crate::models::load_model(models_file, n))
+            .transpose()
+    };
+    let ifscale_judge = load(cfg.ifscale.as_ref().and_then(|c| c.judge_model.as_deref()))?;
+    let rift_judge = load(
+        cfg.rift_prep
+            .as_ref()
+            .and_then(|p| p.judge_model.as_deref()),
+    )?;
 
     if args.dry_run {
         return dry_run(&cfg, &models, &paths, &opts);
@@ -97,15 +105,30 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
         }
         let outputs = vec![rift.dataset.clone()];
         stage.run("rift-prep", fp, &outputs, || {
-            crate::rift::prep_stage(&prep.inputs, &dir, None, &opts)?;
+            let prepared = harness::rift::prep(&prep.inputs, &dir, None)?;
+            print_summary(&prepared.summary.to_markdown());
             Ok(())
         })?;
     }
     if let Some(ifs) = &cfg.ifscale {
-        ifscale_stages(ifs, &cfg, &models, &paths, &opts, &mut stage)?;
+        ifscale_stages(
+            ifs,
+            ifscale_judge.as_ref(),
+            &models,
+            &paths,
+            &opts,
+            &mut stage,
+        )?;
     }
     if let Some(rift) = &cfg.rift {
-        rift_stages(rift, &cfg, &models, &paths, &opts, &mut stage)?;
+        rift_stages(
+            rift,
+            rift_judge.as_ref(),
+            &models,
+            &paths,
+            &opts,
+            &mut stage,
+        )?;
     }
     report::analyse_and_report(&cfg, &config_text, &paths, &mut stage)?;
     let summary = report::summary_markdown(&cfg, &paths, &out, started.elapsed().as_secs_f64())?;
@@ -147,14 +170,6 @@ impl Stager<'_> {
     }
 }
 
-fn load_models(cfg: &PipelineConfig) -> anyhow::Result<Vec<ModelConfig>> {
-    cfg.run
-        .models
-        .iter()
-        .map(|name| crate::models::load_model(&cfg.run.models_file, name))
-        .collect()
-}
-
 /// The vocabulary exists, or is built from the configured corpus.
 fn vocab_stage(
     file: &Path,
@@ -174,30 +189,9 @@ fn vocab_stage(
     crate::vocab::build_default(&section.corpus, file)
 }
 
-/// Folder of one model's files inside a benchmark folder (names are made file-system safe).
-pub(crate) fn model_dir(bench_dir: &Path, model: &str) -> PathBuf {
-    let safe: String = model
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    bench_dir.join("models").join(safe)
-}
-
-/// A model the config may name (a judge), resolved from the run's models file.
-fn optional_model(cfg: &PipelineConfig, name: Option<&str>) -> anyhow::Result<Option<ModelConfig>> {
-    name.map(|n| crate::models::load_model(&cfg.run.models_file, n))
-        .transpose()
-}
-
 fn ifscale_stages(
     ifs: &prompt_gen::ifscale::IfscaleConfig,
-    cfg: &PipelineConfig,
+    judge: Option<&ModelConfig>,
     models: &[ModelConfig],
     paths: &RunPaths,
     opts: &RunOptions,
@@ -215,34 +209,32 @@ fn ifscale_stages(
         fp,
         std::slice::from_ref(&prompts_path),
         || {
-            let n = crate::ifscale::prompts_stage(ifs, None, &prompts_path)?;
+            let n = harness::ifscale::write_prompts(ifs, None, &prompts_path)?;
             tracing::info!(prompts = n, "Wrote the IFScale prompts.");
             Ok(())
         },
     )?;
-    let judge = optional_model(cfg, ifs.judge_model.as_deref())?;
-    let bench_dir = paths.root.join("ifscale");
     let (mut scores, mut labels, mut attempts) = (Vec::new(), Vec::new(), Vec::new());
     for model in models {
-        let files = crate::ifscale::GenerationFiles::in_dir(&model_dir(&bench_dir, &model.name));
+        let files = paths.model(Bench::Ifscale, &model.name);
         let fp = Fingerprint::new("ifscale-generate")
             .value("model", model)?
             .value("judge", &judge)?
             .value("ifscale", ifs)?
             .file(&prompts_path)?;
         let outputs = vec![
-            files.responses.clone(),
-            files.attempts.clone(),
-            files.scores.clone(),
-            files.labels.clone(),
+            files.responses(),
+            files.attempts(),
+            files.scores(),
+            files.labels(),
         ];
         let name = format!("ifscale-generate:{}", model.name);
         stage.run(&name, fp, &outputs, || {
-            let prompts: Vec<schema::PromptRecord> = schema::read_jsonl(&prompts_path)?;
-            let s = crate::ifscale::generate(&crate::ifscale::Generation {
+            let prompts = harness::read_prompts(&prompts_path)?;
+            let s = harness::ifscale::generate(&harness::ifscale::Generation {
                 prompts: &prompts,
                 model,
-                judge: judge.as_ref(),
+                judge,
                 coherence_threshold: ifs.coherence_threshold,
                 max_attempts: ifs.max_attempts,
                 mode: schema::ifscale::MatchMode::Paper,
@@ -252,9 +244,9 @@ fn ifscale_stages(
             tracing::info!(model = %model.name, samples = s.samples, accepted = s.accepted, failed = s.failed, attempts = s.attempts, "IFScale generation finished.");
             Ok(())
         })?;
-        scores.push(files.scores);
-        labels.push(files.labels);
-        attempts.push(files.attempts);
+        scores.push(files.scores());
+        labels.push(files.labels());
+        attempts.push(files.attempts());
     }
     concat_jsonl(&scores, &paths.ifscale_scores())?;
     concat_jsonl(&labels, &paths.ifscale_labels())?;
@@ -264,7 +256,7 @@ fn ifscale_stages(
 
 fn rift_stages(
     rift: &prompt_gen::rift::RiftConfig,
-    cfg: &PipelineConfig,
+    judge: Option<&ModelConfig>,
     models: &[ModelConfig],
     paths: &RunPaths,
     opts: &RunOptions,
@@ -281,58 +273,48 @@ fn rift_stages(
         fp,
         std::slice::from_ref(&prompts_path),
         || {
-            let n = crate::rift::prompts_stage(rift, &prompts_path)?;
+            let n = harness::rift::write_prompts(rift, &prompts_path)?;
             tracing::info!(prompts = n, "Wrote the RIFT prompts.");
             Ok(())
         },
-    )?;
-    let bench_dir = paths.root.join("rift");
-    let judge = optional_model(
-        cfg,
-        cfg.rift_prep
-            .as_ref()
-            .and_then(|p| p.judge_model.as_deref()),
     )?;
     let judge_template = PathBuf::from("configs/prompts/rift-judge.txt");
     let mut answer_files = Vec::new();
     let mut prompt_files = Vec::new();
     for model in models {
-        let dir = model_dir(&bench_dir, &model.name);
-        let responses = dir.join("responses.jsonl");
-        let verdicts = dir.join("verdicts.jsonl");
-        let answers = dir.join("answer-scores.jsonl");
-        let scores = dir.join("prompt-scores.jsonl");
+        let files = paths.model(Bench::Rift, &model.name);
+        let responses = files.responses();
         let fp = Fingerprint::new("rift-generate")
             .value("model", model)?
             .file(&prompts_path)?;
         let name = format!("rift-generate:{}", model.name);
         stage.run(&name, fp, std::slice::from_ref(&responses), || {
-            let prompts = schema::read_jsonl(&prompts_path)?;
-            crate::rift::run_stage(model, &prompts, &responses, opts)?;
+            let prompts = harness::read_prompts(&prompts_path)?;
+            harness::rift::run(model, &prompts, &responses, opts)?;
             Ok(())
         })?;
         let mut verdict_path = None;
-        if let Some(judge) = &judge {
+        if let Some(judge) = judge {
             let fp = Fingerprint::new("rift-judge")
                 .value("judge", judge)?
                 .file(&prompts_path)?
                 .file(&responses)?
                 .file(&judge_template)?;
             let name = format!("rift-judge:{}", model.name);
-            stage.run(&name, fp, std::slice::from_ref(&verdicts), || {
-                let template = crate::rift::read_text(&judge_template)?;
-                crate::rift::judge_stage(
+            stage.run(&name, fp, &[files.verdicts()], || {
+                let template = harness::read_text(&judge_template)?;
+                harness::rift::judge(&harness::rift::Judge {
                     judge,
-                    &prompts_path,
-                    &responses,
-                    &template,
-                    &dir,
-                    false,
+                    prompts: &prompts_path,
+                    responses: &responses,
+                    template: &template,
+                    judge_settled: false,
+                    files: &files,
                     opts,
-                )?;
+                })?;
                 Ok(())
             })?;
-            verdict_path = Some(verdicts.clone());
+            verdict_path = Some(files.verdicts());
         }
         let mut fp = Fingerprint::new("rift-score")
             .file(&prompts_path)?
@@ -341,16 +323,19 @@ fn rift_stages(
             fp = fp.file(v)?;
         }
         let name = format!("rift-score:{}", model.name);
-        stage.run(&name, fp, &[answers.clone(), scores.clone()], || {
-            crate::rift::score_stage(
-                &prompts_path,
-                &responses,
-                verdict_path.as_deref(),
-                &dir,
-                false,
-            )?;
+        let outputs = [files.answer_scores(), files.prompt_scores()];
+        stage.run(&name, fp, &outputs, || {
+            let summary = harness::rift::score(&harness::rift::Score {
+                prompts: &prompts_path,
+                responses: &responses,
+                verdicts: verdict_path.as_deref(),
+                judge_settled: false,
+                files: &files,
+            })?;
+            print_summary(&summary.to_markdown());
             Ok(())
         })?;
+        let [answers, scores] = outputs;
         answer_files.push(answers);
         prompt_files.push(scores);
     }
@@ -380,43 +365,20 @@ fn dry_run(
     paths: &RunPaths,
     opts: &RunOptions,
 ) -> anyhow::Result<()> {
-    let mut rows: Vec<(String, String, String, usize, u64, f64, usize)> = Vec::new();
+    let mut rows = Vec::new();
     if let Some(ifs) = &cfg.ifscale {
         let tmp = paths.root.join(".dry-run-ifscale-prompts.jsonl");
-        crate::ifscale::prompts_stage(ifs, None, &tmp)?;
-        let prompts: Vec<schema::PromptRecord> = schema::read_jsonl(&tmp)?;
+        harness::ifscale::write_prompts(ifs, None, &tmp)?;
+        let prompts = harness::read_prompts(&tmp)?;
         let _ = std::fs::remove_file(&tmp);
-        for m in models {
-            let r = inference_client::dry_run(m, &prompts, opts)?;
-            let n = r.prompts - r.cached;
-            let attempts = ifs.max_attempts as usize;
-            rows.push((
-                "ifscale generation".into(),
-                m.name.clone(),
-                format!(
-                    "first attempts; worst case {} with every retry",
-                    n * attempts
-                ),
-                n,
-                r.est_input_tokens,
-                r.worst_case_cost_usd * attempts as f64,
-                r.unbounded,
-            ));
-            if let Some(judge) = &ifs.judge_model {
-                rows.push((
-                    "ifscale coherence judge".into(),
-                    judge.clone(),
-                    format!(
-                        "one per attempt that passes rules (a) and (b), at most {}",
-                        n * attempts
-                    ),
-                    n,
-                    0,
-                    f64::NAN,
-                    0,
-                ));
-            }
-        }
+        let judge = ifs.judge_model.as_deref();
+        rows.extend(harness::estimate::ifscale(
+            &prompts,
+            models,
+            judge,
+            ifs.max_attempts,
+            opts,
+        )?);
     }
     if let Some(rift) = &cfg.rift {
         // Before the prep stage ran, sample from the raw clue file (prepared in memory, without rephrasing).
@@ -434,61 +396,33 @@ fn dry_run(
             .into());
         }
         let tmp = paths.root.join(".dry-run-rift-prompts.jsonl");
-        crate::rift::prompts_stage(&sample_cfg, &tmp)?;
-        let prompts: Vec<schema::PromptRecord> = schema::read_jsonl(&tmp)?;
+        harness::rift::write_prompts(&sample_cfg, &tmp)?;
+        let prompts = harness::read_prompts(&tmp)?;
         let _ = std::fs::remove_file(&tmp);
-        for m in models {
-            let r = inference_client::dry_run(m, &prompts, opts)?;
-            rows.push((
-                "rift generation".into(),
-                m.name.clone(),
-                "one request per prompt".into(),
-                r.prompts - r.cached,
-                r.est_input_tokens,
-                r.worst_case_cost_usd,
-                r.unbounded,
-            ));
-        }
-        if let Some(judge) = cfg
+        let judge = cfg
             .rift_prep
             .as_ref()
-            .and_then(|p| p.judge_model.as_deref())
-        {
-            let total: usize = prompts
-                .iter()
-                .filter_map(|p| {
-                    p.extra
-                        .get("expected")
-                        .and_then(|e| e.as_array())
-                        .map(Vec::len)
-                })
-                .sum();
-            rows.push((
-                "rift judge".into(),
-                judge.to_owned(),
-                "at most one per answer the pre-judge cannot settle".into(),
-                total * models.len(),
-                0,
-                f64::NAN,
-                0,
-            ));
-        }
+            .and_then(|p| p.judge_model.as_deref());
+        rows.extend(harness::estimate::rift(&prompts, models, judge, opts)?);
     }
     println!("| stage | model | requests | note | est. input tokens | worst-case cost (USD) |");
     println!("|---|---|---:|---|---:|---:|");
     let mut total_cost = 0.0;
-    for (stage, model, note, n, tokens, cost, unbounded) in &rows {
-        let cost_s = if cost.is_nan() {
-            "depends on replies".to_owned()
-        } else if *unbounded > 0 {
-            format!("{cost:.2} (+{unbounded} requests without max-tokens)")
-        } else {
-            format!("{cost:.2}")
+    for r in &rows {
+        let cost_s = match r.worst_case_cost_usd {
+            None => "depends on replies".to_owned(),
+            Some(cost) if r.unbounded > 0 => {
+                format!("{cost:.2} (+{} requests without max-tokens)", r.unbounded)
+            }
+            Some(cost) => format!("{cost:.2}"),
         };
-        if cost.is_finite() {
+        if let Some(cost) = r.worst_case_cost_usd.filter(|c| c.is_finite()) {
             total_cost += cost;
         }
-        println!("| {stage} | {model} | {n} | {note} | {tokens} | {cost_s} |");
+        println!(
+            "| {} | {} | {} | {} | {} | {cost_s} |",
+            r.stage, r.model, r.requests, r.note, r.est_input_tokens
+        );
     }
     println!("\nWorst case in all (without judge replies): {total_cost:.2} USD. Nothing was sent.");
     Ok(())

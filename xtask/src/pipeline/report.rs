@@ -1,46 +1,14 @@
 //! The last stages: analysis and figures from the run's score files, then `report.html` and `summary.md`.
 //! Denominators are counted from the files themselves, so a rerun that skipped every stage reports the same numbers.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use analysis::models::ReasoningRule;
 use plots::report::{ConfigBlock, Excerpt, FigureRef, Link, ReportInput, Section};
-use schema::paths::RunPaths;
-use schema::{Outcome as ReplyOutcome, ResponseRecord};
+use schema::paths::{Bench, RunPaths};
 
 use super::fresh::Fingerprint;
 use super::{Outcome, PipelineConfig, Stager};
-
-/// Counts of one model's responses file.
-#[derive(Debug, Default, Clone)]
-struct Counts {
-    responses: usize,
-    ok: usize,
-    truncated: usize,
-    failed: usize,
-    cached: usize,
-}
-
-fn count_responses(path: &Path) -> anyhow::Result<Counts> {
-    let mut c = Counts::default();
-    if !path.is_file() {
-        return Ok(c);
-    }
-    let (records, _) = schema::read_jsonl_lenient::<ResponseRecord>(path)?;
-    for r in &records {
-        c.responses += 1;
-        match r.outcome {
-            ReplyOutcome::Ok => c.ok += 1,
-            ReplyOutcome::Truncated => c.truncated += 1,
-            ReplyOutcome::Failed => c.failed += 1,
-        }
-        if r.cached {
-            c.cached += 1;
-        }
-    }
-    Ok(c)
-}
 
 pub(super) fn analyse_and_report(
     cfg: &PipelineConfig,
@@ -121,10 +89,10 @@ fn report_input(
     paths: &RunPaths,
 ) -> anyhow::Result<ReportInput> {
     let mut sections = Vec::new();
-    for bench in ["ifscale", "rift"] {
+    for bench in [Bench::Ifscale, Bench::Rift] {
         let enabled = match bench {
-            "ifscale" => cfg.ifscale.is_some(),
-            _ => cfg.rift.is_some(),
+            Bench::Ifscale => cfg.ifscale.is_some(),
+            Bench::Rift => cfg.rift.is_some(),
         };
         if !enabled {
             continue;
@@ -145,17 +113,19 @@ fn report_input(
     })
 }
 
-fn bench_section(cfg: &PipelineConfig, paths: &RunPaths, bench: &str) -> anyhow::Result<Section> {
-    let bench_dir = paths.root.join(bench);
+fn bench_section(cfg: &PipelineConfig, paths: &RunPaths, bench: Bench) -> anyhow::Result<Section> {
     let mut section = Section {
-        heading: if bench == "ifscale" {
+        heading: if bench == Bench::Ifscale {
             "IFScale: instruction density".to_owned()
         } else {
             "RIFT: instruction topology".to_owned()
         },
         ..Section::default()
     };
-    let prompts_file = bench_dir.join("prompts.jsonl");
+    let prompts_file = match bench {
+        Bench::Ifscale => paths.ifscale_prompts(),
+        Bench::Rift => paths.rift_prompts(),
+    };
     let prompts = if prompts_file.is_file() {
         schema::read_jsonl::<schema::PromptRecord>(&prompts_file)?.len()
     } else {
@@ -169,9 +139,8 @@ fn bench_section(cfg: &PipelineConfig, paths: &RunPaths, bench: &str) -> anyhow:
         href: rel(paths, &prompts_file),
     });
     for model in &cfg.run.models {
-        let dir = super::model_dir(&bench_dir, model);
-        let responses = dir.join("responses.jsonl");
-        let c = count_responses(&responses)?;
+        let responses = paths.model(bench, model).responses();
+        let c = harness::overview::count_responses(&responses)?;
         section.denominators.push((
             format!("{model}: responses"),
             format!(
@@ -183,42 +152,23 @@ fn bench_section(cfg: &PipelineConfig, paths: &RunPaths, bench: &str) -> anyhow:
             label: format!("{model}: responses"),
             href: rel(paths, &responses),
         });
-        if let Some(excerpt) = first_reply(&responses)? {
+        if let Some(excerpt) = harness::overview::first_reply(&responses)? {
             section.excerpts.push(Excerpt {
                 label: format!("{model}: {}", excerpt.0),
                 text: excerpt.1,
             });
         }
     }
-    if bench == "ifscale" {
+    if bench == Bench::Ifscale {
         let scores = paths.ifscale_scores();
         if scores.is_file() {
-            let rows: Vec<schema::ifscale::SampleScore> = schema::read_jsonl(&scores)?;
-            let failed = rows
-                .iter()
-                .filter(|r| r.status == schema::ifscale::SampleStatus::Failed)
-                .count();
-            section.denominators.push((
-                "Samples".to_owned(),
-                format!(
-                    "{} scored, {} failed (every attempt rejected; counted, never dropped)",
-                    rows.len() - failed,
-                    failed
-                ),
-            ));
-            let judged = rows.iter().filter(|r| r.coherence.is_some()).count();
-            section.denominators.push((
-                "Coherence judged".to_owned(),
-                if cfg
-                    .ifscale
-                    .as_ref()
-                    .is_some_and(|c| c.judge_model.is_some())
-                {
-                    format!("{judged} samples")
-                } else {
-                    "no judge model configured: the coherence check was skipped".to_owned()
-                },
-            ));
+            let judge = cfg
+                .ifscale
+                .as_ref()
+                .is_some_and(|c| c.judge_model.is_some());
+            section
+                .denominators
+                .extend(harness::overview::ifscale_denominators(&scores, judge)?);
             section.links.push(Link {
                 label: "per-sample scores".to_owned(),
                 href: rel(paths, &scores),
@@ -235,16 +185,9 @@ fn bench_section(cfg: &PipelineConfig, paths: &RunPaths, bench: &str) -> anyhow:
     } else {
         let answers = paths.rift_answer_scores();
         if answers.is_file() {
-            let rows: Vec<schema::rift::AnswerScore> = schema::read_jsonl(&answers)?;
-            let mut by: BTreeMap<String, usize> = BTreeMap::new();
-            for r in &rows {
-                *by.entry(format!("{:?}", r.judged_by)).or_default() += 1;
-            }
-            let judged: Vec<String> = by.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-            section.denominators.push((
-                "Answers".to_owned(),
-                format!("{} ({})", rows.len(), judged.join(", ")),
-            ));
+            section
+                .denominators
+                .extend(harness::overview::rift_denominators(&answers)?);
             section.links.push(Link {
                 label: "per-answer scores".to_owned(),
                 href: rel(paths, &answers),
@@ -265,14 +208,14 @@ fn bench_section(cfg: &PipelineConfig, paths: &RunPaths, bench: &str) -> anyhow:
             );
         }
     }
-    for t in list_files(&paths.tables().join(bench), "md")? {
+    for t in list_files(&paths.tables().join(bench.as_str()), "md")? {
         let md = std::fs::read_to_string(&t)?;
         if let Some(table) = plots::report::table_from_markdown(&md) {
             section.tables.push(table);
         }
     }
     let mut figures: Vec<(usize, String, PathBuf)> =
-        list_files(&paths.figures().join(bench), "png")?
+        list_files(&paths.figures().join(bench.as_str()), "png")?
             .into_iter()
             .map(|f| {
                 let stem = f
@@ -342,22 +285,6 @@ const FIGURE_ORDER: &[(&str, &str)] = &[
     ),
 ];
 
-/// The first non-empty reply of a responses file, shown verbatim (escaped by the report).
-fn first_reply(path: &Path) -> anyhow::Result<Option<(String, String)>> {
-    if !path.is_file() {
-        return Ok(None);
-    }
-    let (records, _) = schema::read_jsonl_lenient::<ResponseRecord>(path)?;
-    Ok(records.into_iter().find_map(|r| {
-        let text = r.content.filter(|c| !c.trim().is_empty())?;
-        let mut clipped: String = text.chars().take(1500).collect();
-        if clipped.len() < text.len() {
-            clipped.push_str(" […]");
-        }
-        Some((format!("reply to {}", r.id), clipped))
-    }))
-}
-
 /// The Markdown summary printed at the end: headline numbers per model and where the report is.
 pub(super) fn summary_markdown(
     cfg: &PipelineConfig,
@@ -366,53 +293,7 @@ pub(super) fn summary_markdown(
     seconds: f64,
 ) -> anyhow::Result<String> {
     let mut md = format!("# ifstress run `{}`\n\n", cfg.run.name);
-    if paths.ifscale_scores().is_file() {
-        let rows: Vec<schema::ifscale::SampleScore> = schema::read_jsonl(&paths.ifscale_scores())?;
-        md.push_str("## IFScale\n\n| model | samples | failed | mean accuracy (%) | accuracy at the largest N (%) |\n|---|---:|---:|---:|---:|\n");
-        let mut models: Vec<&str> = rows.iter().map(|r| r.model.as_str()).collect();
-        models.sort_unstable();
-        models.dedup();
-        for m in models {
-            let mine: Vec<_> = rows.iter().filter(|r| r.model == m).collect();
-            let acc: Vec<f64> = mine.iter().filter_map(|r| r.accuracy).collect();
-            let failed = mine.len() - acc.len();
-            let max_n = mine.iter().map(|r| r.num_rules).max().unwrap_or(0);
-            let at_max: Vec<f64> = mine
-                .iter()
-                .filter(|r| r.num_rules == max_n)
-                .filter_map(|r| r.accuracy)
-                .collect();
-            md.push_str(&format!(
-                "| {m} | {} | {failed} | {} | {} (N = {max_n}) |\n",
-                mine.len(),
-                fmt_mean(&acc),
-                fmt_mean(&at_max)
-            ));
-        }
-        md.push('\n');
-    }
-    if paths.rift_prompt_scores().is_file() {
-        let rows: Vec<schema::rift::PromptScore> = schema::read_jsonl(&paths.rift_prompt_scores())?;
-        md.push_str("## RIFT\n\n| model | structure | prompts | mean accuracy (%) | wrong-question answers |\n|---|---|---:|---:|---:|\n");
-        let mut groups: BTreeMap<(String, String), Vec<&schema::rift::PromptScore>> =
-            BTreeMap::new();
-        for r in &rows {
-            groups
-                .entry((r.model.clone(), format!("{:?}", r.structure).to_lowercase()))
-                .or_default()
-                .push(r);
-        }
-        for ((m, s), rs) in groups {
-            let acc: Vec<f64> = rs.iter().map(|r| r.accuracy * 100.0).collect();
-            let wq: u32 = rs.iter().map(|r| r.wrong_question).sum();
-            md.push_str(&format!(
-                "| {m} | {s} | {} | {} | {wq} |\n",
-                rs.len(),
-                fmt_mean(&acc)
-            ));
-        }
-        md.push('\n');
-    }
+    md.push_str(&harness::overview::headline_markdown(paths)?);
     md.push_str(&format!(
         "Stages run: {}; up to date and skipped: {}. Finished in {seconds:.1} s.\n\nReport: {}\n",
         out.stages_run.len(),
@@ -420,11 +301,4 @@ pub(super) fn summary_markdown(
         paths.report().display()
     ));
     Ok(md)
-}
-
-fn fmt_mean(xs: &[f64]) -> String {
-    if xs.is_empty() {
-        return "–".to_owned();
-    }
-    format!("{:.1}", xs.iter().sum::<f64>() / xs.len() as f64)
 }

@@ -141,22 +141,15 @@ fn off_by_one_shift() {
 
 #[test]
 fn truncated_reply_scores_the_answers_before_the_cut() {
-    let (p, a) = check(
-        false,
-        Outcome::Truncated,
-        Some("<think>Let me see</think>Paris, 7"),
-    );
+    // The client splits reasoning off the content; what is left is scored.
+    let (p, a) = check(false, Outcome::Truncated, Some("Paris, 7"));
     assert_eq!(a, vec![(C, None), (C, None), (M, None)]);
     assert_eq!(
         (p.outcome, p.stopped_early, p.missing),
         (ReplyOutcome::Truncated, true, 1)
     );
-    // Cut inside the reasoning: nothing to score.
-    let (p, a) = check(
-        false,
-        Outcome::Truncated,
-        Some("<think>Question 1 is about"),
-    );
+    // Cut inside the reasoning: the client leaves no content, so there is nothing to score.
+    let (p, a) = check(false, Outcome::Truncated, Some(""));
     assert_eq!(a, vec![(M, None); 3]);
     assert_eq!(
         (p.outcome, p.stopped_early),
@@ -216,11 +209,10 @@ fn unsettled_answers_stand_as_pre_judge_only_then_take_the_judges_verdict() {
     );
     let replies = [
         response(&judge[0].id, Outcome::Ok, Some("CORRECT")),
-        response(
-            &judge[1].id,
-            Outcome::Ok,
-            Some("<think>7 = seven</think>Correct."),
-        ),
+        ResponseRecord {
+            reasoning: Some("7 = seven".to_owned()),
+            ..response(&judge[1].id, Outcome::Ok, Some("Correct."))
+        },
         response(&judge[2].id, Outcome::Ok, Some("I am not sure")),
     ];
     let verdicts = parse_verdicts(&replies);
@@ -291,7 +283,7 @@ fn agreement_report() {
 
 #[test]
 fn reply_parsing() {
-    let cases: [(&str, &[&str]); 9] = [
+    let cases: [(&str, &[&str]); 8] = [
         ("Paris, 7, Jupiter", &["Paris", "7", "Jupiter"]),
         ("OUTPUT: \"Paris\", \"7\".", &["Paris", "7"]),
         ("Answers: **Paris**, 7", &["Paris", "7"]),
@@ -299,7 +291,6 @@ fn reply_parsing() {
         ("Here are my answers:\nParis, 7", &["Paris", "7"]),
         ("```\nParis, 7\n```", &["Paris", "7"]),
         ("Paris,, Jupiter,", &["Paris", "", "Jupiter"]),
-        ("Reasoning here.</think>Paris", &["Paris"]),
         (
             "1. Capital? → Paris\n2. Days? → Now Answer Question Number 3",
             &["Paris"],

@@ -1,0 +1,361 @@
+//! IFScale: the prompts of a config, and the generation loop with the paper's retry rules and coherence judge.
+//!
+//! Attempt k of a sample is the inference client's `sample_index` k − 1, so every attempt has its own cache entry
+//! and its own line in the responses file. An attempt is rejected when its request failed, when it hit
+//! `max_tokens` (truncated), when it is a constraint list (rule a) or too short (rule b), and, when a judge model
+//! is given, when the judge scores its coherence below the threshold (rule c). The rules themselves are pure
+//! functions of `scoring::ifscale`; this module only runs them, logs every decision and scores the result.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use inference_client::{ModelConfig, RunOptions};
+use prompt_gen::ifscale::{IfscaleConfig, Template, Vocabulary, build_prompts};
+use schema::ifscale::{AttemptLog, MatchMode, PromptMeta, RejectReason};
+use schema::paths::ModelPaths;
+use schema::{Message, Outcome, PromptRecord, RequestParams, ResponseKey, ResponseRecord};
+use scoring::ifscale::{
+    Matcher, SampleInput, check_response, coherence_judge_prompt, parse_coherence_verdict,
+    score_sample,
+};
+
+use crate::Error;
+
+/// Judge tries per attempt when the judge's answer does not parse.
+pub const JUDGE_TRIES: u32 = 3;
+/// `max_tokens` of a judge request (a one-sentence reason and a score).
+const JUDGE_MAX_TOKENS: u32 = 200;
+
+/// Builds the prompts of `cfg` (the vocabulary `vocab`, else the config's) and writes them atomically to `out`;
+/// returns how many.
+pub fn write_prompts(
+    cfg: &IfscaleConfig,
+    vocab: Option<&Path>,
+    out: &Path,
+) -> Result<usize, Error> {
+    let vocab_path = vocab.or(cfg.vocab.as_deref()).ok_or_else(|| {
+        Error::Input("no vocabulary: give --vocab or set `vocab` in [ifscale]".to_owned())
+    })?;
+    let bytes = std::fs::read(vocab_path).map_err(|e| Error::io(vocab_path, e))?;
+    let vocab = Vocabulary::parse(&bytes, &vocab_path.display().to_string())
+        .map_err(|e| Error::Input(e.to_string()))?;
+    let tbytes = std::fs::read(&cfg.template).map_err(|e| Error::io(&cfg.template, e))?;
+    let template = Template::parse(&tbytes, &cfg.template.display().to_string())
+        .map_err(|e| Error::Input(e.to_string()))?;
+    let prompts = build_prompts(&vocab, &template, cfg).map_err(|e| Error::Input(e.to_string()))?;
+    schema::write_jsonl_atomic(out, &prompts)?;
+    Ok(prompts.len())
+}
+
+/// What [`generate`] needs.
+#[derive(Debug, Clone, Copy)]
+pub struct Generation<'a> {
+    pub prompts: &'a [PromptRecord],
+    pub model: &'a ModelConfig,
+    /// None: the coherence check is skipped (and the summary says so).
+    pub judge: Option<&'a ModelConfig>,
+    pub coherence_threshold: u8,
+    /// At least 1.
+    pub max_attempts: u32,
+    pub mode: MatchMode,
+    /// Responses, judge responses, attempts log, scores and labels (see [`ModelPaths`]).
+    pub files: &'a ModelPaths,
+    pub opts: &'a RunOptions,
+}
+
+/// What [`generate`] did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GenerationSummary {
+    pub samples: usize,
+    pub accepted: usize,
+    /// Samples that exhausted their attempts; they are in the scores as `failed`.
+    pub failed: usize,
+    pub attempts: usize,
+    /// Rejected attempts per reason (`constraint_list`, `too_short`, `incoherent`, `truncated`, `request_failed`).
+    pub rejected: BTreeMap<String, usize>,
+    pub judged: bool,
+    /// Attempts the judge gave no usable verdict for after every try; they stand on the other rules.
+    pub judge_errors: usize,
+    /// Mean accuracy over scored samples (failed ones have none).
+    pub mean_accuracy: Option<f64>,
+}
+
+struct SampleState {
+    logs: Vec<AttemptLog>,
+    accepted: Option<ResponseRecord>,
+}
+
+/// One attempt's response and the decision on it so far.
+struct Decision {
+    sample: usize,
+    response: ResponseRecord,
+    log: AttemptLog,
+}
+
+/// Generates every prompt with up to `max_attempts` attempts under the paper's retry rules, writes the attempts
+/// log, then scores the accepted reports (failed samples included as `failed`).
+///
+/// Rerunning with the same files resumes: answered requests are neither sent nor written again, and every decision
+/// is recomputed from the files.
+pub fn generate(g: &Generation<'_>) -> Result<GenerationSummary, Error> {
+    if g.max_attempts == 0 {
+        return Err(Error::Input("max attempts must be at least 1".to_owned()));
+    }
+    // Every prompt must be an IFScale prompt before anything is sent.
+    let metas: Vec<PromptMeta> = g
+        .prompts
+        .iter()
+        .map(prompt_meta)
+        .collect::<Result<_, _>>()?;
+    let mut states: Vec<SampleState> = g
+        .prompts
+        .iter()
+        .map(|_| SampleState {
+            logs: Vec::new(),
+            accepted: None,
+        })
+        .collect();
+    let mut pending: Vec<usize> = (0..g.prompts.len()).collect();
+    let temp = |p: &PromptRecord| p.params.temperature.or(g.model.temperature);
+    if g.max_attempts > 1 && g.prompts.iter().any(|p| temp(p) == Some(0.0)) {
+        tracing::warn!(model = %g.model.name, "Temperature 0: a retried attempt will most likely repeat the rejected answer.");
+    }
+    let responses_path = g.files.responses();
+    for attempt in 1..=g.max_attempts {
+        if pending.is_empty() {
+            break;
+        }
+        let batch: Vec<PromptRecord> = pending
+            .iter()
+            .map(|&i| {
+                let mut p = g.prompts[i].clone();
+                p.sample_index = attempt - 1;
+                p
+            })
+            .collect();
+        tracing::info!(attempt, prompts = batch.len(), model = %g.model.name, "Generating.");
+        inference_client::run_prompts_blocking(g.model, &batch, &responses_path, g.opts)?;
+        let mut responses = latest_by_key(&responses_path)?;
+        // Rules (a), (b) and truncation first.
+        let mut decisions: Vec<Decision> = Vec::new();
+        for (&i, asked) in pending.iter().zip(&batch) {
+            let p = &g.prompts[i];
+            let r = responses
+                .remove(&ResponseKey::of_prompt(asked))
+                .ok_or_else(|| Error::Output {
+                    path: responses_path.clone(),
+                    message: format!("no response for {} attempt {attempt}", p.id),
+                })?;
+            let text = r.content.clone().unwrap_or_default();
+            let reason = match r.outcome {
+                Outcome::Failed => Some(RejectReason::RequestFailed),
+                Outcome::Truncated => Some(RejectReason::Truncated),
+                Outcome::Ok => check_response(&text),
+            };
+            let log = AttemptLog {
+                id: p.id.clone(),
+                model: g.model.name.clone(),
+                attempt,
+                accepted: reason.is_none(),
+                reason,
+                coherence: None,
+                coherence_reason: None,
+                judge_error: None,
+                words: scoring::ifscale::word_count(&text) as u32,
+                latency_s: r.latency_s,
+                output_tokens: Some(r.usage.completion_tokens),
+            };
+            decisions.push(Decision {
+                sample: i,
+                response: r,
+                log,
+            });
+        }
+        // Rule (c): the coherence judge, for attempts that passed the rest.
+        if let Some(judge) = g.judge {
+            judge_attempts(g, judge, attempt, &mut decisions)?;
+        }
+        let mut next = Vec::new();
+        for d in decisions {
+            let accepted = d.log.accepted;
+            states[d.sample].logs.push(d.log);
+            if accepted {
+                states[d.sample].accepted = Some(d.response);
+            } else {
+                next.push(d.sample);
+            }
+        }
+        pending = next;
+        let logs: Vec<&AttemptLog> = states.iter().flat_map(|s| s.logs.iter()).collect();
+        schema::write_jsonl_atomic(&g.files.attempts(), logs)?;
+    }
+
+    let mut summary = GenerationSummary {
+        samples: g.prompts.len(),
+        judged: g.judge.is_some(),
+        ..Default::default()
+    };
+    for s in &states {
+        summary.attempts += s.logs.len();
+        for l in &s.logs {
+            if let Some(r) = l.reason {
+                *summary
+                    .rejected
+                    .entry(reason_name(r).to_owned())
+                    .or_default() += 1;
+            }
+            if l.judge_error.is_some() {
+                summary.judge_errors += 1;
+            }
+        }
+        if s.accepted.is_some() {
+            summary.accepted += 1;
+        } else {
+            summary.failed += 1;
+        }
+    }
+    // Score.
+    let mut matcher = matcher_for(g.mode, metas.iter().map(|m| m.keywords.as_slice()))?;
+    let mut scores = Vec::new();
+    let mut labels = Vec::new();
+    for ((p, meta), s) in g.prompts.iter().zip(&metas).zip(&states) {
+        let acc = s.accepted.as_ref();
+        let last = s.logs.iter().rev().find(|l| l.accepted);
+        let input = SampleInput {
+            id: &p.id,
+            model: &g.model.name,
+            num_rules: meta.num_rules,
+            seed: meta.seed,
+            keywords: &meta.keywords,
+            text: acc.map(|r| r.content.as_deref().unwrap_or_default()),
+            latency_s: acc.and_then(|r| r.latency_s),
+            output_tokens: acc.map(|r| r.usage.completion_tokens),
+            coherence: last.and_then(|l| l.coherence).map(f64::from),
+            attempts: s.logs.len() as u32,
+        };
+        let (score, l) = score_sample(&mut matcher, &input);
+        scores.push(score);
+        labels.extend(l);
+    }
+    let accs: Vec<f64> = scores.iter().filter_map(|s| s.accuracy).collect();
+    summary.mean_accuracy =
+        (!accs.is_empty()).then(|| accs.iter().sum::<f64>() / accs.len() as f64);
+    schema::write_jsonl_atomic(&g.files.scores(), &scores)?;
+    schema::write_jsonl_atomic(&g.files.labels(), &labels)?;
+    Ok(summary)
+}
+
+/// Asks the judge about every attempt that passed the other rules, up to [`JUDGE_TRIES`] times while its answer
+/// does not parse (try t is the judge request's `sample_index` t − 1).
+fn judge_attempts(
+    g: &Generation<'_>,
+    judge: &ModelConfig,
+    attempt: u32,
+    decisions: &mut [Decision],
+) -> Result<(), Error> {
+    let judge_path = g.files.coherence_judge();
+    let mut open: Vec<usize> = (0..decisions.len())
+        .filter(|&d| decisions[d].log.accepted)
+        .collect();
+    let mut last_error: HashMap<usize, String> = HashMap::new();
+    for try_index in 0..JUDGE_TRIES {
+        if open.is_empty() {
+            break;
+        }
+        let batch: Vec<PromptRecord> = open
+            .iter()
+            .map(|&d| {
+                let Decision { response, log, .. } = &decisions[d];
+                PromptRecord {
+                    id: format!("{}#a{attempt}", log.id),
+                    messages: vec![Message::user(coherence_judge_prompt(
+                        response.content.as_deref().unwrap_or_default(),
+                    ))],
+                    sample_index: try_index,
+                    params: RequestParams {
+                        max_tokens: Some(JUDGE_MAX_TOKENS),
+                        ..RequestParams::default()
+                    },
+                    extra: serde_json::Map::new(),
+                }
+            })
+            .collect();
+        tracing::info!(attempt, judge_try = try_index + 1, requests = batch.len(), judge = %judge.name, "Judging coherence.");
+        inference_client::run_prompts_blocking(judge, &batch, &judge_path, g.opts)?;
+        let verdicts = latest_by_key(&judge_path)?;
+        let mut still = Vec::new();
+        for (&d, req) in open.iter().zip(&batch) {
+            let Some(v) = verdicts.get(&ResponseKey::of_prompt(req)) else {
+                last_error.insert(d, "no judge response".to_owned());
+                still.push(d);
+                continue;
+            };
+            let parsed = match (v.outcome, v.content.as_deref()) {
+                (Outcome::Failed, _) => Err(format!(
+                    "judge request failed: {}",
+                    v.error.clone().unwrap_or_default()
+                )),
+                (_, Some(text)) => parse_coherence_verdict(text).map_err(|e| e.to_string()),
+                (_, None) => Err("empty judge answer".to_owned()),
+            };
+            match parsed {
+                Ok(verdict) => {
+                    let log = &mut decisions[d].log;
+                    log.coherence = Some(verdict.score);
+                    log.coherence_reason = Some(verdict.reason);
+                    if verdict.score < g.coherence_threshold {
+                        log.accepted = false;
+                        log.reason = Some(RejectReason::Incoherent);
+                    }
+                }
+                Err(e) => {
+                    last_error.insert(d, e);
+                    still.push(d);
+                }
+            }
+        }
+        open = still;
+    }
+    // No usable verdict after every try: the attempt stands on the other rules, and the log says why.
+    for d in open {
+        decisions[d].log.judge_error = last_error.remove(&d);
+    }
+    Ok(())
+}
+
+/// A matcher that knows every keyword of the given lists.
+pub(crate) fn matcher_for<'a>(
+    mode: MatchMode,
+    keyword_lists: impl Iterator<Item = &'a [String]>,
+) -> Result<Matcher, Error> {
+    let keywords: Vec<&str> = keyword_lists.flatten().map(String::as_str).collect();
+    Ok(Matcher::new(mode, &keywords)?)
+}
+
+/// The newest response per key of a responses file, for lookup.
+fn latest_by_key(path: &Path) -> Result<HashMap<ResponseKey, ResponseRecord>, Error> {
+    Ok(schema::read_latest_responses(path)?
+        .into_iter()
+        .map(|r| (ResponseKey::of(&r), r))
+        .collect())
+}
+
+fn prompt_meta(p: &PromptRecord) -> Result<PromptMeta, Error> {
+    serde_json::from_value(serde_json::Value::Object(p.extra.clone())).map_err(|e| {
+        Error::Input(format!(
+            "prompt {}: not an IFScale prompt record: {e}",
+            p.id
+        ))
+    })
+}
+
+/// The name a rejection reason has in the summary (as in the attempts log).
+fn reason_name(r: RejectReason) -> &'static str {
+    match r {
+        RejectReason::ConstraintList => "constraint_list",
+        RejectReason::TooShort => "too_short",
+        RejectReason::Incoherent => "incoherent",
+        RejectReason::Truncated => "truncated",
+        RejectReason::RequestFailed => "request_failed",
+    }
+}

@@ -1,0 +1,172 @@
+//! What a run's files hold, counted from the files themselves (so a rerun that skipped every stage reports the
+//! same numbers): responses per outcome, the first reply, IFScale samples and coherence checks, RIFT answers per
+//! judge, and the headline tables of the run summary.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use schema::ifscale::{SampleScore, SampleStatus};
+use schema::paths::RunPaths;
+use schema::rift::{AnswerScore, PromptScore};
+use schema::{Outcome, ResponseRecord};
+
+use crate::Error;
+
+/// Counts of one model's responses file (every line, as written).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ResponseCounts {
+    pub responses: usize,
+    pub ok: usize,
+    pub truncated: usize,
+    pub failed: usize,
+    /// Lines served from the cache in the run that wrote them.
+    pub cached: usize,
+}
+
+/// Counts the lines of a responses file; a missing file counts nothing.
+pub fn count_responses(path: &Path) -> Result<ResponseCounts, Error> {
+    let mut c = ResponseCounts::default();
+    if !path.is_file() {
+        return Ok(c);
+    }
+    let (records, _) = schema::read_jsonl_lenient::<ResponseRecord>(path)?;
+    for r in &records {
+        c.responses += 1;
+        match r.outcome {
+            Outcome::Ok => c.ok += 1,
+            Outcome::Truncated => c.truncated += 1,
+            Outcome::Failed => c.failed += 1,
+        }
+        if r.cached {
+            c.cached += 1;
+        }
+    }
+    Ok(c)
+}
+
+/// The first non-empty reply of a responses file (clipped to 1 500 characters): a label and the text.
+pub fn first_reply(path: &Path) -> Result<Option<(String, String)>, Error> {
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let (records, _) = schema::read_jsonl_lenient::<ResponseRecord>(path)?;
+    Ok(records.into_iter().find_map(|r| {
+        let text = r.content.filter(|c| !c.trim().is_empty())?;
+        let mut clipped: String = text.chars().take(1500).collect();
+        if clipped.len() < text.len() {
+            clipped.push_str(" […]");
+        }
+        Some((format!("reply to {}", r.id), clipped))
+    }))
+}
+
+/// IFScale denominators from the joined scores: samples scored and failed, and the coherence check.
+pub fn ifscale_denominators(
+    scores: &Path,
+    judge_configured: bool,
+) -> Result<Vec<(String, String)>, Error> {
+    let rows: Vec<SampleScore> = schema::read_jsonl(scores)?;
+    let failed = rows
+        .iter()
+        .filter(|r| r.status == SampleStatus::Failed)
+        .count();
+    let judged = rows.iter().filter(|r| r.coherence.is_some()).count();
+    Ok(vec![
+        (
+            "Samples".to_owned(),
+            format!(
+                "{} scored, {failed} failed (every attempt rejected; counted, never dropped)",
+                rows.len() - failed
+            ),
+        ),
+        (
+            "Coherence judged".to_owned(),
+            if judge_configured {
+                format!("{judged} samples")
+            } else {
+                "no judge model configured: the coherence check was skipped".to_owned()
+            },
+        ),
+    ])
+}
+
+/// RIFT denominators from the joined answer scores: answers per judge.
+pub fn rift_denominators(answers: &Path) -> Result<Vec<(String, String)>, Error> {
+    let rows: Vec<AnswerScore> = schema::read_jsonl(answers)?;
+    let mut by: BTreeMap<String, usize> = BTreeMap::new();
+    for r in &rows {
+        *by.entry(format!("{:?}", r.judged_by)).or_default() += 1;
+    }
+    let judged: Vec<String> = by.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+    Ok(vec![(
+        "Answers".to_owned(),
+        format!("{} ({})", rows.len(), judged.join(", ")),
+    )])
+}
+
+/// The headline tables of a run summary: IFScale per model (samples, failed, mean accuracy, accuracy at the largest
+/// N), RIFT per (model, structure) from `analysis::rift`'s aggregation; a benchmark without scores is left out.
+pub fn headline_markdown(paths: &RunPaths) -> Result<String, Error> {
+    let mut md = String::new();
+    if paths.ifscale_scores().is_file() {
+        let rows: Vec<SampleScore> = schema::read_jsonl(&paths.ifscale_scores())?;
+        md.push_str("## IFScale\n\n| model | samples | failed | mean accuracy (%) | accuracy at the largest N (%) |\n|---|---:|---:|---:|---:|\n");
+        let mut models: Vec<&str> = rows.iter().map(|r| r.model.as_str()).collect();
+        models.sort_unstable();
+        models.dedup();
+        for m in models {
+            let mine: Vec<_> = rows.iter().filter(|r| r.model == m).collect();
+            let acc: Vec<f64> = mine.iter().filter_map(|r| r.accuracy).collect();
+            let failed = mine.len() - acc.len();
+            let max_n = mine.iter().map(|r| r.num_rules).max().unwrap_or(0);
+            let at_max: Vec<f64> = mine
+                .iter()
+                .filter(|r| r.num_rules == max_n)
+                .filter_map(|r| r.accuracy)
+                .collect();
+            let _ = writeln!(
+                md,
+                "| {m} | {} | {failed} | {} | {} (N = {max_n}) |",
+                mine.len(),
+                fmt_mean(&acc),
+                fmt_mean(&at_max)
+            );
+        }
+        md.push('\n');
+    }
+    if paths.rift_prompt_scores().is_file() && paths.rift_answer_scores().is_file() {
+        let prompts: Vec<PromptScore> = schema::read_jsonl(&paths.rift_prompt_scores())?;
+        let answers: Vec<AnswerScore> = schema::read_jsonl(&paths.rift_answer_scores())?;
+        let summary = analysis::rift::aggregate_records(
+            &answers,
+            &prompts,
+            &analysis::rift::RiftConfig {
+                token_bin_width: None,
+            },
+        )?;
+        md.push_str("## RIFT\n\n| model | structure | prompts | mean accuracy (%) | wrong-question answers |\n|---|---|---:|---:|---:|\n");
+        for t in &summary.table2 {
+            let wq = summary
+                .wrong_question
+                .iter()
+                .find(|w| w.model == t.model && w.structure == t.structure)
+                .map_or(0, |w| w.wrong_question);
+            let mean = t.mean.map_or_else(|| "–".to_owned(), |m| format!("{m:.1}"));
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {mean} | {wq} |",
+                t.model, t.structure, t.n_prompts
+            );
+        }
+        md.push('\n');
+    }
+    Ok(md)
+}
+
+fn fmt_mean(xs: &[f64]) -> String {
+    if xs.is_empty() {
+        return "–".to_owned();
+    }
+    format!("{:.1}", xs.iter().sum::<f64>() / xs.len() as f64)
+}

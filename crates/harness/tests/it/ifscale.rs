@@ -1,0 +1,272 @@
+//! IFScale generation: the retry rules, the coherence judge and its retries, failed samples, resume.
+
+use std::path::Path;
+
+use harness::ifscale::{Generation, GenerationSummary, generate};
+use inference_client::ModelConfig;
+use schema::ifscale::{AttemptLog, MatchMode, PromptMeta, RejectReason, SampleScore, SampleStatus};
+use schema::paths::ModelPaths;
+use schema::{Message, PromptRecord};
+
+use crate::support::{mock, model, opts};
+
+const KEYWORDS: [&str; 3] = ["revenue", "margin", "growth"];
+
+/// A report of more than twenty words with `revenue` and `margin` but not the third keyword.
+const GOOD: &str = "Our revenue rose this year because the team widened the margin on every product line, \
+    and the board expects the same discipline to carry the company through the next two quarters";
+/// Ten bare words: the model listed the constraints (rule a).
+const LIST: &str = "revenue, margin, growth, alpha, beta, gamma, delta, omega, sigma, kappa";
+
+/// An IFScale prompt whose message carries `marker` (what the mock's script keys on).
+fn prompt(id: &str, marker: &str) -> PromptRecord {
+    let meta = PromptMeta {
+        benchmark: "ifscale".to_owned(),
+        num_rules: 3,
+        seed: 0,
+        sampling: schema::ifscale::SamplingMode::Paper,
+        strata: None,
+        keywords: KEYWORDS.map(str::to_owned).to_vec(),
+        template_sha256: String::new(),
+        vocab_sha256: String::new(),
+    };
+    let serde_json::Value::Object(extra) = serde_json::to_value(meta).unwrap() else {
+        unreachable!("a struct serializes to an object")
+    };
+    PromptRecord {
+        id: id.to_owned(),
+        messages: vec![Message::user(format!(
+            "{marker} Write a business report using: revenue, margin, growth."
+        ))],
+        sample_index: 0,
+        params: Default::default(),
+        extra,
+    }
+}
+
+fn run(
+    prompts: &[PromptRecord],
+    model: &ModelConfig,
+    judge: Option<&ModelConfig>,
+    dir: &Path,
+) -> GenerationSummary {
+    let files = ModelPaths::in_dir(&dir.join("out"));
+    generate(&Generation {
+        prompts,
+        model,
+        judge,
+        coherence_threshold: 6,
+        max_attempts: 3,
+        mode: MatchMode::Paper,
+        files: &files,
+        opts: &opts(dir),
+    })
+    .expect("generation")
+}
+
+/// One attempt of one prompt, without a judge.
+fn generate_once(
+    p: &PromptRecord,
+    model: &ModelConfig,
+    dir: &Path,
+) -> Result<GenerationSummary, harness::Error> {
+    generate(&Generation {
+        prompts: std::slice::from_ref(p),
+        model,
+        judge: None,
+        coherence_threshold: 6,
+        max_attempts: 1,
+        mode: MatchMode::Paper,
+        files: &ModelPaths::in_dir(dir),
+        opts: &opts(dir),
+    })
+}
+
+fn scores(dir: &Path) -> Vec<SampleScore> {
+    schema::read_jsonl(&ModelPaths::in_dir(&dir.join("out")).scores()).unwrap()
+}
+
+fn attempts(dir: &Path, id: &str) -> Vec<AttemptLog> {
+    let all: Vec<AttemptLog> =
+        schema::read_jsonl(&ModelPaths::in_dir(&dir.join("out")).attempts()).unwrap();
+    all.into_iter().filter(|l| l.id == id).collect()
+}
+
+#[test]
+fn a_constraint_list_is_retried_and_a_truncated_sample_fails_after_every_attempt() {
+    let mock = mock(&[("[list-then-report]", &[LIST, GOOD]), ("[cut]", &[GOOD])]);
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = [
+        prompt("listed", "[list-then-report]"),
+        prompt("cut", "[cut] [length]"),
+    ];
+    let s = run(&prompts, &model(&mock, "writer"), None, dir.path());
+
+    assert_eq!((s.samples, s.accepted, s.failed, s.attempts), (2, 1, 1, 5));
+    assert_eq!(s.rejected.get("constraint_list"), Some(&1));
+    assert_eq!(s.rejected.get("truncated"), Some(&3));
+    assert!(!s.judged);
+    // Attempts 1 and 2 of both samples, attempt 3 of the truncated one only.
+    assert_eq!(mock.requests(), 5);
+
+    let listed = attempts(dir.path(), "listed");
+    assert_eq!(
+        listed
+            .iter()
+            .map(|l| (l.attempt, l.accepted, l.reason))
+            .collect::<Vec<_>>(),
+        vec![
+            (1, false, Some(RejectReason::ConstraintList)),
+            (2, true, None)
+        ]
+    );
+    let cut = attempts(dir.path(), "cut");
+    assert!(
+        cut.iter()
+            .all(|l| !l.accepted && l.reason == Some(RejectReason::Truncated))
+    );
+    assert_eq!(cut.len(), 3);
+
+    let scores = scores(dir.path());
+    let listed = scores.iter().find(|s| s.id == "listed").unwrap();
+    assert_eq!(listed.status, SampleStatus::Scored);
+    assert_eq!((listed.exact, listed.omitted, listed.attempts), (2, 1, 2));
+    let cut = scores.iter().find(|s| s.id == "cut").unwrap();
+    assert_eq!(cut.status, SampleStatus::Failed);
+    assert_eq!((cut.accuracy, cut.attempts), (None, 3));
+}
+
+#[test]
+fn the_coherence_judge_rejects_low_scores_and_is_asked_again_when_its_answer_does_not_parse() {
+    let low = format!("{GOOD} JUDGE-LOW");
+    let garbled = format!("{GOOD} JUDGE-GARBLED");
+    let never = format!("{GOOD} JUDGE-NEVER");
+    let mock = mock(&[
+        ("JUDGE-LOW", &[r#"{"reason": "word salad", "score": 2}"#]),
+        (
+            "JUDGE-GARBLED",
+            &["I cannot decide.", r#"{"reason": "clear", "score": 8}"#],
+        ),
+        ("JUDGE-NEVER", &["No idea."]),
+        ("[incoherent-first]", &[&low, &garbled]),
+        ("[judge-silent]", &[&never]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = [
+        prompt("incoherent", "[incoherent-first]"),
+        prompt("silent", "[judge-silent]"),
+    ];
+    let judge = model(&mock, "judge");
+    let s = run(&prompts, &model(&mock, "writer"), Some(&judge), dir.path());
+
+    assert_eq!((s.samples, s.accepted, s.failed, s.attempts), (2, 2, 0, 3));
+    assert_eq!(s.rejected.get("incoherent"), Some(&1));
+    assert_eq!(s.judge_errors, 1);
+    assert!(s.judged);
+    // Generation: 2 + 1. Judge: attempt 1 asks about both (1 + the silent one's 3 tries), attempt 2 asks twice.
+    assert_eq!(mock.requests(), 3 + 4 + 2);
+
+    let incoherent = attempts(dir.path(), "incoherent");
+    assert_eq!(incoherent.len(), 2);
+    assert_eq!(
+        (
+            incoherent[0].accepted,
+            incoherent[0].reason,
+            incoherent[0].coherence
+        ),
+        (false, Some(RejectReason::Incoherent), Some(2))
+    );
+    assert_eq!(
+        (
+            incoherent[1].accepted,
+            incoherent[1].coherence,
+            incoherent[1].judge_error.as_deref()
+        ),
+        (true, Some(8), None)
+    );
+    // No usable verdict after every try: the attempt stands on the other rules, and the log says why.
+    let silent = attempts(dir.path(), "silent");
+    assert_eq!(silent.len(), 1);
+    assert!(silent[0].accepted);
+    assert_eq!(silent[0].coherence, None);
+    assert!(
+        silent[0]
+            .judge_error
+            .as_deref()
+            .is_some_and(|e| e.contains("No idea")),
+        "{:?}",
+        silent[0].judge_error
+    );
+
+    let scores = scores(dir.path());
+    let incoherent = scores.iter().find(|s| s.id == "incoherent").unwrap();
+    assert_eq!((incoherent.coherence, incoherent.attempts), (Some(8.0), 2));
+}
+
+#[test]
+fn a_second_run_sends_nothing_and_writes_the_same_files() {
+    let mock = mock(&[
+        ("JUDGE-OK", &[r#"{"reason": "fine", "score": 9}"#]),
+        ("[list-then-report]", &[LIST, &format!("{GOOD} JUDGE-OK")]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = [prompt("p", "[list-then-report]")];
+    let (writer, judge) = (model(&mock, "writer"), model(&mock, "judge"));
+    let first = run(&prompts, &writer, Some(&judge), dir.path());
+    let sent = mock.requests();
+    assert_eq!(sent, 3);
+    let files = ModelPaths::in_dir(&dir.path().join("out"));
+    let read = |p: &Path| std::fs::read(p).unwrap();
+    let before = [
+        files.scores(),
+        files.attempts(),
+        files.labels(),
+        files.responses(),
+    ]
+    .map(|p| read(&p));
+
+    let second = run(&prompts, &writer, Some(&judge), dir.path());
+    assert_eq!(mock.requests(), sent, "a resumed run sends nothing");
+    assert_eq!(first, second);
+    let after = [
+        files.scores(),
+        files.attempts(),
+        files.labels(),
+        files.responses(),
+    ]
+    .map(|p| read(&p));
+    assert_eq!(before, after);
+}
+
+#[test]
+fn a_prompt_without_ifscale_fields_is_an_input_error_and_nothing_is_sent() {
+    let mock = mock(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = prompt("bare", "");
+    p.extra.clear();
+    let err = generate_once(&p, &model(&mock, "writer"), dir.path()).unwrap_err();
+    assert!(err.is_usage(), "{err}");
+    assert!(
+        err.to_string().contains("not an IFScale prompt record"),
+        "{err}"
+    );
+    assert_eq!(mock.requests(), 0);
+}
+
+#[test]
+fn a_missing_api_key_is_a_usage_error() {
+    let mock = mock(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut writer = model(&mock, "writer");
+    writer.api_key_env = Some("IFSTRESS_HARNESS_TEST_KEY_NEVER_SET".to_owned());
+    let err = generate_once(&prompt("p", ""), &writer, dir.path()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            harness::Error::Client(inference_client::Error::MissingKey { .. })
+        ),
+        "{err}"
+    );
+    assert!(err.is_usage());
+    assert_eq!(mock.requests(), 0);
+}

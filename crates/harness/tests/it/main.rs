@@ -1,0 +1,6 @@
+//! The harness's loops against the inference client's mock server (127.0.0.1 only, scripted replies).
+
+mod ifscale;
+mod reports;
+mod rift;
+mod support;

@@ -1,0 +1,153 @@
+//! RIFT run, judge and score on a two-prompt fixture, and a resumed rerun.
+
+use harness::rift::{Judge, Score, judge, run, score};
+use schema::paths::ModelPaths;
+use schema::rift::{AnswerScore, JudgeSource, PromptMeta, PromptScore, Structure, Verdict};
+use schema::{Message, PromptRecord};
+
+use crate::support::{mock, model, opts};
+
+const TEMPLATE: &str = "Q: {question}\nE: {expected}\nG: {given}";
+
+fn prompt(id: &str, structure: Structure, qa: &[(&str, &str)]) -> PromptRecord {
+    let n = qa.len() as u32;
+    let meta = PromptMeta {
+        benchmark: "rift".into(),
+        structure,
+        group_id: "g00000".into(),
+        seed: 1,
+        num: n,
+        start_row: 0,
+        max_jump_distance: 2,
+        jump_k: None,
+        traversal: (1..=n).collect(),
+        expected: qa.iter().map(|(_, a)| (*a).to_owned()).collect(),
+        questions: qa.iter().map(|(q, _)| (*q).to_owned()).collect(),
+        rows: vec![],
+        values_normalized: vec![],
+    };
+    let serde_json::Value::Object(extra) = serde_json::to_value(meta).unwrap() else {
+        unreachable!("a struct serializes to an object")
+    };
+    PromptRecord {
+        id: id.to_owned(),
+        messages: vec![Message::user(format!(
+            "[{id}] Answer the questions in order."
+        ))],
+        sample_index: 0,
+        params: Default::default(),
+        extra,
+    }
+}
+
+#[test]
+fn run_judge_and_score_a_tiny_experiment_then_resume_without_sending() {
+    let mock = mock(&[
+        ("G: Paris France", &["CORRECT"]),
+        ("G: Saturn", &["INCORRECT, it is Jupiter"]),
+        ("[lin]", &["Paris France, 7, Saturn"]),
+        ("[base]", &["Paris"]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = [
+        prompt(
+            "lin",
+            Structure::Linear,
+            &[
+                ("Capital of France?", "Paris"),
+                ("Days in a week?", "seven"),
+                ("Largest planet?", "Jupiter"),
+            ],
+        ),
+        prompt(
+            "base",
+            Structure::Baseline,
+            &[("Capital of France?", "Paris")],
+        ),
+    ];
+    let prompts_path = dir.path().join("prompts.jsonl");
+    schema::write_jsonl_atomic(&prompts_path, &prompts).unwrap();
+    let files = ModelPaths::in_dir(&dir.path().join("m"));
+    let (answerer, judge_model) = (model(&mock, "answerer"), model(&mock, "judge"));
+    let opts = opts(dir.path());
+
+    let stages = || {
+        let ran = run(&answerer, &prompts, &files.responses(), &opts).unwrap();
+        let verdicts = judge(&Judge {
+            judge: &judge_model,
+            prompts: &prompts_path,
+            responses: &files.responses(),
+            template: TEMPLATE,
+            judge_settled: false,
+            files: &files,
+            opts: &opts,
+        })
+        .unwrap();
+        let summary = score(&Score {
+            prompts: &prompts_path,
+            responses: &files.responses(),
+            verdicts: Some(&verdicts),
+            judge_settled: false,
+            files: &files,
+        })
+        .unwrap();
+        (ran, summary)
+    };
+    let (ran, summary) = stages();
+    assert_eq!((ran.sent, ran.failed), (2, 0));
+    // Two replies, and two answers the pre-judge could not settle.
+    assert_eq!(mock.requests(), 4);
+
+    let answers: Vec<AnswerScore> = schema::read_jsonl(&files.answer_scores()).unwrap();
+    // Scores follow the responses file, whose order is the order replies arrived in; sort by prompt (stably, so
+    // each prompt's answers stay in traversal order).
+    let mut got: Vec<(&str, &str, Verdict, JudgeSource)> = answers
+        .iter()
+        .map(|a| {
+            (
+                a.prompt_id.as_str(),
+                a.expected.as_str(),
+                a.verdict,
+                a.judged_by,
+            )
+        })
+        .collect();
+    got.sort_by_key(|a| a.0);
+    assert_eq!(
+        got,
+        vec![
+            ("base", "Paris", Verdict::Correct, JudgeSource::PreJudge),
+            ("lin", "Paris", Verdict::Correct, JudgeSource::Llm),
+            ("lin", "seven", Verdict::Correct, JudgeSource::PreJudge),
+            ("lin", "Jupiter", Verdict::Incorrect, JudgeSource::Llm),
+        ]
+    );
+    let prompt_scores: Vec<PromptScore> = schema::read_jsonl(&files.prompt_scores()).unwrap();
+    let mut correct: Vec<(&str, u32)> = prompt_scores
+        .iter()
+        .map(|p| (p.prompt_id.as_str(), p.correct))
+        .collect();
+    correct.sort_unstable();
+    assert_eq!(correct, vec![("base", 1), ("lin", 2)]);
+
+    // The summary is analysis's: one row per (model, structure).
+    let rows: Vec<(&str, &str, i64, Option<f64>)> = summary
+        .table2
+        .iter()
+        .map(|r| (r.model.as_str(), r.structure.as_str(), r.n_prompts, r.mean))
+        .collect();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0], ("answerer", "baseline", 1, Some(100.0)));
+    let (m, s, n, mean) = rows[1];
+    assert_eq!((m, s, n), ("answerer", "linear", 1));
+    assert!((mean.unwrap() - 200.0 / 3.0).abs() < 1e-9, "{mean:?}");
+    assert_eq!(summary.pre_judge.judged_by_llm, 2);
+    let md = std::fs::read_to_string(files.summary_md()).unwrap();
+    assert!(md.contains("| answerer | linear | 1 | 66.7 |"), "{md}");
+
+    let before = std::fs::read(files.answer_scores()).unwrap();
+    let (ran, _) = stages();
+    assert_eq!((ran.sent, ran.resumed), (0, 2));
+    assert_eq!(mock.requests(), 4, "a rerun sends nothing");
+    assert_eq!(std::fs::read(files.answer_scores()).unwrap(), before);
+}

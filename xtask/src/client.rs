@@ -1,0 +1,69 @@
+//! The inference client's flags, declared once and flattened into every command that calls models, and the one
+//! function that turns them into `RunOptions`.
+
+use std::path::{Path, PathBuf};
+
+use inference_client::RunOptions;
+
+/// How a command talks to models: where they are declared, the cache, and the run-time knobs.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ClientArgs {
+    /// The models file [default: configs/models.toml, or the pipeline config's `models-file`].
+    #[arg(long)]
+    pub(crate) models: Option<PathBuf>,
+    /// The response cache (SQLite) [default: artifacts/cache/responses.sqlite, or the pipeline config's `cache`].
+    #[arg(long)]
+    pub(crate) cache: Option<PathBuf>,
+    /// Most requests in flight per base URL (default: the model's `max-concurrency`).
+    #[arg(long)]
+    pub(crate) concurrency: Option<usize>,
+    /// Stop sending once spent + in-flight worst case would exceed this many USD (overrides the pipeline config).
+    #[arg(long)]
+    pub(crate) max_cost: Option<f64>,
+    /// Ignore cached responses and existing outputs: send every request again.
+    #[arg(long)]
+    pub(crate) refresh: bool,
+    /// No progress bars.
+    #[arg(long)]
+    pub(crate) no_progress: bool,
+    /// Skip the fsync after each written batch (a killed process still loses nothing; a power cut might).
+    #[arg(long)]
+    pub(crate) no_fsync: bool,
+}
+
+/// What a command uses when a client flag is not given: a stand-alone command's defaults, or the pipeline config's.
+#[derive(Debug, Clone)]
+pub(crate) struct ClientDefaults {
+    pub(crate) models_file: PathBuf,
+    pub(crate) cache: PathBuf,
+    pub(crate) max_cost_usd: Option<f64>,
+}
+
+impl ClientDefaults {
+    /// The defaults of a command run on its own.
+    pub(crate) fn standalone() -> ClientDefaults {
+        ClientDefaults {
+            models_file: PathBuf::from("configs/models.toml"),
+            cache: PathBuf::from("artifacts/cache/responses.sqlite"),
+            max_cost_usd: None,
+        }
+    }
+}
+
+impl ClientArgs {
+    /// The models file: the flag, else the default.
+    pub(crate) fn models_file<'a>(&'a self, defaults: &'a ClientDefaults) -> &'a Path {
+        self.models.as_deref().unwrap_or(&defaults.models_file)
+    }
+
+    /// The inference client's run options: each flag over its default.
+    pub(crate) fn run_options(&self, defaults: &ClientDefaults) -> RunOptions {
+        let mut o = RunOptions::new(self.cache.clone().unwrap_or_else(|| defaults.cache.clone()));
+        o.concurrency = self.concurrency;
+        o.max_cost_usd = self.max_cost.or(defaults.max_cost_usd);
+        o.refresh = self.refresh;
+        o.progress = !self.no_progress;
+        o.durable = !self.no_fsync;
+        o
+    }
+}
