@@ -262,7 +262,8 @@ fn greedy_generation_matches_the_committed_output() {
         .generate(&ChatRequest::greedy(user(GOLDEN_PROMPT), 48))
         .unwrap();
     assert_eq!(
-        c.text, expected,
+        c.text,
+        expected,
         "greedy output changed (built for {}); if the model or llama.cpp version changed on purpose, \
          commit the new text to crates/local-model/tests/it/golden/lighthouse-48.txt",
         local_model::cpu::CpuReport::detect().summary()
