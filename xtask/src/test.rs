@@ -6,6 +6,10 @@ use anyhow::{Context, bail};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct TestArgs {
+    /// Also run the tests marked `#[ignore = "needs ../shared/data/…"]` (they read `$IFSTRESS_SHARED_DATA`, default
+    /// `../shared/data` beside the workspace, and fail when it is absent). `.ci/run` sets this.
+    #[arg(long)]
+    include_ignored: bool,
     /// Extra arguments passed to `cargo test` (e.g. `-p scoring`).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     cargo_args: Vec<String>,
@@ -42,6 +46,20 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<()> {
         cmd.arg("--workspace");
     } else {
         cmd.args(&args.cargo_args);
+    }
+    if args.include_ignored {
+        let data = schema::env::shared_data_dir();
+        if !data.is_dir() {
+            bail!(crate::UsageError(format!(
+                "--include-ignored needs the shared data folder, but {} is absent (set {})",
+                data.display(),
+                schema::env::EnvVars::IFSTRESS_SHARED_DATA
+            )));
+        }
+        if !args.cargo_args.iter().any(|a| a == "--") {
+            cmd.arg("--");
+        }
+        cmd.arg("--include-ignored");
     }
     let status = cmd.status().context("running cargo test")?;
     if !status.success() {

@@ -130,6 +130,8 @@ fn lstsq(columns: &[Vec<f64>], y: &[f64]) -> Option<(Vec<f64>, f64)> {
         for r in 0..p {
             if r != col {
                 let factor = a[r][col] / a[col][col];
+                #[allow(clippy::needless_range_loop)]
+                // rows `r` and `col` of `a` are read and written together
                 for c in col..=p {
                     a[r][c] -= factor * a[col][c];
                 }
@@ -159,7 +161,7 @@ fn fit_linear(x: &[f64], y: &[f64]) -> Option<LinearFit> {
 fn fit_exponential(x: &[f64], y: &[f64]) -> Option<ExponentialFit> {
     let x0 = x.iter().copied().fold(f64::INFINITY, f64::min);
     let span = x.iter().copied().fold(f64::NEG_INFINITY, f64::max) - x0;
-    if !(span > 0.0) {
+    if span.is_nan() || span <= 0.0 {
         return None;
     }
     let eval = |tau: f64| -> Option<(f64, f64, f64)> {
@@ -180,10 +182,11 @@ fn fit_exponential(x: &[f64], y: &[f64]) -> Option<ExponentialFit> {
         .collect();
     let mut best: Option<(usize, f64)> = None;
     for (i, &tau) in grid.iter().enumerate() {
-        if let Some((_, amp, rss)) = eval(tau) {
-            if amp > 0.0 && best.is_none_or(|(_, b)| rss < b) {
-                best = Some((i, rss));
-            }
+        if let Some((_, amp, rss)) = eval(tau)
+            && amp > 0.0
+            && best.is_none_or(|(_, b)| rss < b)
+        {
+            best = Some((i, rss));
         }
     }
     let (bi, _) = best?;
@@ -249,16 +252,16 @@ pub fn fit_decay(model: &str, x: &[f64], y: &[f64]) -> Option<DecayFit> {
     let threshold = fit_threshold(x, y);
     let mut pattern = DecayPattern::Linear;
     let mut best = linear.bic;
-    if let Some(e) = &exponential {
-        if e.bic < best {
-            pattern = DecayPattern::Exponential;
-            best = e.bic;
-        }
+    if let Some(e) = &exponential
+        && e.bic < best
+    {
+        pattern = DecayPattern::Exponential;
+        best = e.bic;
     }
-    if let Some(t) = &threshold {
-        if t.bic < best {
-            pattern = DecayPattern::Threshold;
-        }
+    if let Some(t) = &threshold
+        && t.bic < best
+    {
+        pattern = DecayPattern::Threshold;
     }
     Some(DecayFit {
         model: model.to_owned(),

@@ -8,6 +8,7 @@
 //! - `recency_ratio` (the primacy ratio): mean over the samples where it is defined (missing values skipped);
 //! - O:M `ratio` = mean omission % ÷ mean modification %, undefined when the denominator is 0;
 //! - `acc_per_latency` = mean accuracy ÷ mean latency (seconds).
+//!
 //! Failed samples (every attempt rejected) are counted in `n_failed` and excluded from every mean.
 
 use std::collections::BTreeMap;

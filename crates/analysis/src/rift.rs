@@ -6,6 +6,7 @@
 //!   missing) and `wrong_question` (an incorrect answer that is another question's answer); it can be 18.6 M rows, so it
 //!   is queried lazily with the streaming engine (from Parquet via [`scan_answers_parquet`]);
 //! - the prompt table ([`PROMPT_COLUMNS`]): one row per prompt with its token count and reply outcome.
+//!
 //! Prompt accuracy is `correct ÷ num_questions × 100` (missing answers count as wrong), computed here rather than
 //! trusted from the record.
 

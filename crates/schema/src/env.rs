@@ -23,6 +23,9 @@ impl EnvVars {
     pub const RUST_LOG: &'static str = "RUST_LOG";
     /// Set to any non-empty value to keep ANSI colour codes out of log output, even on a terminal (no-color.org).
     pub const NO_COLOR: &'static str = "NO_COLOR";
+    /// The folder holding the data that tests marked `#[ignore = "needs ../shared/data/…"]` read (10-K filings,
+    /// Jeopardy! clues, the IFScale reference files); default `../shared/data` beside the workspace.
+    pub const IFSTRESS_SHARED_DATA: &'static str = "IFSTRESS_SHARED_DATA";
     /// Standard cache base folder.
     pub const XDG_CACHE_HOME: &'static str = "XDG_CACHE_HOME";
     pub const HOME: &'static str = "HOME";
@@ -41,6 +44,16 @@ pub fn log_ansi() -> bool {
 /// The rule of [`log_ansi`], given whether the output is a terminal and the value of `NO_COLOR`.
 pub fn use_ansi(is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
     is_terminal && no_color.is_none_or(|v| v.is_empty())
+}
+
+/// Where the tests that need data a user's clone lacks find it: `$IFSTRESS_SHARED_DATA`, else `../shared/data`
+/// beside the workspace. Those tests are `#[ignore = "needs ../shared/data/…"]` and fail (never skip) when it is
+/// absent; `.ci/run` runs them with `--include-ignored`.
+pub fn shared_data_dir() -> std::path::PathBuf {
+    match std::env::var_os(EnvVars::IFSTRESS_SHARED_DATA).filter(|v| !v.is_empty()) {
+        Some(dir) => std::path::PathBuf::from(dir),
+        None => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"),
+    }
 }
 
 /// The offline-asset cache folder: `$IFSTRESS_CACHE_DIR`, else `$XDG_CACHE_HOME/ifstress`, else `~/.cache/ifstress`.

@@ -147,10 +147,10 @@ fn clean_item(s: &str) -> String {
         .count();
     if digits > 0 {
         let rest = &t[digits_from + digits..];
-        if let Some(r) = rest.strip_prefix(['.', ')', ':']) {
-            if r.starts_with(' ') || digits_from > 0 {
-                t = r;
-            }
+        if let Some(r) = rest.strip_prefix(['.', ')', ':'])
+            && (r.starts_with(' ') || digits_from > 0)
+        {
+            t = r;
         }
     }
     let mut t = t.trim();

@@ -189,19 +189,19 @@ pub fn parse_term_list(answer: &str) -> Vec<String> {
 }
 
 fn find_json_list(answer: &str) -> Option<Vec<String>> {
-    if let Ok(v) = serde_json::from_str::<serde_json::Value>(answer.trim()) {
-        if let Some(list) = strings_of(&v) {
-            return Some(list);
-        }
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(answer.trim())
+        && let Some(list) = strings_of(&v)
+    {
+        return Some(list);
     }
     // Try each '[' in turn: parse one JSON value starting there and ignore whatever follows it.
     for (start, _) in answer.match_indices('[') {
         let mut stream =
             serde_json::Deserializer::from_str(&answer[start..]).into_iter::<serde_json::Value>();
-        if let Some(Ok(v)) = stream.next() {
-            if let Some(list) = strings_of(&v) {
-                return Some(list);
-            }
+        if let Some(Ok(v)) = stream.next()
+            && let Some(list) = strings_of(&v)
+        {
+            return Some(list);
         }
     }
     None

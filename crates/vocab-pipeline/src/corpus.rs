@@ -227,12 +227,12 @@ pub fn html_to_text(html: &str) -> String {
             i = end;
             continue;
         }
-        if bytes[i] == b'&' {
-            if let Some((decoded, used)) = decode_entity(&html[i..]) {
-                out.push(decoded);
-                i += used;
-                continue;
-            }
+        if bytes[i] == b'&'
+            && let Some((decoded, used)) = decode_entity(&html[i..])
+        {
+            out.push(decoded);
+            i += used;
+            continue;
         }
         let ch = html[i..].chars().next().unwrap_or(' ');
         out.push(ch);

@@ -355,7 +355,7 @@ pub fn build(cfg: &VocabConfig, corpus_dir: &Path, res: Resources<'_>) -> Result
     let dcfg = &cfg.difficulty;
     let (scored, settings, notes): (Vec<(String, f64)>, Value, Value) = match dcfg.method {
         DifficultyMethod::Perplexity => {
-            let run = runner.as_deref_mut().ok_or_else(|| {
+            let run = runner.ok_or_else(|| {
                 Error::Config("difficulty method `perplexity` needs a model runner; use `zipf-proxy` to rank without a model".to_owned())
             })?;
             let (template, sha) = read_template(&root, &dcfg.prompt)?;

@@ -154,7 +154,7 @@ pub(crate) fn run(args: &AnalysisArgs) -> anyhow::Result<()> {
         max_diff = max_diff
             .max((medians.get(i).unwrap_or(f64::NAN) - row[4].as_f64().unwrap_or(f64::NAN)).abs());
     }
-    if pandas_rows.len() != t2.height() || !(max_diff <= 1e-9) {
+    if pandas_rows.len() != t2.height() || max_diff.is_nan() || max_diff > 1e-9 {
         bail!(
             "the two sides disagree: {} vs {} Table 2 rows, max |diff| {max_diff:e}",
             t2.height(),

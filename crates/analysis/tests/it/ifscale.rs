@@ -23,16 +23,15 @@ fn close(a: Option<f64>, b: f64) -> bool {
 }
 
 #[test]
+#[ignore = "needs ../shared/data/ifscale-reference"]
 fn reproduces_the_published_aggregates() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/ifscale-reference");
+    let dir = schema::env::shared_data_dir().join("ifscale-reference");
     let per_sample = dir.join("per_sample.csv");
-    if !per_sample.exists() {
-        eprintln!(
-            "SKIPPED reproduces_the_published_aggregates: {} is absent (the shared data folder is not mounted)",
-            per_sample.display()
-        );
-        return;
-    }
+    assert!(
+        per_sample.is_file(),
+        "{} is absent (set IFSTRESS_SHARED_DATA to the shared data folder)",
+        per_sample.display()
+    );
     let samples = ifscale::load_reference_csv(&per_sample).unwrap();
     assert_eq!(samples.height(), 5993);
     let summary = ifscale::aggregate(&samples, &cfg()).unwrap();

@@ -89,7 +89,7 @@ fn check(
 ) -> (PromptScore, Vec<(Verdict, Option<u32>)>) {
     let p = prompt(jumping);
     let s = score(
-        &[p.clone()],
+        std::slice::from_ref(&p),
         &[response(&p.id, outcome, content)],
         None,
         NO_JUDGE,
@@ -188,7 +188,7 @@ fn unsettled_answers_stand_as_pre_judge_only_then_take_the_judges_verdict() {
         Outcome::Ok,
         Some("OUTPUT: Paris France, 7 days, Saturn"),
     )];
-    let first = score(&[p.clone()], &responses, None, NO_JUDGE).unwrap();
+    let first = score(std::slice::from_ref(&p), &responses, None, NO_JUDGE).unwrap();
     assert_eq!(first.judge_requests.len(), 3);
     assert!(
         first
@@ -247,7 +247,7 @@ fn agreement_report() {
     let opts = ScoreOptions {
         judge_settled: true,
     };
-    let first = score(&[p.clone()], &responses, None, opts).unwrap();
+    let first = score(std::slice::from_ref(&p), &responses, None, opts).unwrap();
     // Paris is settled but still sent; 8 and Mars are unsettled.
     assert_eq!(first.judge_requests.len(), 3);
     let replies: Vec<_> = first

@@ -61,7 +61,7 @@ fn minilm_embeddings_are_unit_length_and_meaningful() {
         "cos(revenue, sales) = {rs} should exceed cos(revenue, giraffe) = {rg}"
     );
     // Batch-longest padding with masked pooling: a short word embeds the same alone and next to a long phrase.
-    let alone = m.embed(&words[..1].to_vec()).unwrap();
+    let alone = m.embed(&words[..1]).unwrap();
     let diff: f32 = alone[0]
         .iter()
         .zip(&v[0])

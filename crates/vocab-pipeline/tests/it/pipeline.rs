@@ -238,8 +238,10 @@ fn llm_extractor_and_perplexity_go_through_the_runner() {
     let wn = lemmatizer();
     let mut emb = Trigrams;
     let mut runner = Scripted { calls: vec![] };
-    let mut cfg = VocabConfig::default();
-    cfg.extractor = Extractor::Llm;
+    let mut cfg = VocabConfig {
+        extractor: Extractor::Llm,
+        ..VocabConfig::default()
+    };
     cfg.llm = Some(LlmSettings {
         model: "extractor-model".into(),
         prompt: root().join("../../configs/prompts/vocab-extract.txt"),
