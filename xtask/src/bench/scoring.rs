@@ -17,7 +17,7 @@ use scoring::ifscale::{Matcher, stem};
 #[derive(Debug, clap::Args)]
 pub(crate) struct ScoringArgs {
     /// Vocabulary to draw keywords from (one term per line, or a TSV with a `term` column); synthetic words when absent.
-    #[arg(long, default_value = "../shared/data/ifscale-reference/vocab.txt")]
+    #[arg(long, default_value = "datasets/vocab/ifscale-paper.txt")]
     vocab: PathBuf,
     /// Extra filler words for the reports' prose (one term per line, or a TSV with a `term` column), besides a
     /// built-in list of common report words; keywords of `--vocab` are left out of it.

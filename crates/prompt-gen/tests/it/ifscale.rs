@@ -6,24 +6,17 @@ use prompt_gen::ifscale::{IfscaleConfig, Template, VocabTerm, Vocabulary, build_
 use prompt_gen::rng::Mt19937;
 use schema::ifscale::{PromptMeta, SamplingMode};
 
-/// `../shared/data/ifscale-reference` relative to the repository root.
-fn reference_dir() -> Option<PathBuf> {
-    let dir =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/ifscale-reference");
-    if dir.join("vocab.txt").is_file() && dir.join("sampled_keyword_order_seeds0-4.csv").is_file() {
-        Some(dir)
-    } else {
-        #[allow(clippy::print_stderr)]
-        {
-            eprintln!("skipped: {} not found", dir.display());
-        }
-        None
-    }
+/// The published IFScale vocabulary, committed in its published order (`datasets/vocab/README.md`).
+fn paper_vocab_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../datasets/vocab/ifscale-paper.txt")
 }
 
-/// Reads `seed,position,keyword` rows.
-fn reference_orders(dir: &std::path::Path) -> Vec<(u32, usize, String)> {
-    let text = std::fs::read_to_string(dir.join("sampled_keyword_order_seeds0-4.csv")).unwrap();
+/// Reads the published keyword order for seeds 0–4 (`seed,position,keyword` rows), committed under
+/// `datasets/ifscale-reference/`.
+fn reference_orders() -> Vec<(u32, usize, String)> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../datasets/ifscale-reference/keyword-order-seeds0-4.csv");
+    let text = std::fs::read_to_string(path).unwrap();
     let mut lines = text.lines();
     assert_eq!(lines.next().map(str::trim), Some("seed,position,keyword"));
     lines
@@ -39,14 +32,13 @@ fn reference_orders(dir: &std::path::Path) -> Vec<(u32, usize, String)> {
 
 #[test]
 fn rng_permutation_reproduces_reference_keyword_order() {
-    let Some(dir) = reference_dir() else { return };
-    let vocab: Vec<String> = std::fs::read_to_string(dir.join("vocab.txt"))
+    let vocab: Vec<String> = std::fs::read_to_string(paper_vocab_path())
         .unwrap()
         .lines()
         .map(|l| l.trim().to_owned())
         .filter(|l| !l.is_empty())
         .collect();
-    let rows = reference_orders(&dir);
+    let rows = reference_orders();
     let mut checked = 0;
     for seed in 0..5u32 {
         let want: Vec<&(u32, usize, String)> = rows.iter().filter(|r| r.0 == seed).collect();
@@ -110,14 +102,13 @@ fn keywords(p: &schema::PromptRecord) -> Vec<String> {
 
 #[test]
 fn paper_prompts_reproduce_reference_keyword_order() {
-    let Some(dir) = reference_dir() else { return };
-    let bytes = std::fs::read(dir.join("vocab.txt")).unwrap();
+    let bytes = std::fs::read(paper_vocab_path()).unwrap();
     let vocab = Vocabulary::parse(&bytes, "vocab.txt").unwrap();
     assert_eq!(vocab.len(), 500);
     let (_, template) = load("ifscale-vocab.tsv");
     let cfg = config(SamplingMode::Paper, vec![500, 10], (0..5).collect());
     let prompts = build_prompts(&vocab, &template, &cfg).unwrap();
-    let rows = reference_orders(&dir);
+    let rows = reference_orders();
     for seed in 0..5u32 {
         let want: Vec<&str> = rows
             .iter()
