@@ -22,16 +22,11 @@ fn close(a: Option<f64>, b: f64) -> bool {
     a.is_some_and(|a| (a - b).abs() < 1e-12)
 }
 
+/// The published per-sample results and aggregate tables are committed in `datasets/ifscale-reference/`.
 #[test]
-#[ignore = "needs ../shared/data/ifscale-reference"]
 fn reproduces_the_published_aggregates() {
-    let dir = schema::env::shared_data_dir().join("ifscale-reference");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/ifscale-reference");
     let per_sample = dir.join("per_sample.csv");
-    assert!(
-        per_sample.is_file(),
-        "{} is absent (set IFSTRESS_SHARED_DATA to the shared data folder)",
-        per_sample.display()
-    );
     let samples = ifscale::load_reference_csv(&per_sample).unwrap();
     assert_eq!(samples.height(), 5993);
     let summary = ifscale::aggregate(&samples, &cfg()).unwrap();
