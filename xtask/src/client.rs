@@ -1,9 +1,9 @@
 //! The inference client's flags, declared once and flattened into every command that calls models, and the one
-//! function that turns them into `RunOptions`.
+//! function that turns them into the command's `Client`.
 
 use std::path::{Path, PathBuf};
 
-use inference_client::RunOptions;
+use inference_client::{Client, RunOptions};
 
 /// How a command talks to models: where they are declared, the cache, and the run-time knobs.
 #[derive(Debug, Clone, clap::Args)]
@@ -56,8 +56,13 @@ impl ClientArgs {
         self.models.as_deref().unwrap_or(&defaults.models_file)
     }
 
+    /// The command's inference client (one per command: one budget, embedded engines loaded once).
+    pub(crate) fn client(&self, defaults: &ClientDefaults) -> anyhow::Result<Client> {
+        Ok(Client::new(self.run_options(defaults))?)
+    }
+
     /// The inference client's run options: each flag over its default.
-    pub(crate) fn run_options(&self, defaults: &ClientDefaults) -> RunOptions {
+    fn run_options(&self, defaults: &ClientDefaults) -> RunOptions {
         let mut o = RunOptions::new(self.cache.clone().unwrap_or_else(|| defaults.cache.clone()));
         o.concurrency = self.concurrency;
         o.max_cost_usd = self.max_cost.or(defaults.max_cost_usd);

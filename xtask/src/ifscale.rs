@@ -139,7 +139,7 @@ fn run_cmd(args: &RunArgs) -> anyhow::Result<()> {
         max_attempts: args.max_attempts.unwrap_or(cfg.max_attempts),
         mode: args.mode.mode(),
         files: &files,
-        opts: &args.client.run_options(&defaults),
+        client: &args.client.client(&defaults)?,
     })?;
     println!("model              {}", model.name);
     println!("samples            {}", s.samples);

@@ -66,10 +66,10 @@ pub(crate) fn run(args: &InferArgs) -> anyhow::Result<()> {
         crate::models::resolve_embedded(&mut model)?;
     }
     let prompts = harness::read_prompts(&args.prompts)?;
-    let opts = args.client.run_options(&ClientDefaults::standalone());
+    let client = args.client.client(&ClientDefaults::standalone())?;
 
     if args.dry_run {
-        let r = inference_client::dry_run(&model, &prompts, &opts)?;
+        let r = client.dry_run(&model, &prompts)?;
         println!("model                 {}", model.name);
         println!("prompts               {}", r.prompts);
         println!("already cached        {}", r.cached);
@@ -86,7 +86,7 @@ pub(crate) fn run(args: &InferArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let s = inference_client::run_prompts_blocking(&model, &prompts, &args.out, &opts)?;
+    let s = client.chat(&model, &prompts, &args.out)?;
     println!(
         "{} prompts: {} sent ({} HTTP requests), {} from cache, {} resumed, {} failed, {} truncated, {} not sent (cost limit); ${:.4} spent; {} + {} tokens; {:.1} s",
         s.total,

@@ -122,11 +122,11 @@ pub(crate) fn run(cmd: &Rift) -> anyhow::Result<()> {
                 Some(_) => harness::read_text(&a.rephrase_template)?,
                 None => String::new(),
             };
-            let opts = a.client.run_options(&defaults);
+            let client = a.client.client(&defaults)?;
             let rephrase = model.as_ref().map(|model| Rephrase {
                 model,
                 template: &template,
-                opts: &opts,
+                client: &client,
             });
             let prepared = harness::rift::prep(&a.input, &a.out_dir, rephrase.as_ref())?;
             println!("{}", prepared.summary.to_markdown());
@@ -142,7 +142,7 @@ pub(crate) fn run(cmd: &Rift) -> anyhow::Result<()> {
             if let Some(limit) = a.limit {
                 prompts = harness::rift::limit_per_structure(prompts, limit);
             }
-            harness::rift::run(&model, &prompts, &a.out, &a.client.run_options(&defaults))?;
+            harness::rift::run(&model, &prompts, &a.out, &a.client.client(&defaults)?)?;
         }
         Rift::Judge(a) => {
             let judge = crate::models::load_model(a.client.models_file(&defaults), &a.judge_model)?;
@@ -154,7 +154,7 @@ pub(crate) fn run(cmd: &Rift) -> anyhow::Result<()> {
                 template: &template,
                 judge_settled: a.judge_settled,
                 files: &ModelPaths::in_dir(&a.out_dir),
-                opts: &a.client.run_options(&defaults),
+                client: &a.client.client(&defaults)?,
             })?;
         }
         Rift::Score(a) => {

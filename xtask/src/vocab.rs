@@ -4,10 +4,11 @@
 //! runner, and writes `<name>.tsv` plus `<name>.provenance.json` atomically.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use inference_client::Models;
+use inference_client::Client;
 use vocab_pipeline::client::ClientRunner;
 use vocab_pipeline::difficulty::DifficultyMethod;
 use vocab_pipeline::pipeline::{Extractor, Resources, VocabConfig};
@@ -199,12 +200,13 @@ fn build(args: &BuildArgs) -> anyhow::Result<()> {
     let wordfreq = vocab_pipeline::wordfreq::WordFreq::load(&wf_path)?;
     let wordnet_dir = PathBuf::from(assets::WORDNET_DIR);
     let lemmatizer = vocab_pipeline::lemma::Lemmatizer::load(&wordnet_dir)?;
-    let (mut embedder, embedder_files) = embedder(&cfg, args)?;
+    let client = Arc::new(args.client.client(&ClientDefaults::standalone())?);
+    let (mut embedder, embedder_files) = embedder(&cfg, args, &client)?;
 
     let needs_model =
         cfg.difficulty.method == DifficultyMethod::Perplexity || cfg.extractor == Extractor::Llm;
     let mut runner = if needs_model {
-        Some(client_runner(&cfg, args)?)
+        Some(client_runner(&cfg, args, client)?)
     } else {
         None
     };
@@ -243,37 +245,15 @@ fn build(args: &BuildArgs) -> anyhow::Result<()> {
 fn embedder(
     cfg: &VocabConfig,
     args: &BuildArgs,
+    client: &Arc<Client>,
 ) -> anyhow::Result<(Box<dyn vocab_pipeline::embed::Embedder>, serde_json::Value)> {
     if let Some(name) = &cfg.embeddings_model {
         let defaults = ClientDefaults::standalone();
         let models_file = args.client.models_file(&defaults);
-        let models = Models::load(models_file)
-            .map_err(|e| UsageError(format!("{}: {e}", models_file.display())))?;
-        let m = models
-            .get(name)
-            .map_err(|e| UsageError(format!("{}: {e}", models_file.display())))?;
-        let base = m.base_urls.first().ok_or_else(|| {
-            UsageError(format!(
-                "{}: model `{name}` (embeddings-model) has no base-urls; an /v1/embeddings endpoint is needed",
-                models_file.display()
-            ))
-        })?;
-        let key = match &m.api_key_env {
-            Some(var) => Some(std::env::var(var).map_err(|_| {
-                UsageError(format!(
-                    "model `{name}` reads its API key from ${var}, which is not set"
-                ))
-            })?),
-            None => None,
-        };
-        let e = vocab_pipeline::embed::HttpEmbedder::new(
-            base,
-            &m.model_id,
-            key,
-            cfg.embed_batch_size,
-            Duration::from_secs_f64(m.timeout_s),
-        )?;
-        let files = serde_json::json!({ "endpoint": format!("{}/embeddings", base.trim_end_matches('/')), "model-id": m.model_id });
+        let m = crate::models::load_model(models_file, name)?;
+        let files = serde_json::json!({ "model": m.name, "model-id": m.model_id, "base-urls": m.base_urls });
+        let e =
+            vocab_pipeline::embed::ClientEmbedder::new(Arc::clone(client), m, cfg.embed_batch_size);
         return Ok((Box::new(e), files));
     }
     let cache = schema::env::cache_dir();
@@ -290,7 +270,11 @@ fn embedder(
     Ok((Box::new(e), files))
 }
 
-fn client_runner(cfg: &VocabConfig, args: &BuildArgs) -> anyhow::Result<ClientRunner> {
+fn client_runner(
+    cfg: &VocabConfig,
+    args: &BuildArgs,
+    client: Arc<Client>,
+) -> anyhow::Result<ClientRunner> {
     let defaults = ClientDefaults::standalone();
     let models_file = args.client.models_file(&defaults);
     let mut names = Vec::new();
@@ -315,6 +299,6 @@ fn client_runner(cfg: &VocabConfig, args: &BuildArgs) -> anyhow::Result<ClientRu
     Ok(ClientRunner::new(
         resolved,
         PathBuf::from("artifacts/vocab").join(stem),
-        args.client.run_options(&defaults),
+        client,
     ))
 }

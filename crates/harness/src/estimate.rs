@@ -1,7 +1,7 @@
 //! Dry-run estimates: per benchmark stage and model, how many requests a run would send and their worst-case
 //! cost, from the prompts and the response cache alone (nothing is sent).
 
-use inference_client::{ModelConfig, RunOptions};
+use inference_client::{Client, ModelConfig};
 use schema::PromptRecord;
 
 use crate::Error;
@@ -28,12 +28,12 @@ pub fn ifscale(
     models: &[ModelConfig],
     judge_model: Option<&str>,
     max_attempts: u32,
-    opts: &RunOptions,
+    client: &Client,
 ) -> Result<Vec<Estimate>, Error> {
     let mut rows = Vec::new();
     let attempts = max_attempts as usize;
     for m in models {
-        let r = inference_client::dry_run(m, prompts, opts)?;
+        let r = client.dry_run(m, prompts)?;
         let n = r.prompts - r.cached;
         rows.push(Estimate {
             stage: "ifscale generation",
@@ -70,11 +70,11 @@ pub fn rift(
     prompts: &[PromptRecord],
     models: &[ModelConfig],
     judge_model: Option<&str>,
-    opts: &RunOptions,
+    client: &Client,
 ) -> Result<Vec<Estimate>, Error> {
     let mut rows = Vec::new();
     for m in models {
-        let r = inference_client::dry_run(m, prompts, opts)?;
+        let r = client.dry_run(m, prompts)?;
         rows.push(Estimate {
             stage: "rift generation",
             model: m.name.clone(),

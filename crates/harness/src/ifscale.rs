@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use inference_client::{ModelConfig, RunOptions};
+use inference_client::{Client, ModelConfig};
 use prompt_gen::ifscale::{IfscaleConfig, Template, Vocabulary, build_prompts};
 use schema::ifscale::{AttemptLog, MatchMode, PromptMeta, RejectReason};
 use schema::paths::ModelPaths;
@@ -60,7 +60,7 @@ pub struct Generation<'a> {
     pub mode: MatchMode,
     /// Responses, judge responses, attempts log, scores and labels (see [`ModelPaths`]).
     pub files: &'a ModelPaths,
-    pub opts: &'a RunOptions,
+    pub client: &'a Client,
 }
 
 /// What [`generate`] did.
@@ -134,7 +134,7 @@ pub fn generate(g: &Generation<'_>) -> Result<GenerationSummary, Error> {
             })
             .collect();
         tracing::info!(attempt, prompts = batch.len(), model = %g.model.name, "Generating.");
-        inference_client::run_prompts_blocking(g.model, &batch, &responses_path, g.opts)?;
+        g.client.chat(g.model, &batch, &responses_path)?;
         let mut responses = latest_by_key(&responses_path)?;
         // Rules (a), (b) and truncation first.
         let mut decisions: Vec<Decision> = Vec::new();
@@ -281,7 +281,7 @@ fn judge_attempts(
             })
             .collect();
         tracing::info!(attempt, judge_try = try_index + 1, requests = batch.len(), judge = %judge.name, "Judging coherence.");
-        inference_client::run_prompts_blocking(judge, &batch, &judge_path, g.opts)?;
+        g.client.chat(judge, &batch, &judge_path)?;
         let verdicts = latest_by_key(&judge_path)?;
         let mut still = Vec::new();
         for (&d, req) in open.iter().zip(&batch) {

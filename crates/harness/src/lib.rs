@@ -6,7 +6,8 @@
 //! (`schema::paths`). It deliberately doesn't know about command-line flags, config files, exit codes or the
 //! pipeline's stage order (that is `xtask`), HTTP or caching (that is `inference-client`), how a keyword matches or
 //! an answer aligns (that is `scoring`), or tables and figures (that is `analysis` and `plots`).
-//! Every model call goes through `inference_client::run_prompts_blocking`, so every loop here resumes from its files.
+//! Every model call goes through the caller's `inference_client::Client` (one per command, so one budget and one
+//! embedded engine), and every loop here resumes from its files.
 
 pub mod estimate;
 pub mod ifscale;

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use analysis::rift::{OutcomeCounts, RiftSummary, StructureStats, WrongQuestion};
-use inference_client::{ModelConfig, RunOptions, RunSummary};
+use inference_client::{Client, ModelConfig, RunSummary};
 use prompt_gen::rift::{RiftConfig, SystemPrompts};
 use schema::paths::ModelPaths;
 use schema::rift::{JudgeVerdict, Question};
@@ -41,7 +41,7 @@ pub struct Rephrase<'a> {
     pub model: &'a ModelConfig,
     /// The rephrasing prompt ({category}, {clue}, {response}).
     pub template: &'a str,
-    pub opts: &'a RunOptions,
+    pub client: &'a Client,
 }
 
 /// `rift prep`: loads the clue files (rows numbered across them in order), optionally rephrases them (requests and
@@ -69,7 +69,7 @@ pub fn prep(
             let resp_path = out_dir.join("rephrase-responses.jsonl");
             schema::write_jsonl_atomic(&req_path, &requests)?;
             tracing::info!(requests = requests.len(), model = %r.model.name, "Rephrasing clues.");
-            inference_client::run_prompts_blocking(r.model, &requests, &resp_path, r.opts)?;
+            r.client.chat(r.model, &requests, &resp_path)?;
             Some(jeopardy_prep::parse_rephrasings(
                 &schema::read_latest_responses(&resp_path)?,
             ))
@@ -128,9 +128,9 @@ pub fn run(
     model: &ModelConfig,
     prompts: &[PromptRecord],
     out: &Path,
-    opts: &RunOptions,
+    client: &Client,
 ) -> Result<RunSummary, Error> {
-    let s = inference_client::run_prompts_blocking(model, prompts, out, opts)?;
+    let s = client.chat(model, prompts, out)?;
     if s.failed > 0 {
         tracing::warn!(failed = s.failed, out = %out.display(), "Some prompts failed; they score as failed replies, and a rerun retries them.");
     }
@@ -149,7 +149,7 @@ pub struct Judge<'a> {
     pub judge_settled: bool,
     /// Where judge prompts, judge responses and verdicts go.
     pub files: &'a ModelPaths,
-    pub opts: &'a RunOptions,
+    pub client: &'a Client,
 }
 
 /// `rift judge`: the pre-judge's open answers → judge prompts → judge model → verdicts. Returns the verdicts file.
@@ -177,7 +177,7 @@ pub fn judge(j: &Judge<'_>) -> Result<PathBuf, Error> {
     let verdict_path = j.files.verdicts();
     schema::write_jsonl_atomic(&j.files.judge_prompts(), &judge_prompts)?;
     tracing::info!(requests = judge_prompts.len(), judge = %j.judge.name, "Judging unsettled answers.");
-    inference_client::run_prompts_blocking(j.judge, &judge_prompts, &resp_path, j.opts)?;
+    j.client.chat(j.judge, &judge_prompts, &resp_path)?;
     let verdicts = scoring::rift::parse_verdicts(&schema::read_latest_responses(&resp_path)?);
     schema::write_jsonl_atomic(&verdict_path, &verdicts)?;
     let usable = verdicts.iter().filter(|v| v.verdict.is_some()).count();

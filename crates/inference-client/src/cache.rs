@@ -43,6 +43,12 @@ impl Cache {
                 model_identity TEXT NOT NULL,
                 created_unix REAL NOT NULL,
                 record TEXT NOT NULL
+            );
+            CREATE TABLE IF NOT EXISTS embeddings (
+                key TEXT PRIMARY KEY,
+                model_identity TEXT NOT NULL,
+                created_unix REAL NOT NULL,
+                vectors TEXT NOT NULL
             );",
         )
         .map_err(err)?;
@@ -103,6 +109,43 @@ impl Cache {
             }
         }
         tx.commit().map_err(|e| err(&e))
+    }
+
+    /// The stored embedding vectors for `key` (one request's inputs, in order), if any.
+    pub(crate) fn get_vectors(&self, key: &str) -> Result<Option<Vec<Vec<f32>>>, Error> {
+        let text: Option<String> = self
+            .conn
+            .prepare_cached("SELECT vectors FROM embeddings WHERE key = ?1")
+            .and_then(|mut s| s.query_row(params![key], |r| r.get(0)).optional())
+            .map_err(|e| self.err(e))?;
+        Ok(text.and_then(|t| match serde_json::from_str(&t) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                tracing::warn!(key, error = %e, "Ignoring an unreadable cached embedding.");
+                None
+            }
+        }))
+    }
+
+    /// Stores one request's embedding vectors.
+    pub(crate) fn put_vectors(
+        &self,
+        key: &str,
+        identity: &str,
+        vectors: &[Vec<f32>],
+    ) -> Result<(), Error> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0);
+        let text = serde_json::to_string(vectors).map_err(|e| self.err(e))?;
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO embeddings (key, model_identity, created_unix, vectors) VALUES (?1, ?2, ?3, ?4)",
+                params![key, identity, now, text],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
     }
 
     /// Number of entries.

@@ -26,6 +26,16 @@ pub enum Error {
     /// The embedded engine could not start.
     #[error("embedded engine: {0}")]
     Embedded(String),
+    /// A request (other than a chat prompt, whose failures become records) failed after its retries.
+    #[error("model {model:?}, {url}: {message}")]
+    Request {
+        model: String,
+        url: String,
+        message: String,
+    },
+    /// The cost limit stops a call that cannot leave work undone (e.g. embeddings).
+    #[error("{0}")]
+    Budget(String),
     /// A request failed with a status that retrying cannot fix (400, 401, 403, 404, ...): the run stops.
     #[error("model {model:?}: HTTP {status} ({class}): {message}")]
     FailFast {

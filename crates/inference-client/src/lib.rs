@@ -7,23 +7,32 @@
 //! unchanged), and stops before a cost limit. API keys are read only here, from
 //! the environment variable a model's config names, and never appear in records, the cache, logs or errors.
 //!
+//! A command builds one [`Client`] (options, budget, async runtime, embedded engines started once) and calls
+//! [`Client::chat`] for each batch of prompts and [`Client::embed`] for `/v1/embeddings`. Every retry decision is in
+//! the `retry` module.
+//!
 //! It deliberately knows nothing about benchmarks, prompts' meaning or scoring: prompts are opaque chat messages
 //! with ride-along fields. The embedded engine (`engine = "embedded"`) is a local server reached over the same HTTP path.
 
 mod body;
 mod cache;
+mod client;
 mod config;
+mod embed;
 mod embedded;
 mod error;
+mod http;
 mod limiter;
 #[cfg(feature = "mock")]
 pub mod mock;
 mod parse;
 mod redact;
+mod retry;
 mod run;
 
 pub use body::estimate_input_tokens;
 pub use cache::Cache;
+pub use client::{Client, RunOptions};
 pub use config::{Engine, ModelConfig, Models};
 pub use error::Error;
-pub use run::{DryRunReport, RunOptions, RunSummary, dry_run, run_prompts, run_prompts_blocking};
+pub use run::{DryRunReport, RunSummary};

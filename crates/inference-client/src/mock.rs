@@ -1,7 +1,7 @@
 //! A small OpenAI-compatible mock server on 127.0.0.1 with fault injection, for tests, benchmarks and fault runs.
 //!
-//! It speaks just enough HTTP/1.1 (keep-alive, `Content-Length` bodies) to serve `POST …/chat/completions`
-//! and `GET /stats`. Each request either gets a fault or a deterministic answer: the content is
+//! It speaks just enough HTTP/1.1 (keep-alive, `Content-Length` bodies) to serve `POST …/chat/completions`,
+//! `POST …/embeddings` and `GET /stats`. Each request either gets a fault or a deterministic answer: the content is
 //! `"Reply to: "` followed by the last message's content, so any two runs give the same content per prompt.
 //! Markers in the last message change the answer: `[think]` wraps reasoning in `<think>` tags, `[reasoning]`
 //! adds a `reasoning_content` field, `[length]` ends with `finish_reason = "length"`, `[cost]` adds `usage.cost`;
@@ -372,7 +372,8 @@ async fn serve_conn(sock: TcpStream, sh: Arc<Shared>) {
             }
             continue;
         }
-        if !req.path.ends_with("/chat/completions") {
+        let embeddings = req.path.ends_with("/embeddings");
+        if !embeddings && !req.path.ends_with("/chat/completions") {
             let _ = write_response(
                 &mut wr,
                 404,
@@ -390,7 +391,11 @@ async fn serve_conn(sock: TcpStream, sh: Arc<Shared>) {
         }
         let Some(fault) = fault else {
             sh.stats.ok.fetch_add(1, Ordering::Relaxed);
-            let body = completion(&req.body, &sh);
+            let body = if embeddings {
+                embedding_reply(&req.body)
+            } else {
+                completion(&req.body, &sh)
+            };
             if write_response(&mut wr, 200, &[], body.as_bytes(), None)
                 .await
                 .is_err()
@@ -535,6 +540,26 @@ fn scripted(last: &str, sh: &Shared) -> Option<String> {
 }
 
 /// The deterministic answer to a request body.
+/// `/embeddings`: each input `w` becomes `[len(w), 1, 0]`, listed in reverse order (a client must place vectors
+/// by `index`), with one prompt token per 4 bytes of input.
+fn embedding_reply(body: &[u8]) -> String {
+    let req: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let inputs: Vec<&str> = req
+        .get("input")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let data: Vec<Value> = inputs
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, w)| json!({"object": "embedding", "index": i, "embedding": [w.len() as f32, 1.0, 0.0]}))
+        .collect();
+    let tokens: usize = inputs.iter().map(|w| w.len().div_ceil(4)).sum();
+    json!({"object": "list", "data": data, "model": req.get("model"), "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+        .to_string()
+}
+
 fn completion(body: &[u8], sh: &Shared) -> String {
     let req: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     let last = req

@@ -1,6 +1,6 @@
 //! Turning an HTTP response into a completion, or into a classified failure.
 
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use schema::{ErrorClass, Logprobs, Usage};
 use serde_json::Value;
@@ -15,64 +15,15 @@ pub(crate) struct Completion {
     pub(crate) logprobs: Option<Logprobs>,
 }
 
-/// A failed attempt: its class, the status if a response arrived, a key-free message and the server's `Retry-After`.
+/// A failed attempt: its class, the status if a response arrived, a key-free message and the server's retry hints.
 #[derive(Debug, Clone)]
 pub(crate) struct Failure {
     pub(crate) class: ErrorClass,
     pub(crate) status: Option<u16>,
     pub(crate) message: String,
     pub(crate) retry_after: Option<Duration>,
-}
-
-/// Whether retrying can help.
-pub(crate) fn is_retryable(class: ErrorClass) -> bool {
-    !matches!(
-        class,
-        ErrorClass::BadRequest
-            | ErrorClass::Unauthorized
-            | ErrorClass::Forbidden
-            | ErrorClass::NotFound
-            | ErrorClass::OtherStatus
-    )
-}
-
-/// Whether the failure concerns every request of the model (bad key, unknown model), so the run must stop.
-pub(crate) fn aborts_run(class: ErrorClass) -> bool {
-    matches!(
-        class,
-        ErrorClass::Unauthorized | ErrorClass::Forbidden | ErrorClass::NotFound
-    )
-}
-
-/// Whether the server asked us to slow down (the adaptive limit halves).
-pub(crate) fn is_overload(f: &Failure) -> bool {
-    f.class == ErrorClass::RateLimited || f.status == Some(503)
-}
-
-/// Class of a non-success HTTP status.
-pub(crate) fn status_class(status: u16) -> ErrorClass {
-    match status {
-        429 => ErrorClass::RateLimited,
-        408 => ErrorClass::RequestTimeout,
-        409 => ErrorClass::Conflict,
-        400 => ErrorClass::BadRequest,
-        401 => ErrorClass::Unauthorized,
-        403 => ErrorClass::Forbidden,
-        404 => ErrorClass::NotFound,
-        500..=599 => ErrorClass::ServerError,
-        _ => ErrorClass::OtherStatus,
-    }
-}
-
-/// `Retry-After` as delta-seconds or an HTTP date.
-pub(crate) fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
-    let v = value.trim();
-    if let Ok(secs) = v.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0)
-            .then(|| Duration::from_secs_f64(secs.min(3600.0)));
-    }
-    let at = httpdate::parse_http_date(v).ok()?;
-    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+    /// The server's `x-should-retry` header.
+    pub(crate) should_retry: Option<bool>,
 }
 
 /// The server's error message from a JSON error body (`{"error": {"message": ...}}`), else the body's first 200 characters.
@@ -105,6 +56,7 @@ pub(crate) fn parse_completion(body: &[u8]) -> Result<Completion, Failure> {
         status: Some(200),
         message,
         retry_after: None,
+        should_retry: None,
     };
     let v: Value = serde_json::from_slice(body)
         .map_err(|e| fail(ErrorClass::InvalidJson, format!("invalid JSON: {e}")))?;
@@ -114,7 +66,7 @@ pub(crate) fn parse_completion(body: &[u8]) -> Result<Completion, Failure> {
             .get("code")
             .and_then(Value::as_u64)
             .and_then(|c| u16::try_from(c).ok());
-        let class = code.map_or(ErrorClass::ServerError, status_class);
+        let class = code.map_or(ErrorClass::ProviderError, crate::retry::status_class);
         return Err(fail(
             class,
             format!("error in body: {}", error_message(body)),
@@ -152,6 +104,17 @@ pub(crate) fn parse_completion(body: &[u8]) -> Result<Completion, Failure> {
         .get("finish_reason")
         .and_then(Value::as_str)
         .map(str::to_owned);
+    // OpenRouter ends a choice with `finish_reason: "error"` when the upstream provider failed mid-answer.
+    if finish_reason.as_deref() == Some("error") {
+        let detail = choice
+            .get("error")
+            .map(|e| format!(": {}", error_message(e.to_string().as_bytes())))
+            .unwrap_or_default();
+        return Err(fail(
+            ErrorClass::ProviderError,
+            format!("the provider ended the answer with finish_reason \"error\"{detail}"),
+        ));
+    }
     let usage = parse_usage(v.get("usage"));
     let logprobs = choice.get("logprobs").and_then(parse_logprobs);
     Ok(Completion {
@@ -163,7 +126,7 @@ pub(crate) fn parse_completion(body: &[u8]) -> Result<Completion, Failure> {
     })
 }
 
-fn parse_usage(u: Option<&Value>) -> Usage {
+pub(crate) fn parse_usage(u: Option<&Value>) -> Usage {
     let Some(u) = u else { return Usage::default() };
     let n = |v: Option<&Value>| v.and_then(Value::as_u64);
     Usage {
@@ -254,15 +217,6 @@ mod tests {
             split_think("<think>a</think>x<think>b</think>y"),
             ("xy".into(), Some("a\nb".into()))
         );
-    }
-
-    #[test]
-    fn retry_after_seconds_and_dates() {
-        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
-        assert_eq!(parse_retry_after("3", now), Some(Duration::from_secs(3)));
-        let later = httpdate::fmt_http_date(now + Duration::from_secs(7));
-        assert_eq!(parse_retry_after(&later, now), Some(Duration::from_secs(7)));
-        assert_eq!(parse_retry_after("soon", now), None);
     }
 
     #[test]

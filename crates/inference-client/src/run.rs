@@ -1,10 +1,10 @@
 //! A run: prompts in, one response line per (prompt id, sample index) out, through the cache.
 
-use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::collections::HashMap;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use schema::{
@@ -14,46 +14,18 @@ use schema::{
 use serde_json::{Map, Value};
 use tokio::sync::Semaphore;
 
+use crate::Error;
 use crate::body::{
     body_max_tokens, cache_key, estimate_input_tokens, model_identity, request_body,
 };
 use crate::cache::Cache;
-use crate::config::{Engine, ModelConfig};
+use crate::client::{Budget, Client, api_key, check_unique};
+use crate::config::ModelConfig;
+use crate::http::{self, build_client};
 use crate::limiter::{Endpoints, Slot};
 use crate::parse::{self, Completion, Failure};
 use crate::redact::Redactor;
-use crate::{Error, embedded};
-
-/// How to run (as opposed to what to run, which the model config and prompts say).
-#[derive(Debug, Clone)]
-pub struct RunOptions {
-    /// Most requests in flight per base URL; overrides the model's `max-concurrency`.
-    pub concurrency: Option<usize>,
-    /// Stop sending once spent + in-flight worst case would exceed this many USD.
-    pub max_cost_usd: Option<f64>,
-    /// Ignore cached responses and the existing output: every prompt is sent again (the cache is overwritten).
-    pub refresh: bool,
-    /// The SQLite response cache.
-    pub cache_path: PathBuf,
-    /// Draw a progress bar on stderr.
-    pub progress: bool,
-    /// fsync the output after each line (a killed process loses nothing either way; this also covers power loss).
-    pub durable: bool,
-}
-
-impl RunOptions {
-    /// Defaults for everything but the cache: model concurrency, no cost limit, no refresh, no progress bar, durable.
-    pub fn new(cache_path: PathBuf) -> RunOptions {
-        RunOptions {
-            concurrency: None,
-            max_cost_usd: None,
-            refresh: false,
-            cache_path,
-            progress: false,
-            durable: true,
-        }
-    }
-}
+use crate::retry::{self, Decision, Jitter};
 
 /// What a run did.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -97,12 +69,14 @@ pub struct DryRunReport {
 }
 
 /// Estimates a run without sending anything.
-pub fn dry_run(
+pub(crate) fn dry_run(
+    client: &Client,
     model: &ModelConfig,
     prompts: &[PromptRecord],
-    opts: &RunOptions,
 ) -> Result<DryRunReport, Error> {
+    let opts = client.options();
     model.validate(&format!("model {:?}", model.name))?;
+    check_unique(prompts)?;
     let identity = model_identity(model);
     let cache = if !opts.refresh && opts.cache_path.exists() {
         Some(Cache::open(&opts.cache_path)?)
@@ -136,21 +110,6 @@ pub fn dry_run(
     Ok(report)
 }
 
-/// `run_prompts` on a fresh tokio runtime (two worker threads), for callers that are not async.
-pub fn run_prompts_blocking(
-    model: &ModelConfig,
-    prompts: &[PromptRecord],
-    out: &Path,
-    opts: &RunOptions,
-) -> Result<RunSummary, Error> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| Error::Setup(format!("cannot start the async runtime: {e}")))?;
-    rt.block_on(run_prompts(model, prompts, out, opts))
-}
-
 /// What a line on file answered: its cache key and the prompt's ride-along fields.
 type AnsweredRequest = (String, Map<String, Value>);
 
@@ -170,34 +129,17 @@ struct Job {
 /// model) is not an answer, and the prompt goes on as if it were not there. Cached answers are copied without a
 /// request; everything else is sent with retries. Failed responses are written but not cached, and a rerun retries them
 /// (the output then keeps only the newest line per prompt). A 401, 403 or 404 stops the run with an error.
-pub async fn run_prompts(
+pub(crate) async fn run_prompts(
+    client: &Client,
     model: &ModelConfig,
     prompts: &[PromptRecord],
     out: &Path,
-    opts: &RunOptions,
 ) -> Result<RunSummary, Error> {
     let started = Instant::now();
+    let opts = client.options();
     model.validate(&format!("model {:?}", model.name))?;
     check_unique(prompts)?;
-    if let Some(max) = opts.max_cost_usd
-        && (max.is_nan() || max < 0.0)
-    {
-        return Err(Error::Config(format!(
-            "max cost must be a non-negative number of USD, got {max}"
-        )));
-    }
-    let key = match &model.api_key_env {
-        Some(var) => Some(
-            std::env::var(var)
-                .ok()
-                .filter(|k| !k.trim().is_empty())
-                .ok_or_else(|| Error::MissingKey {
-                    model: model.name.clone(),
-                    var: var.clone(),
-                })?,
-        ),
-        None => None,
-    };
+    let key = api_key(model)?;
     let redactor = Arc::new(Redactor::new(key.as_deref()));
 
     // The output: resume from what is there, or start afresh on refresh.
@@ -317,12 +259,12 @@ pub async fn run_prompts(
         Ok(Counters::default())
     } else {
         send_all(
+            client,
             model,
             prompts,
             jobs,
             key.as_deref(),
             &redactor,
-            opts,
             &tx,
             &progress,
         )
@@ -343,7 +285,7 @@ pub async fn run_prompts(
     summary.skipped_for_cost = counters.skipped_for_cost;
     summary.prompt_tokens = counters.prompt_tokens.load(Ordering::Relaxed);
     summary.completion_tokens = counters.completion_tokens.load(Ordering::Relaxed);
-    summary.spent_usd = counters.cost.lock().map(|c| c.spent).unwrap_or(0.0);
+    summary.spent_usd = counters.spent.lock().map(|c| *c).unwrap_or(0.0);
 
     if had_failed || stale > 0 {
         compact(out, prompts, &keys)?;
@@ -359,22 +301,6 @@ pub async fn run_prompts(
         return Err(err);
     }
     Ok(summary)
-}
-
-fn check_unique(prompts: &[PromptRecord]) -> Result<(), Error> {
-    let mut seen = HashSet::with_capacity(prompts.len());
-    for (i, p) in prompts.iter().enumerate() {
-        if !seen.insert((p.id.as_str(), p.sample_index)) {
-            return Err(Error::Prompts(format!(
-                "prompt {} (record {}): field `id`: duplicate id {:?} with sample_index {}",
-                i + 1,
-                i + 1,
-                p.id,
-                p.sample_index
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// Rewrites the output keeping the newest line per (id, sample index), in prompt order; for this run's prompts,
@@ -456,12 +382,6 @@ fn writer_loop(
 }
 
 #[derive(Default)]
-struct CostState {
-    spent: f64,
-    reserved: f64,
-}
-
-#[derive(Default)]
 struct Counters {
     sent: usize,
     skipped_for_cost: usize,
@@ -470,37 +390,32 @@ struct Counters {
     truncated: AtomicUsize,
     prompt_tokens: AtomicU64,
     completion_tokens: AtomicU64,
-    cost: Mutex<CostState>,
+    /// USD spent by this call's requests.
+    spent: Mutex<f64>,
     abort: Mutex<Option<Error>>,
 }
 
 #[allow(clippy::too_many_arguments)]
 async fn send_all(
+    client: &Client,
     model: &ModelConfig,
     prompts: &[PromptRecord],
     jobs: Vec<Job>,
     key: Option<&str>,
     redactor: &Arc<Redactor>,
-    opts: &RunOptions,
     tx: &mpsc::Sender<Written>,
     progress: &ProgressBar,
 ) -> Result<Counters, Error> {
-    // The embedded engine serves on 127.0.0.1; keep its guard alive until every request is done.
-    let (_embedded, base_urls) = match model.engine {
-        Engine::Openai => (None, model.base_urls.clone()),
-        Engine::Embedded => {
-            let handle = embedded::start(model)?;
-            let url = handle.base_url().to_owned();
-            (Some(handle), vec![url])
-        }
-    };
+    let opts = client.options();
+    let budget = client.budget();
+    let base_urls = client.base_urls(model)?;
     let urls: Vec<String> = base_urls
         .iter()
         .map(|u| format!("{}/chat/completions", u.trim_end_matches('/')))
         .collect();
     let cap = opts.concurrency.unwrap_or(model.max_concurrency).max(1);
     let endpoints = Endpoints::new(&urls, cap);
-    let client = build_client(key, cap * urls.len(), redactor)?;
+    let http = build_client(key, cap * urls.len(), redactor)?;
     let slots = Arc::new(Semaphore::new(cap * urls.len()));
     let counters = Arc::new(Counters::default());
     let model = Arc::new(model.clone());
@@ -513,60 +428,43 @@ async fn send_all(
             break;
         }
         let worst = model.worst_case_cost(job.input_tokens, job.max_tokens.unwrap_or(0));
-        if let Some(max) = opts.max_cost_usd {
-            // Wait for in-flight requests (they usually cost less than their worst case) before giving up.
-            let mut stop = false;
-            loop {
-                let (fits, idle) = {
-                    let mut c = counters.cost.lock().unwrap_or_else(|e| e.into_inner());
-                    let fits = c.spent + c.reserved + worst <= max;
-                    if fits {
-                        c.reserved += worst;
-                    }
-                    (fits, c.reserved <= 0.0)
-                };
-                if fits {
-                    break;
-                }
-                if idle || tasks.join_next().await.is_none() {
-                    stop = true;
-                    break;
-                }
+        // Wait for in-flight requests (they usually cost less than their worst case) before giving up.
+        let fits = loop {
+            let (fits, idle) = budget.try_reserve(worst);
+            if fits {
+                break true;
             }
-            if stop {
-                skipped = total_jobs - sent;
-                let c = counters.cost.lock().unwrap_or_else(|e| e.into_inner());
-                tracing::warn!(
-                    spent_usd = c.spent,
-                    limit_usd = max,
-                    not_sent = skipped,
-                    "Stopping: the next request could exceed the cost limit."
-                );
-                break;
+            if idle || tasks.join_next().await.is_none() {
+                break false;
             }
+        };
+        if !fits {
+            skipped = total_jobs - sent;
+            tracing::warn!(
+                spent_usd = budget.spent(),
+                limit_usd = budget.cap().unwrap_or(f64::INFINITY),
+                not_sent = skipped,
+                "Stopping: the next request could exceed the cost limit."
+            );
+            break;
         }
         let permit = Arc::clone(&slots)
             .acquire_owned()
             .await
             .map_err(|e| Error::Setup(e.to_string()))?;
         if counters.abort.lock().map(|a| a.is_some()).unwrap_or(true) {
-            if opts.max_cost_usd.is_some() {
-                counters
-                    .cost
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .reserved -= worst;
-            }
+            budget.settle(worst, 0.0);
             break;
         }
         sent += 1;
         let prompt = &prompts[job.index];
         let ctx = TaskCtx {
             model: Arc::clone(&model),
-            client: client.clone(),
+            client: http.clone(),
             endpoints: Arc::clone(&endpoints),
             counters: Arc::clone(&counters),
             redactor: Arc::clone(redactor),
+            budget: Arc::clone(budget),
             tx: tx.clone(),
             progress: progress.clone(),
         };
@@ -589,46 +487,13 @@ async fn send_all(
     Ok(counters)
 }
 
-fn build_client(
-    key: Option<&str>,
-    pool: usize,
-    redactor: &Redactor,
-) -> Result<reqwest::Client, Error> {
-    let mut headers = reqwest::header::HeaderMap::new();
-    headers.insert(
-        reqwest::header::CONTENT_TYPE,
-        reqwest::header::HeaderValue::from_static("application/json"),
-    );
-    if let Some(k) = key {
-        let mut v =
-            reqwest::header::HeaderValue::from_str(&format!("Bearer {k}")).map_err(|_| {
-                Error::Config(
-                    "the API key contains characters not allowed in an HTTP header".into(),
-                )
-            })?;
-        v.set_sensitive(true);
-        headers.insert(reqwest::header::AUTHORIZATION, v);
-    }
-    reqwest::Client::builder()
-        .default_headers(headers)
-        .pool_max_idle_per_host(pool)
-        .connect_timeout(Duration::from_secs(30))
-        .tcp_nodelay(true)
-        .build()
-        .map_err(|e| {
-            Error::Setup(redactor.clean(&format!(
-                "cannot build the HTTP client: {}",
-                error_chain(&e)
-            )))
-        })
-}
-
 struct TaskCtx {
     model: Arc<ModelConfig>,
     client: reqwest::Client,
     endpoints: Arc<Endpoints>,
     counters: Arc<Counters>,
     redactor: Arc<Redactor>,
+    budget: Arc<Budget>,
     tx: mpsc::Sender<Written>,
     progress: ProgressBar,
 }
@@ -674,19 +539,15 @@ impl TaskCtx {
                     break Ok((c, latency));
                 }
                 Err(f) => {
-                    if parse::is_overload(&f) {
+                    if retry::is_overload(&f) {
                         slot.overload();
                     }
                     drop(slot);
-                    let last = !parse::is_retryable(f.class) || n >= m.max_attempts;
+                    let last = retry::decide(&f) != Decision::Retry || n >= m.max_attempts;
                     let delay = if last {
                         Duration::ZERO
                     } else {
-                        let backoff = rng.backoff(n, m.retry_base_s, m.retry_max_s);
-                        match f.retry_after {
-                            Some(ra) => ra.min(Duration::from_secs(600)).max(backoff / 4),
-                            None => backoff,
-                        }
+                        retry::delay(rng.backoff(n, m.retry_base_s, m.retry_max_s), f.retry_after)
                     };
                     attempts.push(Attempt {
                         n,
@@ -755,7 +616,7 @@ impl TaskCtx {
                 record.outcome = Outcome::Failed;
                 let status = f.status.map(|s| format!("HTTP {s}, ")).unwrap_or_default();
                 record.error = Some(format!("{status}{}: {}", class_name(f.class), f.message));
-                if parse::aborts_run(f.class) {
+                if retry::decide(&f) == Decision::StopModel {
                     let mut abort = self
                         .counters
                         .abort
@@ -788,10 +649,12 @@ impl TaskCtx {
     }
 
     fn release_cost(&self, worst: f64, cost: f64) -> f64 {
-        let mut c = self.counters.cost.lock().unwrap_or_else(|e| e.into_inner());
-        c.reserved = (c.reserved - worst).max(0.0);
-        c.spent += cost;
-        c.spent
+        *self
+            .counters
+            .spent
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) += cost;
+        self.budget.settle(worst, cost)
     }
 }
 
@@ -813,6 +676,8 @@ pub(crate) fn class_name(c: ErrorClass) -> &'static str {
         ErrorClass::NotFound => "not_found",
         ErrorClass::OtherStatus => "other_status",
         ErrorClass::Engine => "engine",
+        ErrorClass::PaymentRequired => "payment_required",
+        ErrorClass::ProviderError => "provider_error",
     }
 }
 
@@ -823,117 +688,10 @@ async fn send_once(
     timeout: Duration,
     redactor: &Redactor,
 ) -> Result<Completion, Failure> {
-    let resp = client
-        .post(slot.url())
-        .body(body)
-        .timeout(timeout)
-        .send()
-        .await
-        .map_err(|e| {
-            let class = if e.is_timeout() {
-                ErrorClass::Timeout
-            } else {
-                ErrorClass::Connection
-            };
-            Failure {
-                class,
-                status: None,
-                message: redactor.clean(&error_chain(&e)),
-                retry_after: None,
-            }
-        })?;
-    let status = resp.status().as_u16();
-    let retry_after = resp
-        .headers()
-        .get(reqwest::header::RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| parse::parse_retry_after(v, SystemTime::now()));
-    let bytes = resp.bytes().await.map_err(|e| {
-        let class = if e.is_timeout() {
-            ErrorClass::Timeout
-        } else {
-            ErrorClass::TruncatedBody
-        };
-        Failure {
-            class,
-            status: Some(status),
-            message: redactor.clean(&error_chain(&e)),
-            retry_after,
-        }
-    })?;
-    if !(200..300).contains(&status) {
-        return Err(Failure {
-            class: parse::status_class(status),
-            status: Some(status),
-            message: redactor.clean(&parse::error_message(&bytes)),
-            retry_after,
-        });
-    }
+    let (status, bytes) = http::post(client, slot.url(), body, timeout, redactor).await?;
     parse::parse_completion(&bytes).map_err(|mut f| {
         f.status = Some(status);
         f.message = redactor.clean(&f.message);
         f
     })
-}
-
-/// A reqwest error and its causes on one line, without the URL.
-fn error_chain(e: &reqwest::Error) -> String {
-    let mut msg = String::new();
-    let mut cur: Option<&dyn std::error::Error> = Some(e);
-    let mut first = true;
-    while let Some(err) = cur {
-        let text = if first {
-            // reqwest's own message names the URL; its kind without the URL is enough.
-            if e.is_timeout() {
-                "timed out".to_owned()
-            } else if e.is_connect() {
-                "connection failed".to_owned()
-            } else if e.is_body() || e.is_decode() {
-                "reading the response body failed".to_owned()
-            } else {
-                "request failed".to_owned()
-            }
-        } else {
-            err.to_string()
-        };
-        if !msg.is_empty() {
-            msg.push_str(": ");
-        }
-        msg.push_str(&text);
-        first = false;
-        cur = err.source();
-    }
-    msg
-}
-
-/// Exponential back-off with equal jitter, from a small deterministic-per-request generator.
-struct Jitter(u64);
-
-impl Jitter {
-    fn new(key: &str) -> Jitter {
-        let seed = key.bytes().take(16).fold(0x9E37_79B9_7F4A_7C15u64, |h, b| {
-            h.rotate_left(5) ^ u64::from(b)
-        });
-        let nanos = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        Jitter(seed ^ u64::from(nanos))
-    }
-
-    fn next_f64(&mut self) -> f64 {
-        // splitmix64
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Delay before attempt `n + 1`: half of `min(max, base · 2^(n-1))` plus a random part of the other half.
-    fn backoff(&mut self, n: u32, base: f64, max: f64) -> Duration {
-        let full = (base * 2f64.powi(n.saturating_sub(1).min(30) as i32)).min(max);
-        Duration::from_secs_f64(full / 2.0 + self.next_f64() * full / 2.0)
-    }
 }

@@ -105,6 +105,10 @@ pub enum ErrorClass {
     NotFound,
     OtherStatus,
     Engine,
+    /// HTTP 402: the account is out of credits.
+    PaymentRequired,
+    /// A provider failure reported inside a 200 response (an `error` object, or `finish_reason: "error"`).
+    ProviderError,
 }
 
 /// One HTTP (or engine) attempt of a request.

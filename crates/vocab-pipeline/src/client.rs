@@ -2,27 +2,28 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 
-use inference_client::{ModelConfig, RunOptions};
+use inference_client::{Client, ModelConfig};
 use schema::{PromptRecord, ResponseKey, ResponseRecord};
 
 use crate::Error;
 use crate::difficulty::PromptRunner;
 
-/// Runs prompts with `inference_client::run_prompts_blocking`, one responses file per stage and model.
+/// Runs prompts through the command's inference client, one responses file per stage and model.
 pub struct ClientRunner {
     models: BTreeMap<String, ModelConfig>,
     out_dir: PathBuf,
-    opts: RunOptions,
+    client: Arc<Client>,
 }
 
 impl ClientRunner {
     /// `models` are the resolved configs the stages may name; responses go to `out_dir/<stage>.<model>.jsonl`.
-    pub fn new(models: Vec<ModelConfig>, out_dir: PathBuf, opts: RunOptions) -> ClientRunner {
+    pub fn new(models: Vec<ModelConfig>, out_dir: PathBuf, client: Arc<Client>) -> ClientRunner {
         ClientRunner {
             models: models.into_iter().map(|m| (m.name.clone(), m)).collect(),
             out_dir,
-            opts,
+            client,
         }
     }
 }
@@ -54,7 +55,7 @@ impl PromptRunner for ClientRunner {
         let out = self.out_dir.join(format!("{stage}.{model}.jsonl"));
         tracing::info!(stage, model, prompts = prompts.len(), out = %out.display(), "Running prompts through the inference client.");
         // The client logs its own summary when the run ends.
-        inference_client::run_prompts_blocking(cfg, prompts, &out, &self.opts).map_err(|e| {
+        self.client.chat(cfg, prompts, &out).map_err(|e| {
             let what = format!("{stage} on {model}: {e}");
             // A missing key or a bad model config is the caller's configuration, not a model failure.
             if e.is_config() {

@@ -2,10 +2,12 @@
 //! default), or any OpenAI-compatible `/v1/embeddings` endpoint (the paper used text-embedding-3-small).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
+use inference_client::{Client, ModelConfig};
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer};
 
 use crate::Error;
@@ -136,116 +138,21 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// An OpenAI-compatible `POST {base_url}/embeddings` endpoint (OpenAI, vLLM, llama.cpp server, Ollama...).
-///
-/// Terms go in batches; each batch is tried up to `max_attempts` times when the server answers 429 or 5xx or
-/// the connection fails. Vectors are put back in input order by their `index` and L2-normalized.
-pub struct HttpEmbedder {
-    http: reqwest::blocking::Client,
-    url: String,
-    model_id: String,
-    /// Value of the `Authorization: Bearer` header; never printed.
-    api_key: Option<String>,
+/// An OpenAI-compatible `/v1/embeddings` model (OpenAI, vLLM, llama.cpp server, Ollama...) through the inference
+/// client, which owns the key, the retries, the cache and the budget; vectors are L2-normalized here.
+pub struct ClientEmbedder {
+    client: Arc<Client>,
+    model: ModelConfig,
     batch_size: usize,
-    max_attempts: u32,
 }
 
-#[derive(serde::Deserialize)]
-struct EmbeddingsReply {
-    data: Vec<EmbeddingItem>,
-}
-
-#[derive(serde::Deserialize)]
-struct EmbeddingItem {
-    index: usize,
-    embedding: Vec<f32>,
-}
-
-impl HttpEmbedder {
-    /// `base_url` ends in `/v1` (or whatever prefix the server uses); `api_key` comes from the environment.
-    pub fn new(
-        base_url: &str,
-        model_id: &str,
-        api_key: Option<String>,
-        batch_size: usize,
-        timeout: std::time::Duration,
-    ) -> Result<HttpEmbedder, Error> {
-        let http = reqwest::blocking::Client::builder()
-            .timeout(timeout)
-            .build()
-            .map_err(model_err)?;
-        Ok(HttpEmbedder {
-            http,
-            url: format!("{}/embeddings", base_url.trim_end_matches('/')),
-            model_id: model_id.to_owned(),
-            api_key,
+impl ClientEmbedder {
+    pub fn new(client: Arc<Client>, model: ModelConfig, batch_size: usize) -> ClientEmbedder {
+        ClientEmbedder {
+            client,
+            model,
             batch_size: batch_size.max(1),
-            max_attempts: 4,
-        })
-    }
-
-    fn batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, Error> {
-        let body = serde_json::json!({ "model": self.model_id, "input": texts });
-        let mut attempt = 0;
-        let reply = loop {
-            attempt += 1;
-            let mut req = self.http.post(&self.url).json(&body);
-            if let Some(key) = &self.api_key {
-                req = req.bearer_auth(key);
-            }
-            let retry = match req.send() {
-                Ok(r) if r.status().is_success() => {
-                    break r
-                        .bytes()
-                        .map_err(|e| model_err(format!("{}: {e}", self.url)))?;
-                }
-                Ok(r) => {
-                    let status = r.status();
-                    if status.as_u16() != 429 && !status.is_server_error() {
-                        return Err(model_err(format!("{}: HTTP {status}", self.url)));
-                    }
-                    format!("HTTP {status}")
-                }
-                Err(e) => format!("{}", e.without_url()),
-            };
-            if attempt >= self.max_attempts {
-                return Err(model_err(format!(
-                    "{}: {retry} after {attempt} attempts",
-                    self.url
-                )));
-            }
-            tracing::warn!(url = %self.url, attempt, error = %retry, "Embeddings request failed; retrying.");
-            std::thread::sleep(std::time::Duration::from_millis(250 << attempt.min(6)));
-        };
-        let reply: EmbeddingsReply = serde_json::from_slice(&reply).map_err(|e| {
-            model_err(format!(
-                "{}: reply is not an embeddings list: {e}",
-                self.url
-            ))
-        })?;
-        let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
-        for item in reply.data {
-            let slot = out.get_mut(item.index).ok_or_else(|| {
-                model_err(format!(
-                    "{}: reply has index {} for {} inputs",
-                    self.url,
-                    item.index,
-                    texts.len()
-                ))
-            })?;
-            *slot = Some(normalize(item.embedding));
         }
-        out.into_iter()
-            .enumerate()
-            .map(|(i, v)| {
-                v.filter(|v| !v.is_empty()).ok_or_else(|| {
-                    model_err(format!(
-                        "{}: no embedding for input {i} ({:?})",
-                        self.url, texts[i]
-                    ))
-                })
-            })
-            .collect()
     }
 }
 
@@ -257,16 +164,25 @@ fn normalize(mut v: Vec<f32>) -> Vec<f32> {
     v
 }
 
-impl Embedder for HttpEmbedder {
+impl Embedder for ClientEmbedder {
     fn describe(&self) -> String {
-        format!("{} via {} (L2 normalized)", self.model_id, self.url)
+        format!(
+            "{} ({}) through the inference client (L2 normalized)",
+            self.model.name, self.model.model_id
+        )
     }
 
     fn embed(&mut self, texts: &[String]) -> Result<Vec<Vec<f32>>, Error> {
-        let mut out = Vec::with_capacity(texts.len());
-        for chunk in texts.chunks(self.batch_size) {
-            out.extend(self.batch(chunk)?);
-        }
-        Ok(out)
+        let vectors = self
+            .client
+            .embed(&self.model, texts, self.batch_size)
+            .map_err(|e| {
+                if e.is_config() {
+                    Error::Config(e.to_string())
+                } else {
+                    Error::Model(e.to_string())
+                }
+            })?;
+        Ok(vectors.into_iter().map(normalize).collect())
     }
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use inference_client::mock::{Fault, MockConfig, MockServer};
-use inference_client::{ModelConfig, RunOptions};
+use inference_client::{Client, ModelConfig, RunOptions};
 use schema::{Message, PromptRecord};
 
 /// Set by the benchmark on its child mock: exit when stdin closes.
@@ -166,7 +166,8 @@ fn bench(args: &ClientBenchArgs) -> anyhow::Result<()> {
             let cpu0 = cpu_seconds(Path::new("/proc/self/stat"))?;
             let mock0 = cpu_seconds(Path::new(&format!("/proc/{mock_pid}/stat")))?;
             let t0 = Instant::now();
-            let s = inference_client::run_prompts_blocking(&model, &prompts, &out, &opts)?;
+            let client = Client::new(opts)?;
+            let s = client.chat(&model, &prompts, &out)?;
             let wall_s = t0.elapsed().as_secs_f64();
             let client_cpu_s = cpu_seconds(Path::new("/proc/self/stat"))? - cpu0;
             let mock_cpu_s = cpu_seconds(Path::new(&format!("/proc/{mock_pid}/stat")))? - mock0;

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
-use inference_client::{ModelConfig, RunOptions};
+use inference_client::{Client, ModelConfig};
 use schema::paths::{Bench, RunPaths};
 
 pub(crate) use config::{PipelineConfig, json_schema, load_section};
@@ -66,7 +66,7 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
         .iter()
         .map(|name| crate::models::load_model(models_file, name))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let opts = args.client.run_options(&defaults);
+    let client = args.client.client(&defaults)?;
     let load = |name: Option<&str>| {
         name.map(|n| crate::models::load_model(models_file, n))
             .transpose()
@@ -79,7 +79,7 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
     )?;
 
     if args.dry_run {
-        return dry_run(&cfg, &models, &paths, &opts);
+        return dry_run(&cfg, &models, &paths, &client);
     }
     let stamps = Stamps::new(&run_dir);
     let mut out = Outcome::default();
@@ -116,7 +116,7 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
             ifscale_judge.as_ref(),
             &models,
             &paths,
-            &opts,
+            &client,
             &mut stage,
         )?;
     }
@@ -126,7 +126,7 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
             rift_judge.as_ref(),
             &models,
             &paths,
-            &opts,
+            &client,
             &mut stage,
         )?;
     }
@@ -194,7 +194,7 @@ fn ifscale_stages(
     judge: Option<&ModelConfig>,
     models: &[ModelConfig],
     paths: &RunPaths,
-    opts: &RunOptions,
+    client: &Client,
     stage: &mut Stager<'_>,
 ) -> anyhow::Result<()> {
     let prompts_path = paths.ifscale_prompts();
@@ -239,7 +239,7 @@ fn ifscale_stages(
                 max_attempts: ifs.max_attempts,
                 mode: schema::ifscale::MatchMode::Paper,
                 files: &files,
-                opts,
+                client,
             })?;
             tracing::info!(model = %model.name, samples = s.samples, accepted = s.accepted, failed = s.failed, attempts = s.attempts, "IFScale generation finished.");
             Ok(())
@@ -259,7 +259,7 @@ fn rift_stages(
     judge: Option<&ModelConfig>,
     models: &[ModelConfig],
     paths: &RunPaths,
-    opts: &RunOptions,
+    client: &Client,
     stage: &mut Stager<'_>,
 ) -> anyhow::Result<()> {
     let prompts_path = paths.rift_prompts();
@@ -290,7 +290,7 @@ fn rift_stages(
         let name = format!("rift-generate:{}", model.name);
         stage.run(&name, fp, std::slice::from_ref(&responses), || {
             let prompts = harness::read_prompts(&prompts_path)?;
-            harness::rift::run(model, &prompts, &responses, opts)?;
+            harness::rift::run(model, &prompts, &responses, client)?;
             Ok(())
         })?;
         let mut verdict_path = None;
@@ -310,7 +310,7 @@ fn rift_stages(
                     template: &template,
                     judge_settled: false,
                     files: &files,
-                    opts,
+                    client,
                 })?;
                 Ok(())
             })?;
@@ -363,7 +363,7 @@ fn dry_run(
     cfg: &PipelineConfig,
     models: &[ModelConfig],
     paths: &RunPaths,
-    opts: &RunOptions,
+    client: &Client,
 ) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     if let Some(ifs) = &cfg.ifscale {
@@ -377,7 +377,7 @@ fn dry_run(
             models,
             judge,
             ifs.max_attempts,
-            opts,
+            client,
         )?);
     }
     if let Some(rift) = &cfg.rift {
@@ -403,7 +403,7 @@ fn dry_run(
             .rift_prep
             .as_ref()
             .and_then(|p| p.judge_model.as_deref());
-        rows.extend(harness::estimate::rift(&prompts, models, judge, opts)?);
+        rows.extend(harness::estimate::rift(&prompts, models, judge, client)?);
     }
     println!("| stage | model | requests | note | est. input tokens | worst-case cost (USD) |");
     println!("|---|---|---:|---|---:|---:|");

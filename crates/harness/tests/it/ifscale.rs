@@ -8,7 +8,7 @@ use schema::ifscale::{AttemptLog, MatchMode, PromptMeta, RejectReason, SampleSco
 use schema::paths::ModelPaths;
 use schema::{Message, PromptRecord};
 
-use crate::support::{mock, model, opts};
+use crate::support::{client, mock, model};
 
 const KEYWORDS: [&str; 3] = ["revenue", "margin", "growth"];
 
@@ -59,7 +59,7 @@ fn run(
         max_attempts: 3,
         mode: MatchMode::Paper,
         files: &files,
-        opts: &opts(dir),
+        client: &client(dir),
     })
     .expect("generation")
 }
@@ -78,7 +78,7 @@ fn generate_once(
         max_attempts: 1,
         mode: MatchMode::Paper,
         files: &ModelPaths::in_dir(dir),
-        opts: &opts(dir),
+        client: &client(dir),
     })
 }
 

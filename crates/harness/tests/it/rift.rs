@@ -5,7 +5,7 @@ use schema::paths::ModelPaths;
 use schema::rift::{AnswerScore, JudgeSource, PromptMeta, PromptScore, Structure, Verdict};
 use schema::{Message, PromptRecord};
 
-use crate::support::{mock, model, opts};
+use crate::support::{client, mock, model};
 
 const TEMPLATE: &str = "Q: {question}\nE: {expected}\nG: {given}";
 
@@ -69,10 +69,10 @@ fn run_judge_and_score_a_tiny_experiment_then_resume_without_sending() {
     schema::write_jsonl_atomic(&prompts_path, &prompts).unwrap();
     let files = ModelPaths::in_dir(&dir.path().join("m"));
     let (answerer, judge_model) = (model(&mock, "answerer"), model(&mock, "judge"));
-    let opts = opts(dir.path());
+    let client = client(dir.path());
 
     let stages = || {
-        let ran = run(&answerer, &prompts, &files.responses(), &opts).unwrap();
+        let ran = run(&answerer, &prompts, &files.responses(), &client).unwrap();
         let verdicts = judge(&Judge {
             judge: &judge_model,
             prompts: &prompts_path,
@@ -80,7 +80,7 @@ fn run_judge_and_score_a_tiny_experiment_then_resume_without_sending() {
             template: TEMPLATE,
             judge_settled: false,
             files: &files,
-            opts: &opts,
+            client: &client,
         })
         .unwrap();
         let summary = score(&Score {

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use inference_client::mock::{MockConfig, MockServer};
-use inference_client::{ModelConfig, RunOptions};
+use inference_client::{Client, ModelConfig, RunOptions};
 
 /// A mock whose replies are scripted per marker (see `MockConfig::replies`); other requests get the echo.
 pub(crate) fn mock(replies: &[(&str, &[&str])]) -> MockServer {
@@ -30,6 +30,10 @@ pub(crate) fn model(mock: &MockServer, id: &str) -> ModelConfig {
 }
 
 /// Run options with the cache in `dir`, no progress bar and no fsync.
+pub(crate) fn client(dir: &Path) -> Client {
+    Client::new(opts(dir)).expect("client")
+}
+
 pub(crate) fn opts(dir: &Path) -> RunOptions {
     let mut o = RunOptions::new(dir.join("cache.sqlite"));
     o.durable = false;

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use inference_client::{ModelConfig, RunOptions, run_prompts_blocking};
+use inference_client::{Client, ModelConfig, RunOptions};
 use schema::PromptRecord;
 
 fn main() -> ExitCode {
@@ -22,7 +22,8 @@ fn main() -> ExitCode {
     model.timeout_s = 5.0;
     let mut opts = RunOptions::new(PathBuf::from(&args[4]));
     opts.concurrency = args.get(5).and_then(|c| c.parse().ok());
-    match run_prompts_blocking(&model, &prompts, &PathBuf::from(&args[1]), &opts) {
+    let result = Client::new(opts).and_then(|c| c.chat(&model, &prompts, &PathBuf::from(&args[1])));
+    match result {
         Ok(_) => ExitCode::SUCCESS,
         Err(_) => ExitCode::from(1),
     }

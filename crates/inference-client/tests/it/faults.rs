@@ -2,11 +2,11 @@
 
 use std::time::Duration;
 
+use inference_client::Error;
 use inference_client::mock::{Fault, MockConfig, MockServer};
-use inference_client::{Error, run_prompts_blocking};
 use schema::{ErrorClass, Outcome};
 
-use crate::support::{expected_content, model, opts, prompt, prompts, run};
+use crate::support::{chat, expected_content, model, opts, prompt, prompts, run};
 
 /// One prompt against a mock whose first request gets `fault`; the retry succeeds.
 fn retried_once(fault: Fault, class: ErrorClass, status: Option<u16>) {
@@ -152,7 +152,7 @@ fn stops_run(fault: Fault, status: u16) {
     let mut o = opts(dir.path());
     o.concurrency = Some(1);
     let out = dir.path().join("out.jsonl");
-    let err = run_prompts_blocking(&model(&mock.base_url()), &prompts(5), &out, &o).unwrap_err();
+    let err = chat(&model(&mock.base_url()), &prompts(5), &out, &o).unwrap_err();
     match err {
         Error::FailFast { status: s, .. } => assert_eq!(s, status),
         other => panic!("expected a fail-fast error, got {other}"),
@@ -194,7 +194,7 @@ fn api_key_never_leaks() {
     let mock = MockServer::start(cfg, 0).unwrap();
     let mut m = model(&mock.base_url());
     m.api_key_env = Some(var.to_owned());
-    let err = run_prompts_blocking(&m, &prompts(5), &out, &opts(dir.path()))
+    let err = chat(&m, &prompts(5), &out, &opts(dir.path()))
         .unwrap_err()
         .to_string();
     assert!(err.contains("Incorrect API key provided"), "{err}");
@@ -205,7 +205,7 @@ fn api_key_never_leaks() {
     }
     // A missing key variable is a clear error naming the variable, not the key.
     m.api_key_env = Some("IFSTRESS_TEST_KEY_UNSET".to_owned());
-    let err = run_prompts_blocking(&m, &prompts(1), &out, &opts(dir.path())).unwrap_err();
+    let err = chat(&m, &prompts(1), &out, &opts(dir.path())).unwrap_err();
     assert!(matches!(err, Error::MissingKey { .. }), "{err}");
 }
 

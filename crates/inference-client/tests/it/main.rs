@@ -3,6 +3,7 @@
 mod cache_keys;
 mod config;
 mod crash;
+mod embeddings;
 mod faults;
 mod output;
 mod support;

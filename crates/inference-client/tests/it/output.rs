@@ -1,10 +1,10 @@
 //! What a response record holds, resume, the cost limit and the dry run.
 
 use inference_client::mock::{MockConfig, MockServer};
-use inference_client::{dry_run, estimate_input_tokens};
+use inference_client::{Client, estimate_input_tokens};
 use schema::{Logprobs, Outcome};
 
-use crate::support::{contents, model, opts, prompt, prompts, run};
+use crate::support::{chat, contents, model, opts, prompt, prompts, run};
 
 #[test]
 fn reasoning_truncation_logprobs_and_cost_are_recorded() {
@@ -147,12 +147,7 @@ fn cost_limit_stops_sending() {
     // A cost limit without max_tokens is refused.
     let mut unbounded = model(&mock.base_url());
     unbounded.price_out_per_mtok = 1.0;
-    let err = inference_client::run_prompts_blocking(
-        &unbounded,
-        &prompts(1),
-        &dir.path().join("x.jsonl"),
-        &o,
-    );
+    let err = chat(&unbounded, &prompts(1), &dir.path().join("x.jsonl"), &o);
     assert!(matches!(err, Err(inference_client::Error::Config(_))));
 }
 
@@ -166,7 +161,10 @@ fn dry_run_estimates_tokens_and_worst_case_cost() {
     let ps = vec![prompt("a", "12345678"), prompt("b", "123")];
     // "Be brief." is 9 characters: ceil(9/4) + 4 = 7; "12345678": 2 + 4 = 6; "123": 1 + 4 = 5.
     assert_eq!(estimate_input_tokens(&ps[0]), 13);
-    let r = dry_run(&m, &ps, &opts(dir.path())).unwrap();
+    let r = Client::new(opts(dir.path()))
+        .unwrap()
+        .dry_run(&m, &ps)
+        .unwrap();
     assert_eq!(
         (r.prompts, r.cached, r.est_input_tokens, r.unbounded),
         (2, 0, 25, 0)

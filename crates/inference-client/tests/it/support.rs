@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use inference_client::{ModelConfig, RunOptions, RunSummary, run_prompts_blocking};
+use inference_client::{Client, Error, ModelConfig, RunOptions, RunSummary};
 use schema::{Message, PromptRecord, ResponseRecord};
 
 pub(crate) fn prompt(id: &str, text: &str) -> PromptRecord {
@@ -38,13 +38,23 @@ pub(crate) fn opts(dir: &Path) -> RunOptions {
     o
 }
 
+/// One chat call on a fresh client.
+pub(crate) fn chat(
+    model: &ModelConfig,
+    prompts: &[PromptRecord],
+    out: &Path,
+    opts: &RunOptions,
+) -> Result<RunSummary, Error> {
+    Client::new(opts.clone())?.chat(model, prompts, out)
+}
+
 pub(crate) fn run(
     model: &ModelConfig,
     prompts: &[PromptRecord],
     out: &Path,
     opts: &RunOptions,
 ) -> (RunSummary, Vec<ResponseRecord>) {
-    let summary = run_prompts_blocking(model, prompts, out, opts).expect("run");
+    let summary = chat(model, prompts, out, opts).expect("run");
     let records = schema::read_jsonl(out).expect("read output");
     (summary, records)
 }

@@ -1,8 +1,10 @@
 //! The difficulty stage through the real inference client against its mock OpenAI server on 127.0.0.1,
 //! which answers `logprobs: true` with token log-probs -0.5 and -1.5 (mean -1, so perplexity e).
 
+use std::sync::Arc;
+
 use inference_client::mock::{MockConfig, MockServer};
-use inference_client::{ModelConfig, RunOptions};
+use inference_client::{Client, ModelConfig, RunOptions};
 use vocab_pipeline::client::ClientRunner;
 use vocab_pipeline::difficulty::{self, DifficultyConfig, PromptRunner};
 
@@ -15,7 +17,7 @@ fn perplexity_comes_from_the_clients_logprobs() {
     let mut runner = ClientRunner::new(
         vec![model],
         dir.path().join("responses"),
-        RunOptions::new(dir.path().join("cache.sqlite")),
+        Arc::new(Client::new(RunOptions::new(dir.path().join("cache.sqlite"))).unwrap()),
     );
     let cfg = DifficultyConfig {
         samples: 3,

@@ -1,0 +1,129 @@
+//! One POST of a JSON body: the HTTP client with the model's key, and a response turned into bytes or a
+//! classified [`Failure`] with the server's retry hints. Messages never name the URL's secrets or the key.
+
+use std::time::{Duration, SystemTime};
+
+use schema::ErrorClass;
+
+use crate::Error;
+use crate::parse::{self, Failure};
+use crate::redact::Redactor;
+use crate::retry::{self, Hints};
+
+/// An HTTP client that sends `key` as a bearer token (marked sensitive, so it is never logged).
+pub(crate) fn build_client(
+    key: Option<&str>,
+    pool: usize,
+    redactor: &Redactor,
+) -> Result<reqwest::Client, Error> {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        reqwest::header::CONTENT_TYPE,
+        reqwest::header::HeaderValue::from_static("application/json"),
+    );
+    if let Some(k) = key {
+        let mut v =
+            reqwest::header::HeaderValue::from_str(&format!("Bearer {k}")).map_err(|_| {
+                Error::Config(
+                    "the API key contains characters not allowed in an HTTP header".into(),
+                )
+            })?;
+        v.set_sensitive(true);
+        headers.insert(reqwest::header::AUTHORIZATION, v);
+    }
+    reqwest::Client::builder()
+        .default_headers(headers)
+        .pool_max_idle_per_host(pool)
+        .connect_timeout(Duration::from_secs(30))
+        .tcp_nodelay(true)
+        .build()
+        .map_err(|e| {
+            Error::Setup(redactor.clean(&format!(
+                "cannot build the HTTP client: {}",
+                error_chain(&e)
+            )))
+        })
+}
+
+/// POSTs `body` to `url`; a 2xx body comes back as bytes, anything else as a classified failure.
+pub(crate) async fn post(
+    client: &reqwest::Client,
+    url: &str,
+    body: Vec<u8>,
+    timeout: Duration,
+    redactor: &Redactor,
+) -> Result<(u16, Vec<u8>), Failure> {
+    let resp = client
+        .post(url)
+        .body(body)
+        .timeout(timeout)
+        .send()
+        .await
+        .map_err(|e| Failure {
+            class: if e.is_timeout() {
+                ErrorClass::Timeout
+            } else {
+                ErrorClass::Connection
+            },
+            status: None,
+            message: redactor.clean(&error_chain(&e)),
+            retry_after: None,
+            should_retry: None,
+        })?;
+    let status = resp.status().as_u16();
+    let hints = Hints::from_headers(
+        |name| resp.headers().get(name).and_then(|v| v.to_str().ok()),
+        SystemTime::now(),
+    );
+    let bytes = resp.bytes().await.map_err(|e| Failure {
+        class: if e.is_timeout() {
+            ErrorClass::Timeout
+        } else {
+            ErrorClass::TruncatedBody
+        },
+        status: Some(status),
+        message: redactor.clean(&error_chain(&e)),
+        retry_after: hints.retry_after,
+        should_retry: hints.should_retry,
+    })?;
+    if !(200..300).contains(&status) {
+        return Err(Failure {
+            class: retry::status_class(status),
+            status: Some(status),
+            message: redactor.clean(&parse::error_message(&bytes)),
+            retry_after: hints.retry_after,
+            should_retry: hints.should_retry,
+        });
+    }
+    Ok((status, bytes.to_vec()))
+}
+
+/// A reqwest error and its causes on one line, without the URL.
+pub(crate) fn error_chain(e: &reqwest::Error) -> String {
+    let mut msg = String::new();
+    let mut cur: Option<&dyn std::error::Error> = Some(e);
+    let mut first = true;
+    while let Some(err) = cur {
+        let text = if first {
+            // reqwest's own message names the URL; its kind without the URL is enough.
+            if e.is_timeout() {
+                "timed out".to_owned()
+            } else if e.is_connect() {
+                "connection failed".to_owned()
+            } else if e.is_body() || e.is_decode() {
+                "reading the response body failed".to_owned()
+            } else {
+                "request failed".to_owned()
+            }
+        } else {
+            err.to_string()
+        };
+        if !msg.is_empty() {
+            msg.push_str(": ");
+        }
+        msg.push_str(&text);
+        first = false;
+        cur = err.source();
+    }
+    msg
+}

@@ -1,0 +1,312 @@
+//! Every retry decision of the client, in one place: what a failed attempt means for its request and its model,
+//! and how long to wait before the next attempt.
+//!
+//! A failure is one of three things:
+//! - **retry**: the server or the network may do better next time (rate limits, 5xx, timeouts, broken or empty
+//!   bodies, provider errors reported inside a 200);
+//! - **give up**: this request will fail again as sent (400, unknown statuses, or the server said
+//!   `x-should-retry: false`); the prompt gets a failed record and a rerun tries again;
+//! - **stop the model**: no request of this model can succeed (401, 403, 404) or none should be sent (402, out of
+//!   credits); the run stops with one error line.
+//!
+//! Waits are exponential back-off with equal jitter, raised to the server's hint (`retry-after-ms`, `retry-after`
+//! in seconds or as an HTTP date) and capped at ten minutes.
+
+use std::time::{Duration, SystemTime};
+
+use schema::ErrorClass;
+
+use crate::parse::Failure;
+
+/// The longest wait a server's hint can impose before one attempt.
+const MAX_HINTED_WAIT: Duration = Duration::from_secs(600);
+
+/// What a failed attempt means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Decision {
+    /// Try this request again (if attempts remain).
+    Retry,
+    /// Write a failed record for this request; other requests go on.
+    GiveUp,
+    /// Stop every request of this model: retrying cannot help, or must not be paid for.
+    StopModel,
+}
+
+/// The decision for a failure's class alone.
+pub(crate) fn decide_class(class: ErrorClass) -> Decision {
+    match class {
+        ErrorClass::RateLimited
+        | ErrorClass::ServerError
+        | ErrorClass::RequestTimeout
+        | ErrorClass::Conflict
+        | ErrorClass::Timeout
+        | ErrorClass::Connection
+        | ErrorClass::InvalidJson
+        | ErrorClass::EmptyChoices
+        | ErrorClass::TruncatedBody
+        | ErrorClass::Engine
+        | ErrorClass::ProviderError => Decision::Retry,
+        ErrorClass::BadRequest | ErrorClass::OtherStatus => Decision::GiveUp,
+        ErrorClass::Unauthorized
+        | ErrorClass::Forbidden
+        | ErrorClass::NotFound
+        | ErrorClass::PaymentRequired => Decision::StopModel,
+    }
+}
+
+/// The decision for a failure: its class, unless the server said `x-should-retry: false` (then a retryable
+/// failure is given up; a fatal one still stops the model).
+pub(crate) fn decide(f: &Failure) -> Decision {
+    match (decide_class(f.class), f.should_retry) {
+        (Decision::Retry, Some(false)) => Decision::GiveUp,
+        (d, _) => d,
+    }
+}
+
+/// Whether the server asked us to slow down (the endpoint's adaptive limit halves).
+pub(crate) fn is_overload(f: &Failure) -> bool {
+    f.class == ErrorClass::RateLimited || f.status == Some(503)
+}
+
+/// Class of a non-success HTTP status.
+pub(crate) fn status_class(status: u16) -> ErrorClass {
+    match status {
+        429 => ErrorClass::RateLimited,
+        408 => ErrorClass::RequestTimeout,
+        409 => ErrorClass::Conflict,
+        400 => ErrorClass::BadRequest,
+        401 => ErrorClass::Unauthorized,
+        402 => ErrorClass::PaymentRequired,
+        403 => ErrorClass::Forbidden,
+        404 => ErrorClass::NotFound,
+        500..=599 => ErrorClass::ServerError,
+        _ => ErrorClass::OtherStatus,
+    }
+}
+
+/// What the server's headers say about retrying.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Hints {
+    /// `retry-after-ms`, else `retry-after` (seconds or an HTTP date).
+    pub(crate) retry_after: Option<Duration>,
+    /// `x-should-retry: true | false`.
+    pub(crate) should_retry: Option<bool>,
+}
+
+impl Hints {
+    /// Reads the hints from response headers (`get` returns a header's value by lower-case name).
+    pub(crate) fn from_headers<'a>(
+        get: impl Fn(&str) -> Option<&'a str>,
+        now: SystemTime,
+    ) -> Hints {
+        let ms = get("retry-after-ms")
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .map(|v| Duration::from_secs_f64((v / 1000.0).min(3600.0)));
+        let retry_after = ms.or_else(|| get("retry-after").and_then(|v| parse_retry_after(v, now)));
+        let should_retry = get("x-should-retry").and_then(|v| match v.trim() {
+            "true" => Some(true),
+            "false" => Some(false),
+            _ => None,
+        });
+        Hints {
+            retry_after,
+            should_retry,
+        }
+    }
+}
+
+/// `Retry-After` as delta-seconds or an HTTP date.
+pub(crate) fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let v = value.trim();
+    if let Ok(secs) = v.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0)
+            .then(|| Duration::from_secs_f64(secs.min(3600.0)));
+    }
+    let at = httpdate::parse_http_date(v).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// The wait before attempt `n + 1`: the jittered back-off, raised to the server's hint (never below a quarter of
+/// the back-off, never above ten minutes).
+pub(crate) fn delay(backoff: Duration, hint: Option<Duration>) -> Duration {
+    match hint {
+        Some(h) => h.min(MAX_HINTED_WAIT).max(backoff / 4),
+        None => backoff,
+    }
+}
+
+/// Exponential back-off with equal jitter, from a small deterministic-per-request generator.
+pub(crate) struct Jitter(u64);
+
+impl Jitter {
+    pub(crate) fn new(key: &str) -> Jitter {
+        let seed = key.bytes().take(16).fold(0x9E37_79B9_7F4A_7C15u64, |h, b| {
+            h.rotate_left(5) ^ u64::from(b)
+        });
+        let nanos = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        Jitter(seed ^ u64::from(nanos))
+    }
+
+    fn next_f64(&mut self) -> f64 {
+        // splitmix64
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Back-off before attempt `n + 1`: half of `min(max, base · 2^(n-1))` plus a random part of the other half.
+    pub(crate) fn backoff(&mut self, n: u32, base: f64, max: f64) -> Duration {
+        let full = (base * 2f64.powi(n.saturating_sub(1).min(30) as i32)).min(max);
+        Duration::from_secs_f64(full / 2.0 + self.next_f64() * full / 2.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The complete list of what is retried, given up and stopped on. A new error class must be added here.
+    #[test]
+    fn what_is_retried() {
+        use Decision::*;
+        use ErrorClass::*;
+        let table = [
+            (RateLimited, Retry),
+            (ServerError, Retry),
+            (RequestTimeout, Retry),
+            (Conflict, Retry),
+            (Timeout, Retry),
+            (Connection, Retry),
+            (InvalidJson, Retry),
+            (EmptyChoices, Retry),
+            (TruncatedBody, Retry),
+            (Engine, Retry),
+            (ProviderError, Retry),
+            (BadRequest, GiveUp),
+            (OtherStatus, GiveUp),
+            (Unauthorized, StopModel),
+            (Forbidden, StopModel),
+            (NotFound, StopModel),
+            (PaymentRequired, StopModel),
+        ];
+        for (class, want) in table {
+            assert_eq!(decide_class(class), want, "{class:?}");
+        }
+        // Every class is in the table: the schema's variant count is pinned by this match.
+        let covered = |c: ErrorClass| match c {
+            RateLimited | ServerError | RequestTimeout | Conflict | Timeout | Connection
+            | InvalidJson | EmptyChoices | TruncatedBody | Engine | ProviderError | BadRequest
+            | OtherStatus | Unauthorized | Forbidden | NotFound | PaymentRequired => true,
+        };
+        assert!(table.iter().all(|(c, _)| covered(*c)));
+        assert_eq!(table.len(), 17);
+    }
+
+    #[test]
+    fn statuses_map_to_classes() {
+        let cases = [
+            (429, ErrorClass::RateLimited),
+            (408, ErrorClass::RequestTimeout),
+            (409, ErrorClass::Conflict),
+            (400, ErrorClass::BadRequest),
+            (401, ErrorClass::Unauthorized),
+            (402, ErrorClass::PaymentRequired),
+            (403, ErrorClass::Forbidden),
+            (404, ErrorClass::NotFound),
+            (500, ErrorClass::ServerError),
+            (503, ErrorClass::ServerError),
+            (418, ErrorClass::OtherStatus),
+        ];
+        for (status, class) in cases {
+            assert_eq!(status_class(status), class, "{status}");
+        }
+    }
+
+    fn failure(class: ErrorClass, should_retry: Option<bool>) -> Failure {
+        Failure {
+            class,
+            status: None,
+            message: String::new(),
+            retry_after: None,
+            should_retry,
+        }
+    }
+
+    #[test]
+    fn x_should_retry_false_gives_up_but_never_hides_a_fatal_error() {
+        assert_eq!(
+            decide(&failure(ErrorClass::ServerError, Some(false))),
+            Decision::GiveUp
+        );
+        assert_eq!(
+            decide(&failure(ErrorClass::ServerError, Some(true))),
+            Decision::Retry
+        );
+        assert_eq!(
+            decide(&failure(ErrorClass::BadRequest, Some(true))),
+            Decision::GiveUp
+        );
+        assert_eq!(
+            decide(&failure(ErrorClass::PaymentRequired, Some(false))),
+            Decision::StopModel
+        );
+    }
+
+    #[test]
+    fn hints_prefer_milliseconds_then_seconds_then_dates() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let date = httpdate::fmt_http_date(now + Duration::from_secs(7));
+        let read = |pairs: Vec<(&str, String)>| {
+            Hints::from_headers(
+                |name| {
+                    pairs
+                        .iter()
+                        .find(|(k, _)| *k == name)
+                        .map(|(_, v)| v.as_str())
+                },
+                now,
+            )
+        };
+        assert_eq!(
+            read(vec![
+                ("retry-after-ms", "1500".into()),
+                ("retry-after", "9".into())
+            ])
+            .retry_after,
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(
+            read(vec![("retry-after", "3".into())]).retry_after,
+            Some(Duration::from_secs(3))
+        );
+        assert_eq!(
+            read(vec![("retry-after", date)]).retry_after,
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(read(vec![("retry-after", "soon".into())]).retry_after, None);
+        assert_eq!(
+            read(vec![("x-should-retry", "false".into())]).should_retry,
+            Some(false)
+        );
+        assert_eq!(read(vec![]), Hints::default());
+    }
+
+    #[test]
+    fn hinted_waits_are_bounded() {
+        let b = Duration::from_secs(4);
+        assert_eq!(delay(b, None), b);
+        assert_eq!(
+            delay(b, Some(Duration::from_secs(30))),
+            Duration::from_secs(30)
+        );
+        assert_eq!(delay(b, Some(Duration::ZERO)), Duration::from_secs(1));
+        assert_eq!(delay(b, Some(Duration::from_secs(7200))), MAX_HINTED_WAIT);
+    }
+}
