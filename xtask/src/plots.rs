@@ -182,8 +182,8 @@ fn write_synthetic_rift(dir: &Path, seed: u64) -> anyhow::Result<PathBuf> {
 #[allow(clippy::print_stdout)]
 fn print_fits(summary: &analysis::ifscale::IfscaleSummary) {
     println!(
-        "{:<48} {:<12} {:<9} {:>10} {:>10}",
-        "model", "decay", "variance", "breakpoint", "exp floor"
+        "{:<48} {:<36} {:>7} {:<9} {:>10} {:>10}",
+        "model", "decay", "margin", "variance", "breakpoint", "exp floor"
     );
     for f in &summary.fits {
         let var = summary
@@ -193,9 +193,10 @@ fn print_fits(summary: &analysis::ifscale::IfscaleSummary) {
             .and_then(|v| v.1)
             .map_or("-", |v| v.as_str());
         println!(
-            "{:<48} {:<12} {:<9} {:>10} {:>10}",
+            "{:<48} {:<36} {:>7} {:<9} {:>10} {:>10}",
             f.model,
-            f.pattern.as_str(),
+            f.label(),
+            analysis::tables::fmt_opt(f.margin, 1),
             var,
             analysis::tables::fmt_opt(f.threshold.as_ref().map(|t| t.breakpoint), 0),
             analysis::tables::fmt_opt(f.exponential.as_ref().map(|e| e.floor), 1),

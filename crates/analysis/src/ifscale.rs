@@ -11,6 +11,8 @@
 //!
 //! Failed samples (every attempt rejected) are counted in `n_failed` and excluded from every mean.
 
+pub mod decay;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,6 +21,8 @@ use polars::prelude::*;
 use serde::Serialize;
 
 use crate::Error;
+pub use decay::fits_frame;
+
 use crate::fit::{self, DecayFit, VariancePattern};
 use crate::stats::{self, SplitMix64};
 use crate::tables::{self, f64_col, i64_col, str_col};
@@ -520,82 +524,6 @@ pub fn check_against_reference(
     Ok(out)
 }
 
-/// The decay-fit table: one row per model with the chosen pattern, each curve's parameters and BIC, and the variance pattern.
-pub fn fits_frame(summary: &IfscaleSummary) -> Result<DataFrame, Error> {
-    let fits = &summary.fits;
-    let var: BTreeMap<&str, Option<VariancePattern>> = summary
-        .variance
-        .iter()
-        .map(|(m, v)| (m.as_str(), *v))
-        .collect();
-    let f = |g: &dyn Fn(&DecayFit) -> Option<f64>| fits.iter().map(g).collect::<Vec<Option<f64>>>();
-    let columns = vec![
-        Column::new(
-            "model".into(),
-            fits.iter().map(|f| f.model.as_str()).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "pattern".into(),
-            fits.iter().map(|f| f.pattern.as_str()).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "variance_pattern".into(),
-            fits.iter()
-                .map(|f| {
-                    var.get(f.model.as_str())
-                        .copied()
-                        .flatten()
-                        .map(VariancePattern::as_str)
-                })
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "n_points".into(),
-            fits.iter().map(|f| f.n_points as i64).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "threshold_breakpoint".into(),
-            f(&|f| f.threshold.as_ref().map(|t| t.breakpoint)),
-        ),
-        Column::new(
-            "threshold_slope_before".into(),
-            f(&|f| f.threshold.as_ref().map(|t| t.slope_before)),
-        ),
-        Column::new(
-            "threshold_slope_after".into(),
-            f(&|f| f.threshold.as_ref().map(|t| t.slope_after)),
-        ),
-        Column::new(
-            "threshold_intercept".into(),
-            f(&|f| f.threshold.as_ref().map(|t| t.intercept)),
-        ),
-        Column::new(
-            "threshold_bic".into(),
-            f(&|f| f.threshold.as_ref().map(|t| t.bic)),
-        ),
-        Column::new("linear_intercept".into(), f(&|f| Some(f.linear.intercept))),
-        Column::new("linear_slope".into(), f(&|f| Some(f.linear.slope))),
-        Column::new("linear_bic".into(), f(&|f| Some(f.linear.bic))),
-        Column::new(
-            "exp_floor".into(),
-            f(&|f| f.exponential.as_ref().map(|e| e.floor)),
-        ),
-        Column::new(
-            "exp_amplitude".into(),
-            f(&|f| f.exponential.as_ref().map(|e| e.amplitude)),
-        ),
-        Column::new(
-            "exp_tau".into(),
-            f(&|f| f.exponential.as_ref().map(|e| e.tau)),
-        ),
-        Column::new(
-            "exp_bic".into(),
-            f(&|f| f.exponential.as_ref().map(|e| e.bic)),
-        ),
-    ];
-    DataFrame::new(fits.len(), columns).map_err(Error::polars("building the decay-fit table"))
-}
-
 /// Writes every IFScale table under `dir`: the six published-layout tables, the full aggregate, the decay fits,
 /// failed-sample counts, and the paper's results table (Markdown).
 pub fn write_tables(summary: &IfscaleSummary, dir: &Path) -> Result<Vec<PathBuf>, Error> {
@@ -612,44 +540,7 @@ pub fn write_tables(summary: &IfscaleSummary, dir: &Path) -> Result<Vec<PathBuf>
         dir,
         "ifscale_by_rules",
     )?);
-    let fits = fits_frame(summary)?;
-    written.extend(tables::write_table(&fits, dir, "ifscale_decay_fits")?);
-    let fit_rows: Vec<Vec<String>> = summary
-        .fits
-        .iter()
-        .map(|f| {
-            let var = summary
-                .variance
-                .iter()
-                .find(|v| v.0 == f.model)
-                .and_then(|v| v.1)
-                .map_or("–", VariancePattern::as_str);
-            vec![
-                f.model.clone(),
-                f.pattern.as_str().to_owned(),
-                var.to_owned(),
-                tables::fmt_opt(f.threshold.as_ref().map(|t| t.breakpoint), 0),
-                tables::fmt_opt(f.threshold.as_ref().map(|t| t.slope_before), 4),
-                tables::fmt_opt(f.threshold.as_ref().map(|t| t.slope_after), 4),
-                tables::fmt_opt(Some(f.linear.slope), 4),
-                tables::fmt_opt(f.exponential.as_ref().map(|e| e.floor), 2),
-                tables::fmt_opt(f.exponential.as_ref().map(|e| e.tau), 1),
-                tables::fmt_opt(f.threshold.as_ref().map(|t| t.bic), 1),
-                tables::fmt_opt(Some(f.linear.bic), 1),
-                tables::fmt_opt(f.exponential.as_ref().map(|e| e.bic), 1),
-            ]
-        })
-        .collect();
-    written.push(tables::write_markdown(
-        dir,
-        "ifscale_decay_fits",
-        "Decay pattern per model (lowest BIC among threshold, linear, exponential-to-floor fits of mean accuracy vs N) and variance pattern.",
-        &[
-            "model", "pattern", "variance", "breakpoint", "slope before", "slope after", "linear slope", "exp floor", "exp τ",
-            "BIC thr", "BIC lin", "BIC exp",
-        ],
-        &fit_rows,
-    )?);
+    written.extend(decay::write_tables(summary, dir)?);
 
     // Failed-sample counts and denominators per model.
     let failed = summary
