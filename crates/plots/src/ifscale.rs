@@ -1,6 +1,9 @@
 //! The IFScale figures: accuracy vs N (small multiples with ±1 std bands, and all models together), the three decay
 //! archetypes with their fitted curves, primacy ratio, failure modes and O:M, std, latency, accuracy per latency,
-//! output tokens and coherence vs N.
+//! output tokens and coherence vs N; [`extra`] adds the primacy thirds, coherence over all attempts, reasoning tokens
+//! and reasoning effort.
+
+pub mod extra;
 
 use std::path::{Path, PathBuf};
 
@@ -12,7 +15,7 @@ use crate::Error;
 use crate::figure::{Figure, LegendEntry, Panel, PanelKind, Series, auto_range};
 use crate::style::ModelStyles;
 
-const X_LABEL: &str = "instructions (N)";
+pub(crate) const X_LABEL: &str = "instructions (N)";
 
 fn x_range(summary: &IfscaleSummary) -> (f64, f64) {
     let max = summary
@@ -24,7 +27,7 @@ fn x_range(summary: &IfscaleSummary) -> (f64, f64) {
     (0.0, max + max * 0.02)
 }
 
-fn legend(styles: &ModelStyles, models: &[String]) -> Vec<LegendEntry> {
+pub(crate) fn legend(styles: &ModelStyles, models: &[String]) -> Vec<LegendEntry> {
     models
         .iter()
         .map(|m| LegendEntry {
@@ -290,8 +293,8 @@ pub fn figures(summary: &IfscaleSummary, rule: &ReasoningRule) -> Vec<Figure> {
             summary,
             &styles,
             "ifscale_output_tokens_vs_n",
-            "IFScale: mean output tokens vs N",
-            "output tokens",
+            "IFScale: mean visible output tokens vs N (reasoning tokens excluded)",
+            "visible output tokens",
             &|r| r.output_tokens,
             false,
         ));
@@ -301,12 +304,13 @@ pub fn figures(summary: &IfscaleSummary, rule: &ReasoningRule) -> Vec<Figure> {
             summary,
             &styles,
             "ifscale_coherence_vs_n",
-            "IFScale: mean coherence score vs N",
-            "coherence",
+            "IFScale: mean coherence score vs N, accepted only (the accepted attempt of each scored sample)",
+            "coherence (accepted only)",
             &|r| r.coherence,
             false,
         ));
     }
+    out.extend(extra::reasoning_figures(summary, &styles));
     out
 }
 
