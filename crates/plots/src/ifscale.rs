@@ -192,8 +192,18 @@ pub fn figures(summary: &IfscaleSummary, rule: &ReasoningRule) -> Vec<Figure> {
             series.push(curve);
         }
         let n_models = series.len() / 2;
+        let ties = summary
+            .fits
+            .iter()
+            .filter(|f| f.pattern == pattern && f.is_near_tie())
+            .count();
+        let tie_note = if ties > 0 {
+            format!(", {ties} a near-tie")
+        } else {
+            String::new()
+        };
         arche_panels.push(Panel {
-            title: format!("{} decay ({n_models} models)", pattern.as_str()),
+            title: format!("{} decay ({n_models} models{tie_note})", pattern.as_str()),
             x_label: X_LABEL.to_owned(),
             y_label: "accuracy (%)".to_owned(),
             x_range: xr,
@@ -204,7 +214,7 @@ pub fn figures(summary: &IfscaleSummary, rule: &ReasoningRule) -> Vec<Figure> {
     }
     out.push(Figure {
         name: "ifscale_decay_archetypes".to_owned(),
-        title: "IFScale: decay archetypes (points = mean accuracy, dashed = fitted curve, pattern chosen by BIC)".to_owned(),
+        title: "IFScale: decay archetypes (points = mean accuracy, dashed = fitted curve; lowest BIC among bounded threshold, linear and exponential families)".to_owned(),
         panels: arche_panels,
         columns: 3,
         panel_size: (560, 470),

@@ -71,8 +71,9 @@ pub fn thirds(labels: &[KeywordLabel]) -> Vec<ThirdsRow> {
             .or_default()
             .push((l.position, l.status != KeywordStatus::Exact));
     }
-    // (model, N) → samples, errors per third, keywords per third.
-    let mut groups: BTreeMap<(&str, i64), (i64, [u64; 3], [u64; 3])> = BTreeMap::new();
+    /// Samples, errors per third, keywords per third.
+    type Counts = (i64, [u64; 3], [u64; 3]);
+    let mut groups: BTreeMap<(&str, i64), Counts> = BTreeMap::new();
     for ((model, _), marks) in &samples {
         let n = marks.len();
         let g = groups.entry((model, n as i64)).or_default();
