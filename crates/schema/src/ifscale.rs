@@ -72,6 +72,7 @@ pub struct AttemptLog {
     /// Seconds of the generation call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_s: Option<f64>,
+    /// Visible output tokens of the attempt, reasoning tokens not included (as in `SampleScore::output_tokens`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<u64>,
 }
