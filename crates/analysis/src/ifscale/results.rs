@@ -23,11 +23,15 @@ pub const HEADLINE_NS: [i64; 5] = [10, 50, 100, 250, 500];
 /// Half a unit of the published rounding (0.1 percentage point).
 pub const ROUNDING: f64 = 0.05;
 
-/// The headline densities present in `ns`, or every N in `ns` when none of them is.
+/// The N values the Markdown tables show: every N of a short grid (at most ten), else the headline densities present
+/// (every N when none of them is).
 pub fn headline_ns(ns: &[i64]) -> Vec<i64> {
     let mut all: Vec<i64> = ns.to_vec();
     all.sort_unstable();
     all.dedup();
+    if all.len() <= 10 {
+        return all;
+    }
     let shown: Vec<i64> = HEADLINE_NS
         .iter()
         .copied()

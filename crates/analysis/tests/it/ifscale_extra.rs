@@ -38,6 +38,15 @@ fn close(a: Option<f64>, b: f64) -> bool {
 }
 
 #[test]
+fn markdown_shows_short_grids_whole_and_long_ones_at_the_headline_densities() {
+    assert_eq!(results::headline_ns(&[20, 10, 20]), [10, 20]);
+    let paper: Vec<i64> = (1..=50).map(|i| i * 10).collect();
+    assert_eq!(results::headline_ns(&paper), results::HEADLINE_NS);
+    let odd: Vec<i64> = (1..=12).map(|i| i * 7).collect();
+    assert_eq!(results::headline_ns(&odd), odd);
+}
+
+#[test]
 fn thirds_follow_the_primacy_ratio_buckets() {
     // N = 10: b = 3, middle 4; N = 3: b = 1, middle 1; N = 2: b = 1, no middle.
     assert_eq!(primacy::third_sizes(10), (3, 4));
