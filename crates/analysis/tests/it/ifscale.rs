@@ -76,6 +76,14 @@ fn decay_patterns_agree_with_the_paper() {
         assert_eq!(f.label(), want, "{model}: {f:?}");
         assert!(f.margin.unwrap() >= analysis::fit::NEAR_TIE_BIC, "{model}");
     }
+    // A close call is named as one, not silently decided.
+    let sonnet = summary
+        .fits
+        .iter()
+        .find(|f| f.model == "anthropic/claude-sonnet-4")
+        .unwrap();
+    assert_eq!(sonnet.label(), "near-tie (linear/threshold)");
+    assert!(sonnet.margin.unwrap() < analysis::fit::NEAR_TIE_BIC);
     let header = [
         "model",
         "pattern",
