@@ -9,7 +9,20 @@
 //! - O:M `ratio` = mean omission % ÷ mean modification %, undefined when the denominator is 0;
 //! - `acc_per_latency` = mean accuracy ÷ mean latency (seconds).
 //!
+//! - `reasoning_tokens`: mean over the samples that report them; `output_tokens` are visible output tokens only.
+//! - `accuracy_ci_*`: percentile bootstrap of the mean over seeds; `accuracy_t_*`: Student-t interval of the same mean.
+//!
 //! Failed samples (every attempt rejected) are counted in `n_failed` and excluded from every mean.
+//!
+//! Submodules: [`decay`] (the decay-pattern table), [`results`] (the multi-metric results table and the published
+//! leaderboard comparison), [`primacy`] (error rates per third of the keyword list, from keyword labels),
+//! [`reasoning`] (reasoning tokens and effort pairs), [`coherence`] (coherence over every judged attempt).
+
+pub mod coherence;
+pub mod decay;
+pub mod primacy;
+pub mod reasoning;
+pub mod results;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,12 +32,14 @@ use polars::prelude::*;
 use serde::Serialize;
 
 use crate::Error;
+pub use decay::fits_frame;
+
 use crate::fit::{self, DecayFit, VariancePattern};
 use crate::stats::{self, SplitMix64};
 use crate::tables::{self, f64_col, i64_col, str_col};
 
 /// Columns of the normalized per-sample frame every IFScale function takes.
-pub const SAMPLE_COLUMNS: [&str; 11] = [
+pub const SAMPLE_COLUMNS: [&str; 12] = [
     "model",
     "num_rules",
     "seed",
@@ -36,6 +51,7 @@ pub const SAMPLE_COLUMNS: [&str; 11] = [
     "latency",
     "output_tokens",
     "coherence",
+    "reasoning_tokens",
 ];
 
 /// The columns of the published per-sample CSV.
@@ -98,6 +114,9 @@ pub fn samples_frame(records: &[schema::ifscale::SampleScore]) -> Result<DataFra
         col_f("latency", &|r| r.latency_s),
         col_f("output_tokens", &|r| r.output_tokens.map(|t| t as f64)),
         col_f("coherence", &|r| r.coherence),
+        col_f("reasoning_tokens", &|r| {
+            r.reasoning_tokens.map(|t| t as f64)
+        }),
     ];
     DataFrame::new(records.len(), columns)
         .map_err(Error::polars("building the IFScale sample frame"))
@@ -153,6 +172,7 @@ pub fn load_reference_csv(path: &Path) -> Result<DataFrame, Error> {
                 col("latency"),
                 lit(NULL).cast(DataType::Float64).alias("output_tokens"),
                 lit(NULL).cast(DataType::Float64).alias("coherence"),
+                lit(NULL).cast(DataType::Float64).alias("reasoning_tokens"),
             ])
             .collect()
         })
@@ -194,14 +214,20 @@ pub struct RuleRow {
     pub accuracy_std: Option<f64>,
     pub accuracy_ci_low: Option<f64>,
     pub accuracy_ci_high: Option<f64>,
+    /// Student-t interval of the mean accuracy over the scored seeds (same level as the bootstrap one).
+    pub accuracy_t_low: Option<f64>,
+    pub accuracy_t_high: Option<f64>,
     pub omission_pct: Option<f64>,
     pub modification_pct: Option<f64>,
     pub om_ratio: Option<f64>,
     pub primacy_ratio: Option<f64>,
     pub latency: Option<f64>,
     pub acc_per_latency: Option<f64>,
+    /// Mean visible output tokens (reasoning tokens are never included).
     pub output_tokens: Option<f64>,
     pub coherence: Option<f64>,
+    /// Mean reasoning tokens over the samples that report them.
+    pub reasoning_tokens: Option<f64>,
 }
 
 /// Everything the IFScale tables and figures need.
@@ -222,6 +248,9 @@ pub struct IfscaleSummary {
 impl IfscaleSummary {
     pub fn has_output_tokens(&self) -> bool {
         self.rows.iter().any(|r| r.output_tokens.is_some())
+    }
+    pub fn has_reasoning_tokens(&self) -> bool {
+        self.rows.iter().any(|r| r.reasoning_tokens.is_some())
     }
     pub fn has_coherence(&self) -> bool {
         self.rows.iter().any(|r| r.coherence.is_some())
@@ -263,6 +292,7 @@ pub fn aggregate(samples: &DataFrame, cfg: &AggregateConfig) -> Result<IfscaleSu
             col("latency").mean().alias("latency"),
             col("output_tokens").mean().alias("output_tokens"),
             col("coherence").mean().alias("coherence"),
+            col("reasoning_tokens").mean().alias("reasoning_tokens"),
         ])
         .with_columns([
             when(col("modification_pct").eq(lit(0.0)))
@@ -307,6 +337,7 @@ pub fn aggregate(samples: &DataFrame, cfg: &AggregateConfig) -> Result<IfscaleSu
     let models_col = str_col(&frame, "model")?;
     let n_col = i64_col(&frame, "num_rules")?;
     let get = |name: &str| f64_col(&frame, name);
+    let reasoning = get("reasoning_tokens")?;
     let (acc, sd, om, md, pr, lat, tok, coh, ratio, apl) = (
         get("accuracy")?,
         get("accuracy_std")?,
@@ -324,6 +355,8 @@ pub fn aggregate(samples: &DataFrame, cfg: &AggregateConfig) -> Result<IfscaleSu
     let mut rows = Vec::with_capacity(frame.height());
     let mut ci_lo = Vec::with_capacity(frame.height());
     let mut ci_hi = Vec::with_capacity(frame.height());
+    let mut t_lo = Vec::with_capacity(frame.height());
+    let mut t_hi = Vec::with_capacity(frame.height());
     for i in 0..frame.height() {
         let model = models_col[i].clone();
         let n = n_col[i].unwrap_or_default();
@@ -336,6 +369,11 @@ pub fn aggregate(samples: &DataFrame, cfg: &AggregateConfig) -> Result<IfscaleSu
         });
         ci_lo.push(ci.map(|c| c.0));
         ci_hi.push(ci.map(|c| c.1));
+        let t = groups
+            .get(&(model.clone(), n))
+            .and_then(|xs| stats::t_mean_ci(xs, cfg.ci_level));
+        t_lo.push(t.map(|c| c.0));
+        t_hi.push(t.map(|c| c.1));
         rows.push(RuleRow {
             model,
             num_rules: n,
@@ -345,6 +383,8 @@ pub fn aggregate(samples: &DataFrame, cfg: &AggregateConfig) -> Result<IfscaleSu
             accuracy_std: sd[i],
             accuracy_ci_low: ci.map(|c| c.0),
             accuracy_ci_high: ci.map(|c| c.1),
+            accuracy_t_low: t.map(|c| c.0),
+            accuracy_t_high: t.map(|c| c.1),
             omission_pct: om[i],
             modification_pct: md[i],
             om_ratio: ratio[i],
@@ -353,12 +393,15 @@ pub fn aggregate(samples: &DataFrame, cfg: &AggregateConfig) -> Result<IfscaleSu
             acc_per_latency: apl[i],
             output_tokens: tok[i],
             coherence: coh[i],
+            reasoning_tokens: reasoning[i],
         });
     }
     let mut frame = frame;
     frame
         .with_column(Column::new("accuracy_ci_low".into(), ci_lo))
         .and_then(|f| f.with_column(Column::new("accuracy_ci_high".into(), ci_hi)))
+        .and_then(|f| f.with_column(Column::new("accuracy_t_low".into(), t_lo)))
+        .and_then(|f| f.with_column(Column::new("accuracy_t_high".into(), t_hi)))
         .map_err(Error::polars(ctx))?;
 
     let mut models: Vec<String> = rows.iter().map(|r| r.model.clone()).collect();
@@ -520,84 +563,10 @@ pub fn check_against_reference(
     Ok(out)
 }
 
-/// The decay-fit table: one row per model with the chosen pattern, each curve's parameters and BIC, and the variance pattern.
-pub fn fits_frame(summary: &IfscaleSummary) -> Result<DataFrame, Error> {
-    let fits = &summary.fits;
-    let var: BTreeMap<&str, Option<VariancePattern>> = summary
-        .variance
-        .iter()
-        .map(|(m, v)| (m.as_str(), *v))
-        .collect();
-    let f = |g: &dyn Fn(&DecayFit) -> Option<f64>| fits.iter().map(g).collect::<Vec<Option<f64>>>();
-    let columns = vec![
-        Column::new(
-            "model".into(),
-            fits.iter().map(|f| f.model.as_str()).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "pattern".into(),
-            fits.iter().map(|f| f.pattern.as_str()).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "variance_pattern".into(),
-            fits.iter()
-                .map(|f| {
-                    var.get(f.model.as_str())
-                        .copied()
-                        .flatten()
-                        .map(VariancePattern::as_str)
-                })
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "n_points".into(),
-            fits.iter().map(|f| f.n_points as i64).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "threshold_breakpoint".into(),
-            f(&|f| f.threshold.as_ref().map(|t| t.breakpoint)),
-        ),
-        Column::new(
-            "threshold_slope_before".into(),
-            f(&|f| f.threshold.as_ref().map(|t| t.slope_before)),
-        ),
-        Column::new(
-            "threshold_slope_after".into(),
-            f(&|f| f.threshold.as_ref().map(|t| t.slope_after)),
-        ),
-        Column::new(
-            "threshold_intercept".into(),
-            f(&|f| f.threshold.as_ref().map(|t| t.intercept)),
-        ),
-        Column::new(
-            "threshold_bic".into(),
-            f(&|f| f.threshold.as_ref().map(|t| t.bic)),
-        ),
-        Column::new("linear_intercept".into(), f(&|f| Some(f.linear.intercept))),
-        Column::new("linear_slope".into(), f(&|f| Some(f.linear.slope))),
-        Column::new("linear_bic".into(), f(&|f| Some(f.linear.bic))),
-        Column::new(
-            "exp_floor".into(),
-            f(&|f| f.exponential.as_ref().map(|e| e.floor)),
-        ),
-        Column::new(
-            "exp_amplitude".into(),
-            f(&|f| f.exponential.as_ref().map(|e| e.amplitude)),
-        ),
-        Column::new(
-            "exp_tau".into(),
-            f(&|f| f.exponential.as_ref().map(|e| e.tau)),
-        ),
-        Column::new(
-            "exp_bic".into(),
-            f(&|f| f.exponential.as_ref().map(|e| e.bic)),
-        ),
-    ];
-    DataFrame::new(fits.len(), columns).map_err(Error::polars("building the decay-fit table"))
-}
-
-/// Writes every IFScale table under `dir`: the six published-layout tables, the full aggregate, the decay fits,
-/// failed-sample counts, and the paper's results table (Markdown).
+/// Writes every IFScale table under `dir` that the per-sample records allow: the six published-layout tables, the
+/// full aggregate, the decay fits, the multi-metric results table, effort pairs and reasoning tokens (when present),
+/// failed-sample counts, and the paper's results table (Markdown). Keyword-label and attempt-log tables are written
+/// by [`primacy::write_tables`] and [`coherence::write_tables`].
 pub fn write_tables(summary: &IfscaleSummary, dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut written = Vec::new();
     for (name, _) in PUBLISHED_TABLES {
@@ -612,44 +581,9 @@ pub fn write_tables(summary: &IfscaleSummary, dir: &Path) -> Result<Vec<PathBuf>
         dir,
         "ifscale_by_rules",
     )?);
-    let fits = fits_frame(summary)?;
-    written.extend(tables::write_table(&fits, dir, "ifscale_decay_fits")?);
-    let fit_rows: Vec<Vec<String>> = summary
-        .fits
-        .iter()
-        .map(|f| {
-            let var = summary
-                .variance
-                .iter()
-                .find(|v| v.0 == f.model)
-                .and_then(|v| v.1)
-                .map_or("–", VariancePattern::as_str);
-            vec![
-                f.model.clone(),
-                f.pattern.as_str().to_owned(),
-                var.to_owned(),
-                tables::fmt_opt(f.threshold.as_ref().map(|t| t.breakpoint), 0),
-                tables::fmt_opt(f.threshold.as_ref().map(|t| t.slope_before), 4),
-                tables::fmt_opt(f.threshold.as_ref().map(|t| t.slope_after), 4),
-                tables::fmt_opt(Some(f.linear.slope), 4),
-                tables::fmt_opt(f.exponential.as_ref().map(|e| e.floor), 2),
-                tables::fmt_opt(f.exponential.as_ref().map(|e| e.tau), 1),
-                tables::fmt_opt(f.threshold.as_ref().map(|t| t.bic), 1),
-                tables::fmt_opt(Some(f.linear.bic), 1),
-                tables::fmt_opt(f.exponential.as_ref().map(|e| e.bic), 1),
-            ]
-        })
-        .collect();
-    written.push(tables::write_markdown(
-        dir,
-        "ifscale_decay_fits",
-        "Decay pattern per model (lowest BIC among threshold, linear, exponential-to-floor fits of mean accuracy vs N) and variance pattern.",
-        &[
-            "model", "pattern", "variance", "breakpoint", "slope before", "slope after", "linear slope", "exp floor", "exp τ",
-            "BIC thr", "BIC lin", "BIC exp",
-        ],
-        &fit_rows,
-    )?);
+    written.extend(decay::write_tables(summary, dir)?);
+    written.extend(results::write_tables(summary, dir)?);
+    written.extend(reasoning::write_tables(summary, dir)?);
 
     // Failed-sample counts and denominators per model.
     let failed = summary

@@ -1,4 +1,4 @@
-//! Model display names and the reasoning-model rule shared by tables and figures.
+//! Model display names, the reasoning-model rule and the reasoning-effort rule shared by tables and figures.
 
 /// Whether a model configuration is a reasoning model, by name.
 ///
@@ -49,5 +49,69 @@ impl ReasoningRule {
         } else {
             short
         }
+    }
+}
+
+/// A configuration's reasoning effort as its name states it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Effort {
+    /// No effort in the name: the provider's default (OpenAI's o-series default is medium; the published leaderboard
+    /// calls the plain `o3` "o3 (medium)"), or reasoning off for a hybrid model.
+    Default,
+    Low,
+    Medium,
+    High,
+}
+
+impl Effort {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effort::Default => "default",
+            Effort::Low => "low",
+            Effort::Medium => "medium",
+            Effort::High => "high",
+        }
+    }
+}
+
+/// The base name and the effort of a configuration, by name: a trailing `-high-reasoning`, `-high`, `-medium`
+/// (`-medium-reasoning`) or `-low` (`-low-reasoning`) names the effort; anything else is [`Effort::Default`].
+pub fn effort_of(model: &str) -> (String, Effort) {
+    for (suffix, effort) in [
+        ("-high-reasoning", Effort::High),
+        ("-medium-reasoning", Effort::Medium),
+        ("-low-reasoning", Effort::Low),
+        ("-high", Effort::High),
+        ("-medium", Effort::Medium),
+        ("-low", Effort::Low),
+    ] {
+        if let Some(base) = model.strip_suffix(suffix) {
+            return (base.to_owned(), effort);
+        }
+    }
+    (model.to_owned(), Effort::Default)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn effort_from_names() {
+        assert_eq!(
+            effort_of("openai/o3-high-reasoning"),
+            ("openai/o3".to_owned(), Effort::High)
+        );
+        assert_eq!(effort_of("o3-medium"), ("o3".to_owned(), Effort::Medium));
+        assert_eq!(effort_of("o3-high"), ("o3".to_owned(), Effort::High));
+        assert_eq!(
+            effort_of("openai/o3"),
+            ("openai/o3".to_owned(), Effort::Default)
+        );
+        assert_eq!(
+            effort_of("gpt-4.1-mini"),
+            ("gpt-4.1-mini".to_owned(), Effort::Default)
+        );
     }
 }

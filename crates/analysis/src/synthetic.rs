@@ -253,7 +253,7 @@ pub fn generate_records(cfg: &SyntheticConfig) -> (Vec<PromptScore>, Vec<AnswerS
 /// A small IFScale run with one model per decay pattern, on N = 10, 20, … with three seeds:
 /// `synthetic/threshold` holds until N = 200 and then loses 0.2 point per instruction, `synthetic/linear` loses 0.1
 /// point per instruction, and `synthetic/exponential` decays to a floor of 35 % and stops at N = 250, where two of its
-/// three samples failed. Means carry a fixed wiggle and seeds spread around them, so every fit has a real residual.
+/// three samples failed; only `synthetic/threshold` reports reasoning tokens. Means carry a fixed wiggle and seeds spread around them, so every fit has a real residual.
 pub fn ifscale_records() -> Vec<schema::ifscale::SampleScore> {
     use schema::ifscale::{MatchMode, SampleScore, SampleStatus};
     const WIGGLE: [f64; 3] = [0.31, -0.17, -0.11];
@@ -296,6 +296,8 @@ pub fn ifscale_records() -> Vec<schema::ifscale::SampleScore> {
                     output_tokens: (!failed).then_some(200 + u64::from(n) * 4),
                     coherence: scored(7.5 - x / 200.0),
                     attempts: if failed { 5 } else { 1 },
+                    reasoning_tokens: (model == "synthetic/threshold")
+                        .then_some(300 + u64::from(n) * 9),
                 });
             }
         }

@@ -1,6 +1,9 @@
 //! The IFScale figures: accuracy vs N (small multiples with ±1 std bands, and all models together), the three decay
 //! archetypes with their fitted curves, primacy ratio, failure modes and O:M, std, latency, accuracy per latency,
-//! output tokens and coherence vs N.
+//! output tokens and coherence vs N; [`extra`] adds the primacy thirds, coherence over all attempts, reasoning tokens
+//! and reasoning effort.
+
+pub mod extra;
 
 use std::path::{Path, PathBuf};
 
@@ -12,7 +15,7 @@ use crate::Error;
 use crate::figure::{Figure, LegendEntry, Panel, PanelKind, Series, auto_range};
 use crate::style::ModelStyles;
 
-const X_LABEL: &str = "instructions (N)";
+pub(crate) const X_LABEL: &str = "instructions (N)";
 
 fn x_range(summary: &IfscaleSummary) -> (f64, f64) {
     let max = summary
@@ -24,7 +27,7 @@ fn x_range(summary: &IfscaleSummary) -> (f64, f64) {
     (0.0, max + max * 0.02)
 }
 
-fn legend(styles: &ModelStyles, models: &[String]) -> Vec<LegendEntry> {
+pub(crate) fn legend(styles: &ModelStyles, models: &[String]) -> Vec<LegendEntry> {
     models
         .iter()
         .map(|m| LegendEntry {
@@ -189,8 +192,18 @@ pub fn figures(summary: &IfscaleSummary, rule: &ReasoningRule) -> Vec<Figure> {
             series.push(curve);
         }
         let n_models = series.len() / 2;
+        let ties = summary
+            .fits
+            .iter()
+            .filter(|f| f.pattern == pattern && f.is_near_tie())
+            .count();
+        let tie_note = if ties > 0 {
+            format!(", {ties} a near-tie")
+        } else {
+            String::new()
+        };
         arche_panels.push(Panel {
-            title: format!("{} decay ({n_models} models)", pattern.as_str()),
+            title: format!("{} decay ({n_models} models{tie_note})", pattern.as_str()),
             x_label: X_LABEL.to_owned(),
             y_label: "accuracy (%)".to_owned(),
             x_range: xr,
@@ -201,7 +214,7 @@ pub fn figures(summary: &IfscaleSummary, rule: &ReasoningRule) -> Vec<Figure> {
     }
     out.push(Figure {
         name: "ifscale_decay_archetypes".to_owned(),
-        title: "IFScale: decay archetypes (points = mean accuracy, dashed = fitted curve, pattern chosen by BIC)".to_owned(),
+        title: "IFScale: decay archetypes (points = mean accuracy, dashed = fitted curve; lowest BIC among bounded threshold, linear and exponential families)".to_owned(),
         panels: arche_panels,
         columns: 3,
         panel_size: (560, 470),
@@ -290,8 +303,8 @@ pub fn figures(summary: &IfscaleSummary, rule: &ReasoningRule) -> Vec<Figure> {
             summary,
             &styles,
             "ifscale_output_tokens_vs_n",
-            "IFScale: mean output tokens vs N",
-            "output tokens",
+            "IFScale: mean visible output tokens vs N (reasoning tokens excluded)",
+            "visible output tokens",
             &|r| r.output_tokens,
             false,
         ));
@@ -301,12 +314,13 @@ pub fn figures(summary: &IfscaleSummary, rule: &ReasoningRule) -> Vec<Figure> {
             summary,
             &styles,
             "ifscale_coherence_vs_n",
-            "IFScale: mean coherence score vs N",
-            "coherence",
+            "IFScale: mean coherence score vs N, accepted only (the accepted attempt of each scored sample)",
+            "coherence (accepted only)",
             &|r| r.coherence,
             false,
         ));
     }
+    out.extend(extra::reasoning_figures(summary, &styles));
     out
 }
 

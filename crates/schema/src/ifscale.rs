@@ -72,6 +72,7 @@ pub struct AttemptLog {
     /// Seconds of the generation call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_s: Option<f64>,
+    /// Visible output tokens of the attempt, reasoning tokens not included (as in `SampleScore::output_tokens`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<u64>,
 }
@@ -129,11 +130,17 @@ pub struct SampleScore {
     /// Miss rate among the last b constraints ÷ miss rate among the first b, b = max(1, N div 3).
     pub primacy_ratio: Option<f64>,
     pub latency_s: Option<f64>,
+    /// Visible output tokens of the accepted attempt: reasoning tokens are not included (when a provider counts them
+    /// inside `completion_tokens`, this is `completion_tokens − reasoning_tokens`).
     pub output_tokens: Option<u64>,
     /// The accepted attempt's coherence score (None when unchecked or failed).
     pub coherence: Option<f64>,
     /// Generation attempts made for this sample (0 when unknown, e.g. scored from a generations CSV).
     pub attempts: u32,
+    /// Reasoning tokens of the accepted attempt as the provider reports them (`schema::Usage::reasoning_tokens`);
+    /// None when not reported. Kept apart from `output_tokens`, never summed into it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
 }
 
 /// One keyword's status in one sample.

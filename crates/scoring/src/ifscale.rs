@@ -432,6 +432,8 @@ pub fn score_sample(
         output_tokens: input.output_tokens,
         coherence: input.coherence,
         attempts: input.attempts,
+        // The harness sets it from the accepted attempt's usage; the text alone does not carry it.
+        reasoning_tokens: None,
     };
     let Some(text) = input.text else {
         return (score, Vec::new());

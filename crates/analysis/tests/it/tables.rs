@@ -89,13 +89,13 @@ fn ifscale_decay_fits() {
         |d| ifscale::write_tables(&s, d),
         "ifscale_decay_fits",
         expect![[r#"
-            Decay pattern per model (lowest BIC among threshold, linear, exponential-to-floor fits of mean accuracy vs N) and variance pattern.
+            Decay pattern per model: the lowest-BIC family among threshold (plateau ≥ 1/5 of the N range, then a linear drop), linear, and exponential (settles within the range, τ ≤ span/3), fitted to mean accuracy vs N; margin = BIC of the runner-up − BIC of the best, near-tie when < 2. Variance pattern of the across-seed std.
 
-            | model | pattern | variance | breakpoint | slope before | slope after | linear slope | exp floor | exp τ | BIC thr | BIC lin | BIC exp |
-            |---|---|---|---|---|---|---|---|---|---|---|---|
-            | synthetic/exponential | exponential | rising | – | – | – | -0.2051 | 34.67 | 61.1 | – | 109.3 | -30.8 |
-            | synthetic/linear | linear | rising | 30 | -0.0894 | -0.1001 | -0.1000 | 0.00 | 671.6 | -137.0 | -143.7 | 50.2 |
-            | synthetic/threshold | threshold | rising | 200 | -0.0048 | -0.2001 | -0.1342 | 0.00 | 628.2 | -136.0 | 199.7 | 229.3 |
+            | model | pattern | margin | variance | breakpoint | slope after | linear slope | exp floor | exp τ | BIC thr | R² thr | BIC lin | R² lin | BIC exp | R² exp |
+            |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+            | synthetic/exponential | exponential | 140.1 | rising | 58 | -0.2103 | -0.2051 | 34.7 | 61.1 | 124.9 | 0.676 | 109.3 | 0.803 | -30.8 | 0.999 |
+            | synthetic/linear | linear | 234.3 | rising | 108 | -0.1099 | -0.1000 | 50.2 | 163.3 | 90.6 | 0.978 | -143.7 | 1.000 | 180.0 | 0.871 |
+            | synthetic/threshold | threshold | 316.5 | rising | 198 | -0.2001 | -0.1342 | 58.4 | 163.3 | -116.9 | 1.000 | 199.7 | 0.897 | 271.7 | 0.599 |
         "#]],
     );
 }

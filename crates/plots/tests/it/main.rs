@@ -13,7 +13,7 @@ use analysis::synthetic::{self, SyntheticConfig};
 
 fn ifscale_summary() -> ifscale::IfscaleSummary {
     let mut records = Vec::new();
-    for (m, model) in ["p/alpha", "p/o3-high-reasoning", "q/gamma"]
+    for (m, model) in ["p/alpha", "p/o3-high-reasoning", "q/gamma", "p/o3"]
         .iter()
         .enumerate()
     {
@@ -38,6 +38,9 @@ fn ifscale_summary() -> ifscale::IfscaleSummary {
                     output_tokens: Some(1000 + u64::from(n) * 3),
                     coherence: Some(8.0 - f64::from(n) / 100.0),
                     attempts: 1,
+                    reasoning_tokens: model
+                        .contains("o3")
+                        .then_some(2000 * m as u64 + u64::from(n) * 20),
                 });
             }
         }
@@ -113,6 +116,8 @@ fn ifscale_figures_are_complete_and_byte_identical() {
         "ifscale_acc_per_latency_vs_n",
         "ifscale_output_tokens_vs_n",
         "ifscale_coherence_vs_n",
+        "ifscale_reasoning_tokens_vs_n",
+        "ifscale_effort_lower_vs_high",
     ] {
         assert!(is_png(&a.path().join(format!("{name}.png"))), "{name}.png");
         let svg = std::fs::read_to_string(a.path().join(format!("{name}.svg"))).unwrap();
@@ -121,6 +126,48 @@ fn ifscale_figures_are_complete_and_byte_identical() {
     // The reasoning model is labelled "(r)" in the legend.
     let svg = std::fs::read_to_string(a.path().join("ifscale_accuracy_vs_n.svg")).unwrap();
     assert!(svg.contains("o3-high (r)"));
+    // p/o3 and p/o3-high-reasoning form an effort pair; with reasoning tokens the second row shows them.
+    let svg = std::fs::read_to_string(a.path().join("ifscale_effort_lower_vs_high.svg")).unwrap();
+    assert!(svg.contains("o3: reasoning tokens") && svg.contains("high effort"));
+}
+
+fn analysis_fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../analysis/test_data")
+        .join(name)
+}
+
+/// The primacy-thirds and coherence figures from the analysis crate's label and attempt fixtures.
+#[test]
+fn primacy_and_coherence_figures() {
+    use analysis::ifscale::{coherence, primacy};
+    let rule = ReasoningRule::default();
+    let labels = primacy::load_labels(&[analysis_fixture("ifscale_labels.jsonl")]).unwrap();
+    let thirds = primacy::thirds(&labels);
+    let attempts = coherence::load_attempts(&[analysis_fixture("ifscale_attempts.jsonl")]).unwrap();
+    let rows =
+        coherence::aggregate(&attempts, &coherence::CoherenceConfig { threshold: 6 }).unwrap();
+    let models = ["m/a".to_owned(), "m/b".to_owned()];
+    let draw = |dir: &Path| {
+        let mut w = plots::ifscale::extra::draw_primacy(&thirds, &models, &rule, dir).unwrap();
+        w.extend(plots::ifscale::extra::draw_coherence(&rows, 6, &models, &rule, dir).unwrap());
+        w
+    };
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (wa, wb) = (draw(a.path()), draw(b.path()));
+    assert_same_files(&wa, &wb);
+    for name in [
+        "ifscale_primacy_thirds",
+        "ifscale_coherence_all_attempts_vs_n",
+        "ifscale_coherence_vs_output_tokens",
+    ] {
+        assert!(is_png(&a.path().join(format!("{name}.png"))), "{name}.png");
+    }
+    let svg =
+        std::fs::read_to_string(a.path().join("ifscale_coherence_all_attempts_vs_n.svg")).unwrap();
+    assert!(svg.contains("accepted only") && svg.contains("below 6"));
+    let svg = std::fs::read_to_string(a.path().join("ifscale_primacy_thirds.svg")).unwrap();
+    assert!(svg.contains("late third"));
 }
 
 #[test]

@@ -65,6 +65,24 @@ fn report_of_a_small_run() {
     )
     .unwrap();
     analysis::ifscale::write_tables(&ifscale_summary, &ifscale_tables).unwrap();
+    // The keyword-label and attempt-log tables, from the analysis crate's fixtures.
+    let analysis_data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../analysis/test_data");
+    let labels =
+        analysis::ifscale::primacy::load_labels(&[analysis_data.join("ifscale_labels.jsonl")])
+            .unwrap();
+    analysis::ifscale::primacy::write_tables(
+        &analysis::ifscale::primacy::thirds(&labels),
+        &ifscale_tables,
+    )
+    .unwrap();
+    let attempts =
+        analysis::ifscale::coherence::load_attempts(
+            &[analysis_data.join("ifscale_attempts.jsonl")],
+        )
+        .unwrap();
+    let cfg = analysis::ifscale::coherence::CoherenceConfig { threshold: 6 };
+    let rows = analysis::ifscale::coherence::aggregate(&attempts, &cfg).unwrap();
+    analysis::ifscale::coherence::write_tables(&rows, &cfg, &ifscale_tables).unwrap();
     analysis::rift::write_tables(&super::rift_summary(), &rift_tables).unwrap();
     // The pipeline embeds figures from the run folder: copy the fixtures there.
     let figures = root.join("figures");
