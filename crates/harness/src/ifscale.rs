@@ -163,7 +163,8 @@ pub fn generate(g: &Generation<'_>) -> Result<GenerationSummary, Error> {
                 judge_error: None,
                 words: scoring::ifscale::word_count(&text) as u32,
                 latency_s: r.latency_s,
-                output_tokens: Some(r.usage.completion_tokens),
+                output_tokens: Some(r.usage.visible_tokens()),
+                reasoning_tokens: r.usage.reasoning_tokens,
             };
             decisions.push(Decision {
                 sample: i,
@@ -229,7 +230,8 @@ pub fn generate(g: &Generation<'_>) -> Result<GenerationSummary, Error> {
             keywords: &meta.keywords,
             text: acc.map(|r| r.content.as_deref().unwrap_or_default()),
             latency_s: acc.and_then(|r| r.latency_s),
-            output_tokens: acc.map(|r| r.usage.completion_tokens),
+            output_tokens: acc.map(|r| r.usage.visible_tokens()),
+            reasoning_tokens: acc.and_then(|r| r.usage.reasoning_tokens),
             coherence: last.and_then(|l| l.coherence).map(f64::from),
             attempts: s.logs.len() as u32,
         };

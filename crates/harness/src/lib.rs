@@ -1,6 +1,7 @@
 //! The benchmark loops that call models, as library functions with typed arguments: IFScale generation (attempts,
 //! the paper's retry rules, the coherence judge, the attempts log, failed samples), the RIFT stages (prep with
-//! optional rephrasing, prompts, run, judge, score) and the IFScale score reports.
+//! optional rephrasing, prompts, run, judge, score), the IFScale score reports, and what a run's report and summary
+//! show (`report`).
 //!
 //! It knows how a benchmark turns prompts into scored records and which files each stage reads and writes
 //! (`schema::paths`). It deliberately doesn't know about command-line flags, config files, exit codes or the
@@ -12,6 +13,7 @@
 pub mod estimate;
 pub mod ifscale;
 pub mod overview;
+pub mod report;
 pub mod reports;
 pub mod rift;
 

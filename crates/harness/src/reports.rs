@@ -47,7 +47,9 @@ pub struct Report {
     /// None: no accepted report (the sample is scored as failed).
     pub text: Option<String>,
     pub latency_s: Option<f64>,
+    /// Visible output tokens (reasoning not included).
     pub output_tokens: Option<u64>,
+    pub reasoning_tokens: Option<u64>,
     pub coherence: Option<f64>,
     pub attempts: u32,
 }
@@ -72,6 +74,7 @@ pub fn score_reports(cfg: &ScoreReports<'_>) -> Result<ReportsSummary, Error> {
             text: r.text.as_deref(),
             latency_s: r.latency_s,
             output_tokens: r.output_tokens,
+            reasoning_tokens: r.reasoning_tokens,
             coherence: r.coherence,
             attempts: r.attempts,
         };
@@ -217,6 +220,7 @@ pub fn read_generations_csv(path: &Path) -> Result<Vec<Report>, Error> {
     let c_id = col("id");
     let c_lat = col("latency_seconds");
     let c_tok = col("output_tokens").or_else(|| col("completion_tokens"));
+    let c_reason = col("reasoning_tokens");
     let mut out = Vec::new();
     for (i, rec) in rdr.records().enumerate() {
         let line = i + 2;
@@ -256,6 +260,10 @@ pub fn read_generations_csv(path: &Path) -> Result<Vec<Report>, Error> {
             None | Some("") => None,
             Some(v) => Some(parse_num::<u64>(v).ok_or_else(|| bad("output_tokens", v))?),
         };
+        let reasoning_tokens = match c_reason.map(field) {
+            None | Some("") => None,
+            Some(v) => Some(parse_num::<u64>(v).ok_or_else(|| bad("reasoning_tokens", v))?),
+        };
         let model = field(c_model).to_owned();
         let id = c_id
             .map(|c| field(c).to_owned())
@@ -271,6 +279,7 @@ pub fn read_generations_csv(path: &Path) -> Result<Vec<Report>, Error> {
             text: Some(text),
             latency_s,
             output_tokens,
+            reasoning_tokens,
             coherence: None,
             attempts: 0,
         });
@@ -360,7 +369,8 @@ pub fn read_responses(path: &Path, attempts: Option<&Path>) -> Result<Vec<Report
             keywords: meta.keywords,
             text: chosen.map(|r| r.content.clone().unwrap_or_default()),
             latency_s: chosen.and_then(|r| r.latency_s),
-            output_tokens: chosen.map(|r| r.usage.completion_tokens),
+            output_tokens: chosen.map(|r| r.usage.visible_tokens()),
+            reasoning_tokens: chosen.and_then(|r| r.usage.reasoning_tokens),
             coherence,
             attempts: n_attempts,
         });

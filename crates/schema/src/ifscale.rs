@@ -75,6 +75,9 @@ pub struct AttemptLog {
     /// Visible output tokens of the attempt, reasoning tokens not included (as in `SampleScore::output_tokens`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<u64>,
+    /// Reasoning tokens of the attempt, when the provider reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
 }
 
 /// Keyword matching semantics.

@@ -140,6 +140,15 @@ pub struct Usage {
     pub cost_usd: Option<f64>,
 }
 
+impl Usage {
+    /// Visible output tokens: completion tokens minus reasoning tokens (OpenAI and OpenRouter count reasoning in
+    /// `completion_tokens`; a provider that reports no reasoning tokens gives all completion tokens).
+    pub fn visible_tokens(&self) -> u64 {
+        self.completion_tokens
+            .saturating_sub(self.reasoning_tokens.unwrap_or(0))
+    }
+}
+
 /// Log-probability summary of a completion.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Logprobs {

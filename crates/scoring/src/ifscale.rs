@@ -404,7 +404,10 @@ pub struct SampleInput<'a> {
     pub keywords: &'a [String],
     pub text: Option<&'a str>,
     pub latency_s: Option<f64>,
+    /// Visible output tokens (reasoning not included).
     pub output_tokens: Option<u64>,
+    /// Reasoning tokens, when the provider reports them.
+    pub reasoning_tokens: Option<u64>,
     pub coherence: Option<f64>,
     pub attempts: u32,
 }
@@ -432,8 +435,7 @@ pub fn score_sample(
         output_tokens: input.output_tokens,
         coherence: input.coherence,
         attempts: input.attempts,
-        // The harness sets it from the accepted attempt's usage; the text alone does not carry it.
-        reasoning_tokens: None,
+        reasoning_tokens: input.reasoning_tokens,
     };
     let Some(text) = input.text else {
         return (score, Vec::new());

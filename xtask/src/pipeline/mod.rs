@@ -131,7 +131,13 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
         )?;
     }
     report::analyse_and_report(&cfg, &config_text, &paths, &mut stage)?;
-    let summary = report::summary_markdown(&cfg, &paths, &out, started.elapsed().as_secs_f64())?;
+    let summary = harness::report::summary_markdown(
+        &cfg.run.name,
+        &paths,
+        out.stages_run.len(),
+        out.stages_skipped.len(),
+        started.elapsed().as_secs_f64(),
+    )?;
     schema::write_atomic(&paths.summary(), summary.as_bytes())?;
     print_summary(&summary);
     Ok(())

@@ -220,11 +220,16 @@ fn score_sample_counts_and_labels() {
         text: Some("Revenues grew after the audit."),
         latency_s: Some(1.5),
         output_tokens: Some(7),
+        reasoning_tokens: Some(40),
         coherence: None,
         attempts: 1,
     };
     let (score, labels) = score_sample(&mut m, &input);
     assert_eq!(score.status, SampleStatus::Scored);
+    assert_eq!(
+        (score.output_tokens, score.reasoning_tokens),
+        (Some(7), Some(40))
+    );
     assert_eq!((score.exact, score.modified, score.omitted), (1, 1, 1));
     assert_eq!(score.primacy_ratio, None, "the first constraint was met");
     assert_eq!(labels.len(), 3);

@@ -1,0 +1,283 @@
+//! The run's report and summary: what `report.html` shows (one section per benchmark, with denominators, links,
+//! excerpts, tables and figures in the papers' reading order) and the `summary.md` printed at the end.
+//!
+//! Everything is read from the run folder's files (`schema::paths::RunPaths`), so a rerun that skipped every stage
+//! reports the same numbers. Drawing the HTML is `plots::report`; this module only decides what goes in it.
+
+use std::path::{Path, PathBuf};
+
+use plots::report::{ConfigBlock, Excerpt, FigureRef, Link, ReportInput, Section};
+use schema::paths::{Bench, RunPaths};
+
+use crate::{Error, overview};
+
+/// What the report needs to know about the run besides its files.
+#[derive(Debug, Clone, Copy)]
+pub struct RunReport<'a> {
+    pub name: &'a str,
+    pub models: &'a [String],
+    /// The pipeline config as written, shown in the report.
+    pub config_text: &'a str,
+    /// `Some(judge configured)` when IFScale ran.
+    pub ifscale: Option<bool>,
+    /// `Some(judge configured)` when RIFT ran.
+    pub rift: Option<bool>,
+}
+
+/// Files under `dir` (recursively) ending in `.ext`, sorted.
+pub fn list_files(dir: &Path, ext: &str) -> Result<Vec<PathBuf>, Error> {
+    let mut out = Vec::new();
+    if !dir.is_dir() {
+        return Ok(out);
+    }
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).map_err(|e| Error::io(&d, e))? {
+            let p = entry.map_err(|e| Error::io(&d, e))?.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|e| e == ext) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn rel(paths: &RunPaths, p: &Path) -> String {
+    p.strip_prefix(&paths.root)
+        .unwrap_or(p)
+        .display()
+        .to_string()
+}
+
+/// The report's content for a run folder: one section per benchmark that ran, every number read from its files.
+pub fn report_input(run: &RunReport<'_>, paths: &RunPaths) -> Result<ReportInput, Error> {
+    let mut sections = Vec::new();
+    for bench in [Bench::Ifscale, Bench::Rift] {
+        let enabled = match bench {
+            Bench::Ifscale => run.ifscale.is_some(),
+            Bench::Rift => run.rift.is_some(),
+        };
+        if enabled {
+            sections.push(bench_section(run, paths, bench)?);
+        }
+    }
+    Ok(ReportInput {
+        title: format!("ifstress run “{}”", run.name),
+        subtitle: Some(format!(
+            "Models: {}. Every number below is computed from the files linked in each section.",
+            run.models.join(", ")
+        )),
+        config: Some(ConfigBlock {
+            name: "Config".to_owned(),
+            text: run.config_text.to_owned(),
+        }),
+        sections,
+    })
+}
+
+fn bench_section(run: &RunReport<'_>, paths: &RunPaths, bench: Bench) -> Result<Section, Error> {
+    let mut section = Section {
+        heading: if bench == Bench::Ifscale {
+            "IFScale: instruction density".to_owned()
+        } else {
+            "RIFT: instruction topology".to_owned()
+        },
+        ..Section::default()
+    };
+    let prompts_file = match bench {
+        Bench::Ifscale => paths.ifscale_prompts(),
+        Bench::Rift => paths.rift_prompts(),
+    };
+    let prompts = if prompts_file.is_file() {
+        schema::read_jsonl::<schema::PromptRecord>(&prompts_file)?.len()
+    } else {
+        0
+    };
+    section
+        .denominators
+        .push(("Prompts".to_owned(), prompts.to_string()));
+    section.links.push(Link {
+        label: "prompts".to_owned(),
+        href: rel(paths, &prompts_file),
+    });
+    for model in run.models {
+        let responses = paths.model(bench, model).responses();
+        let c = overview::count_responses(&responses)?;
+        section.denominators.push((
+            format!("{model}: responses"),
+            format!(
+                "{} (ok {}, truncated {}, failed {}; {} served from the cache in the run that wrote them)",
+                c.responses, c.ok, c.truncated, c.failed, c.cached
+            ),
+        ));
+        section.links.push(Link {
+            label: format!("{model}: responses"),
+            href: rel(paths, &responses),
+        });
+        if let Some(excerpt) = overview::first_reply(&responses)? {
+            section.excerpts.push(Excerpt {
+                label: format!("{model}: {}", excerpt.0),
+                text: excerpt.1,
+            });
+        }
+    }
+    if bench == Bench::Ifscale {
+        let scores = paths.ifscale_scores();
+        if scores.is_file() {
+            let judge = run.ifscale == Some(true);
+            section
+                .denominators
+                .extend(overview::ifscale_denominators(&scores, judge)?);
+            section.links.push(Link {
+                label: "per-sample scores".to_owned(),
+                href: rel(paths, &scores),
+            });
+            section.links.push(Link {
+                label: "per-keyword labels".to_owned(),
+                href: rel(paths, &paths.ifscale_labels()),
+            });
+            section.links.push(Link {
+                label: "attempts log".to_owned(),
+                href: rel(paths, &paths.ifscale_attempts()),
+            });
+        }
+    } else {
+        let answers = paths.rift_answer_scores();
+        if answers.is_file() {
+            section
+                .denominators
+                .extend(overview::rift_denominators(&answers)?);
+            section.links.push(Link {
+                label: "per-answer scores".to_owned(),
+                href: rel(paths, &answers),
+            });
+            section.links.push(Link {
+                label: "per-prompt scores".to_owned(),
+                href: rel(paths, &paths.rift_prompt_scores()),
+            });
+        }
+        if run.rift != Some(true) {
+            section.paragraphs.push(
+                "No LLM judge was configured: answers the deterministic pre-judge could not match are counted incorrect and labelled pre_judge_only.".to_owned(),
+            );
+        }
+    }
+    for t in list_files(&paths.tables().join(bench.as_str()), "md")? {
+        let md = std::fs::read_to_string(&t).map_err(|e| Error::io(&t, e))?;
+        if let Some(table) = plots::report::table_from_markdown(&md) {
+            section.tables.push(table);
+        }
+    }
+    let mut figures: Vec<(usize, String, PathBuf)> =
+        list_files(&paths.figures().join(bench.as_str()), "png")?
+            .into_iter()
+            .map(|f| {
+                let stem = f
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                match FIGURE_ORDER.iter().position(|(s, _)| *s == stem) {
+                    Some(i) => (i, FIGURE_ORDER[i].1.to_owned(), f),
+                    None => (FIGURE_ORDER.len(), stem.replace('_', " "), f),
+                }
+            })
+            .collect();
+    // The papers' reading order; figures this list does not know come last, by name.
+    figures.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.2.cmp(&b.2)));
+    for (_, caption, path) in figures {
+        section.figures.push(FigureRef { caption, path });
+    }
+    Ok(section)
+}
+
+/// Figures in the order a reader of the papers expects them, with their captions in the report.
+const FIGURE_ORDER: &[(&str, &str)] = &[
+    (
+        "ifscale_accuracy_vs_n",
+        "Mean accuracy as the number of instructions grows.",
+    ),
+    (
+        "ifscale_decay_archetypes",
+        "Decay patterns: each model's curve in the panel of the fit its BIC chose.",
+    ),
+    (
+        "ifscale_accuracy_by_model",
+        "Per model: mean accuracy with a band of ±1 standard deviation across seeds.",
+    ),
+    (
+        "ifscale_std_vs_n",
+        "Standard deviation of accuracy across seeds.",
+    ),
+    (
+        "ifscale_primacy_ratio_vs_n",
+        "Primacy: miss rate of the last third of the list over that of the first third.",
+    ),
+    (
+        "ifscale_failure_modes",
+        "Error types: omission and modification shares of the errors, and their ratio.",
+    ),
+    (
+        "ifscale_latency_vs_n",
+        "Latency of the accepted generation.",
+    ),
+    (
+        "ifscale_acc_per_latency_vs_n",
+        "Accuracy per second of latency.",
+    ),
+    (
+        "ifscale_output_tokens_vs_n",
+        "Visible output length in tokens (reasoning not included).",
+    ),
+    (
+        "ifscale_primacy_thirds",
+        "Error rate in the early, middle and late thirds of the list.",
+    ),
+    (
+        "ifscale_reasoning_tokens_vs_n",
+        "Reasoning tokens beside visible output tokens.",
+    ),
+    (
+        "ifscale_effort_lower_vs_high",
+        "Reasoning effort: lower vs high.",
+    ),
+    (
+        "ifscale_coherence_all_attempts_vs_n",
+        "Coherence over all judged attempts, with the accepted-only mean beside it.",
+    ),
+    (
+        "ifscale_coherence_vs_output_tokens",
+        "Coherence vs visible output tokens, over all judged attempts.",
+    ),
+    (
+        "rift_accuracy_vs_depth",
+        "Accuracy by position in the traversal, linear vs jumping.",
+    ),
+    (
+        "rift_wrong_question_share",
+        "Answers that belong to a different question.",
+    ),
+    (
+        "rift_accuracy_vs_tokens",
+        "Accuracy vs prompt length in tokens.",
+    ),
+];
+
+/// The Markdown summary printed at the end of a pipeline run: headline numbers per model and where the report is.
+pub fn summary_markdown(
+    name: &str,
+    paths: &RunPaths,
+    stages_run: usize,
+    stages_skipped: usize,
+    seconds: f64,
+) -> Result<String, Error> {
+    let mut md = format!("# ifstress run `{name}`\n\n");
+    md.push_str(&overview::headline_markdown(paths)?);
+    md.push_str(&format!(
+        "Stages run: {stages_run}; up to date and skipped: {stages_skipped}. Finished in {seconds:.1} s.\n\nReport: {}\n",
+        paths.report().display()
+    ));
+    Ok(md)
+}

@@ -1,0 +1,194 @@
+//! What a run's `summary.md` and report show, from a small fixed run folder (snapshots; `UPDATE_EXPECT=1` updates).
+
+use std::path::Path;
+
+use expect_test::expect;
+use harness::report::{RunReport, report_input, summary_markdown};
+use schema::ifscale::MatchMode;
+use schema::paths::RunPaths;
+use schema::rift::{AnswerScore, JudgeSource, PromptScore, ReplyOutcome, Structure, Verdict};
+use scoring::ifscale::{Matcher, SampleInput, score_sample};
+
+const MODELS: [&str; 2] = ["alpha", "beta"];
+
+/// IFScale: two models × N ∈ {2, 4}, one report each (beta's N = 4 sample failed); RIFT: one linear and one jumping
+/// prompt of three questions for alpha.
+fn write_run(root: &Path) -> RunPaths {
+    let paths = RunPaths::new(root);
+    let kws = |n: usize| -> Vec<String> {
+        ["audit", "tax", "revenue", "lease"][..n]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect()
+    };
+    let mut matcher =
+        Matcher::new(MatchMode::Paper, &["audit", "tax", "revenue", "lease"]).unwrap();
+    let mut scores = Vec::new();
+    for (model, text4) in [
+        ("alpha", Some("An audit, a tax and a lease.")),
+        ("beta", None),
+    ] {
+        for (n, text) in [(2, Some("The audit found tax issues.")), (4, text4)] {
+            let k = kws(n);
+            let input = SampleInput {
+                id: &format!("ifscale-n{n}-s0"),
+                model,
+                num_rules: n as u32,
+                seed: 0,
+                keywords: &k,
+                text,
+                latency_s: Some(1.0),
+                output_tokens: Some(20),
+                reasoning_tokens: None,
+                coherence: None,
+                attempts: 1,
+            };
+            scores.push(score_sample(&mut matcher, &input).0);
+        }
+    }
+    schema::write_jsonl_atomic(&paths.ifscale_scores(), &scores).unwrap();
+    let answer = |structure, depth: u32, verdict, judged_by| AnswerScore {
+        prompt_id: format!("rift-{}", structure_name(structure)),
+        sample_index: 0,
+        model: "alpha".to_owned(),
+        structure,
+        depth,
+        question_number: depth,
+        row: None,
+        value_normalized: None,
+        expected: "Paris".to_owned(),
+        given: Some("Paris".to_owned()),
+        verdict,
+        judged_by,
+        pre_judge: None,
+        judge_id: None,
+        wrong_question_of: None,
+    };
+    let mut answers = Vec::new();
+    let mut prompts = Vec::new();
+    for (structure, correct) in [(Structure::Linear, 3u32), (Structure::Jumping, 1)] {
+        for d in 0..3 {
+            let verdict = if d < correct {
+                Verdict::Correct
+            } else {
+                Verdict::Incorrect
+            };
+            answers.push(answer(structure, d, verdict, JudgeSource::PreJudge));
+        }
+        prompts.push(PromptScore {
+            prompt_id: format!("rift-{}", structure_name(structure)),
+            sample_index: 0,
+            group_id: "g0".to_owned(),
+            model: "alpha".to_owned(),
+            structure,
+            num_questions: 3,
+            jump_k: (structure == Structure::Jumping).then_some(2),
+            outcome: ReplyOutcome::Ok,
+            answers_given: 3,
+            correct,
+            accuracy: f64::from(correct) / 3.0,
+            wrong_question: 0,
+            missing: 0,
+            extra: 0,
+            stopped_early: false,
+            ran_long: false,
+            judged_by_llm: 0,
+            pre_judge_only: 3 - correct,
+            prompt_tokens: Some(50),
+            completion_tokens: Some(9),
+            reasoning_tokens: None,
+        });
+    }
+    schema::write_jsonl_atomic(&paths.rift_answer_scores(), &answers).unwrap();
+    schema::write_jsonl_atomic(&paths.rift_prompt_scores(), &prompts).unwrap();
+    paths
+}
+
+fn structure_name(s: Structure) -> &'static str {
+    s.as_str()
+}
+
+#[test]
+fn summary_markdown_of_a_fixed_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = write_run(dir.path());
+    let md = summary_markdown("fixture", &paths, 7, 2, 12.34).unwrap();
+    let md = md.replace(&dir.path().display().to_string(), "<run>");
+    expect![[r#"
+        # ifstress run `fixture`
+
+        ## IFScale
+
+        | model | samples | failed | mean accuracy (%) | accuracy at the largest N (%) |
+        |---|---:|---:|---:|---:|
+        | alpha | 2 | 0 | 87.5 | 75.0 (N = 4) |
+        | beta | 2 | 1 | 100.0 | – (N = 4) |
+
+        ## RIFT
+
+        | model | structure | prompts | mean accuracy (%) | wrong-question answers |
+        |---|---|---:|---:|---:|
+        | alpha | jumping | 1 | 33.3 | 0 |
+        | alpha | linear | 1 | 100.0 | 0 |
+
+        Stages run: 7; up to date and skipped: 2. Finished in 12.3 s.
+
+        Report: <run>/report.html
+    "#]]
+    .assert_eq(&md);
+}
+
+#[test]
+fn report_sections_count_from_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = write_run(dir.path());
+    let models: Vec<String> = MODELS.map(str::to_owned).to_vec();
+    let run = RunReport {
+        name: "fixture",
+        models: &models,
+        config_text: "[run]\nname = \"fixture\"",
+        ifscale: Some(false),
+        rift: Some(false),
+    };
+    let input = report_input(&run, &paths).unwrap();
+    let mut shown = format!("{}\n", input.title);
+    for s in &input.sections {
+        shown.push_str(&format!("## {}\n", s.heading));
+        for (k, v) in &s.denominators {
+            shown.push_str(&format!("{k}: {v}\n"));
+        }
+        for l in &s.links {
+            shown.push_str(&format!("link {}: {}\n", l.label, l.href));
+        }
+        for p in &s.paragraphs {
+            shown.push_str(&format!("note: {p}\n"));
+        }
+    }
+    expect![[r#"
+        ifstress run “fixture”
+        ## IFScale: instruction density
+        Prompts: 0
+        alpha: responses: 0 (ok 0, truncated 0, failed 0; 0 served from the cache in the run that wrote them)
+        beta: responses: 0 (ok 0, truncated 0, failed 0; 0 served from the cache in the run that wrote them)
+        Samples: 3 scored, 1 failed (every attempt rejected; counted, never dropped)
+        Coherence judged: no judge model configured: the coherence check was skipped
+        link prompts: ifscale/prompts.jsonl
+        link alpha: responses: ifscale/models/alpha/responses.jsonl
+        link beta: responses: ifscale/models/beta/responses.jsonl
+        link per-sample scores: ifscale/scores.jsonl
+        link per-keyword labels: ifscale/labels.jsonl
+        link attempts log: ifscale/attempts.jsonl
+        ## RIFT: instruction topology
+        Prompts: 0
+        alpha: responses: 0 (ok 0, truncated 0, failed 0; 0 served from the cache in the run that wrote them)
+        beta: responses: 0 (ok 0, truncated 0, failed 0; 0 served from the cache in the run that wrote them)
+        Answers: 6 (PreJudge: 6)
+        link prompts: rift/prompts.jsonl
+        link alpha: responses: rift/models/alpha/responses.jsonl
+        link beta: responses: rift/models/beta/responses.jsonl
+        link per-answer scores: rift/answer-scores.jsonl
+        link per-prompt scores: rift/prompt-scores.jsonl
+        note: No LLM judge was configured: answers the deterministic pre-judge could not match are counted incorrect and labelled pre_judge_only.
+    "#]]
+    .assert_eq(&shown);
+}
