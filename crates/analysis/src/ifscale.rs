@@ -75,6 +75,20 @@ pub fn load_scores(paths: &[PathBuf]) -> Result<DataFrame, Error> {
     samples_frame(&records)
 }
 
+/// Stacks per-sample frames (a run's scores, published per-sample CSVs) into one.
+pub fn pool(mut frames: Vec<DataFrame>) -> Result<Option<DataFrame>, Error> {
+    if frames.is_empty() {
+        return Ok(None);
+    }
+    let mut samples = frames.remove(0);
+    for f in &frames {
+        samples
+            .vstack_mut(f)
+            .map_err(Error::polars("pooling IFScale samples"))?;
+    }
+    Ok(Some(samples))
+}
+
 /// Builds the normalized per-sample frame from records.
 pub fn samples_frame(records: &[schema::ifscale::SampleScore]) -> Result<DataFrame, Error> {
     use schema::ifscale::SampleStatus;

@@ -107,3 +107,64 @@ pub fn rift(
     }
     Ok(rows)
 }
+
+/// The estimate as a Markdown table, with the worst case in all below it.
+pub fn to_markdown(rows: &[Estimate]) -> String {
+    let mut md = String::from(
+        "| stage | model | requests | note | est. input tokens | worst-case cost (USD) |\n|---|---|---:|---|---:|---:|\n",
+    );
+    let mut total_cost = 0.0;
+    for r in rows {
+        let cost_s = match r.worst_case_cost_usd {
+            None => "depends on replies".to_owned(),
+            Some(cost) if r.unbounded > 0 => {
+                format!("{cost:.2} (+{} requests without max-tokens)", r.unbounded)
+            }
+            Some(cost) => format!("{cost:.2}"),
+        };
+        if let Some(cost) = r.worst_case_cost_usd.filter(|c| c.is_finite()) {
+            total_cost += cost;
+        }
+        md.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {cost_s} |\n",
+            r.stage, r.model, r.requests, r.note, r.est_input_tokens
+        ));
+    }
+    md.push_str(&format!(
+        "\nWorst case in all (without judge replies): {total_cost:.2} USD. Nothing was sent.\n"
+    ));
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_sums_the_bounded_costs() {
+        let row = |stage, cost, unbounded| Estimate {
+            stage,
+            model: "m".to_owned(),
+            note: "n".to_owned(),
+            requests: 2,
+            est_input_tokens: 10,
+            worst_case_cost_usd: cost,
+            unbounded,
+        };
+        let md = to_markdown(&[
+            row("a", Some(1.5), 0),
+            row("b", Some(0.25), 3),
+            row("c", None, 0),
+        ]);
+        assert!(md.contains("| a | m | 2 | n | 10 | 1.50 |"), "{md}");
+        assert!(md.contains("0.25 (+3 requests without max-tokens)"), "{md}");
+        assert!(
+            md.contains("| c | m | 2 | n | 10 | depends on replies |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("Worst case in all (without judge replies): 1.75 USD"),
+            "{md}"
+        );
+    }
+}

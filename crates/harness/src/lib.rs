@@ -1,7 +1,7 @@
 //! The benchmark loops that call models, as library functions with typed arguments: IFScale generation (attempts,
 //! the paper's retry rules, the coherence judge, the attempts log, failed samples), the RIFT stages (prep with
 //! optional rephrasing, prompts, run, judge, score), the IFScale score reports, and what a run's report and summary
-//! show (`report`).
+//! show (`report`), and synthetic model output for benchmarks and rehearsals (`synthetic`).
 //!
 //! It knows how a benchmark turns prompts into scored records and which files each stage reads and writes
 //! (`schema::paths`). It deliberately doesn't know about command-line flags, config files, exit codes or the
@@ -11,11 +11,13 @@
 //! embedded engine), and every loop here resumes from its files.
 
 pub mod estimate;
+pub mod fresh;
 pub mod ifscale;
 pub mod overview;
 pub mod report;
 pub mod reports;
 pub mod rift;
+pub mod synthetic;
 
 use std::path::{Path, PathBuf};
 
@@ -62,7 +64,7 @@ impl Error {
         }
     }
 
-    fn io(path: &Path, source: std::io::Error) -> Error {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Error {
         Error::Io {
             path: path.to_owned(),
             source,

@@ -5,12 +5,15 @@
 //! timestamps: the same summary gives byte-identical files.
 //! Each model keeps one colour across every figure (its index in the sorted model list); legends sit outside the plot
 //! area; reasoning models are labelled "(r)" (see `analysis::models::ReasoningRule`).
+//! `all::draw_all` runs every analysis and figure over a run folder or published data.
 //! This crate knows nothing about how the numbers were computed, models or HTTP.
 
+pub mod all;
 pub mod figure;
 pub mod ifscale;
 pub mod report;
 pub mod rift;
+pub mod screenshot;
 pub mod style;
 
 use std::path::PathBuf;
@@ -27,4 +30,9 @@ pub enum Error {
     },
     #[error(transparent)]
     Write(#[from] schema::Error),
+    /// An input for `all::draw_all` is missing or there is nothing to analyse.
+    #[error("{0}")]
+    Input(String),
+    #[error(transparent)]
+    Analysis(#[from] analysis::Error),
 }

@@ -10,9 +10,10 @@ use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
+use harness::synthetic;
 use prompt_gen::rng::Mt19937;
 use schema::ifscale::{KeywordStatus, MatchMode};
-use scoring::ifscale::{Matcher, stem};
+use scoring::ifscale::Matcher;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct ScoringArgs {
@@ -64,62 +65,6 @@ json.dump(out, open(dst, "w"))
 print(json.dumps({"cpu_s": cpu}))
 "#;
 
-const FILLER: &[&str] = &[
-    "the",
-    "company",
-    "market",
-    "growth",
-    "quarter",
-    "strategy",
-    "operations",
-    "team",
-    "results",
-    "customers",
-    "and",
-    "of",
-    "to",
-    "in",
-    "for",
-    "with",
-    "our",
-    "across",
-    "while",
-    "during",
-    "improved",
-    "expanded",
-    "reduced",
-    "overall",
-    "segment",
-    "performance",
-    "outlook",
-    "management",
-    "board",
-    "risk",
-    "plan",
-    "year",
-    "fiscal",
-    "new",
-    "product",
-    "services",
-    "region",
-    "global",
-    "capital",
-    "investment",
-    "report",
-    "section",
-    "period",
-    "remained",
-    "strong",
-    "stable",
-    "increased",
-    "compared",
-    "previous",
-    "significant",
-    "key",
-    "drivers",
-    "initiatives",
-];
-
 /// This thread's CPU time in seconds, to the nanosecond (`/proc`'s per-thread figures only move at scheduler
 /// ticks, too coarse for a few milliseconds of work).
 fn thread_cpu_s() -> anyhow::Result<f64> {
@@ -156,34 +101,9 @@ fn load_vocab(path: &std::path::Path, rng: &mut Mt19937) -> Vec<String> {
     words.into_iter().collect()
 }
 
-/// A keyword in some surface form: exact, a variant the rules must classify, or a near miss.
-fn variant(kw: &str, rng: &mut Mt19937) -> String {
-    match rng.random_interval(19) {
-        0..=9 => kw.to_owned(),
-        10 => format!("{kw}s"),
-        11 => format!("{kw}'s"),
-        12 => format!("{kw}’s"),
-        13 => format!("{kw}-driven"),
-        14 => kw.to_uppercase(),
-        15 => format!("**{kw}**"),
-        16 => format!("{kw}_x"),
-        17 => format!("{kw}2024"),
-        18 => format!("{kw}é"),
-        _ => stem(&kw.to_lowercase()).to_owned(),
-    }
-}
-
-struct BenchReport {
-    keywords: Vec<String>,
-    text: String,
-}
-
 /// Filler words: the built-in list plus the terms of `path` (when it reads), minus the keyword vocabulary.
 fn load_filler(path: &std::path::Path, vocab: &[String]) -> Vec<String> {
-    let keywords: std::collections::HashSet<String> =
-        vocab.iter().map(|v| v.to_lowercase()).collect();
-    let mut words: Vec<String> = FILLER.iter().map(|w| (*w).to_owned()).collect();
-    match std::fs::read(path)
+    let extra = match std::fs::read(path)
         .map_err(anyhow::Error::from)
         .and_then(|bytes| {
             Ok(prompt_gen::ifscale::Vocabulary::parse(
@@ -191,80 +111,13 @@ fn load_filler(path: &std::path::Path, vocab: &[String]) -> Vec<String> {
                 &path.display().to_string(),
             )?)
         }) {
-        Ok(v) => words.extend(
-            v.terms
-                .into_iter()
-                .map(|t| t.term)
-                .filter(|t| !keywords.contains(&t.to_lowercase())),
-        ),
+        Ok(v) => v.terms.into_iter().map(|t| t.term).collect(),
         Err(e) => {
-            tracing::warn!(path = %path.display(), error = %e, "No extra filler words; using the built-in list only.")
+            tracing::warn!(path = %path.display(), error = %e, "No extra filler words; using the built-in list only.");
+            Vec::new()
         }
-    }
-    words
-}
-
-/// Reports shaped like real ones: filler prose of about `report_bytes`, in which each keyword appears about
-/// once (a real report mentions a constraint word once or twice): in some surface form three times in four,
-/// twice now and then, left out otherwise.
-fn make_reports(vocab: &[String], filler: &[String], args: &ScoringArgs) -> Vec<BenchReport> {
-    let mut rng = Mt19937::new(20_250_701);
-    (0..args.reports)
-        .map(|i| {
-            let n = (10 * (1 + (i * 17) % 37)).min(vocab.len());
-            let picks = Mt19937::new((i % 5) as u32)
-                .choice_without_replacement(vocab.len(), n)
-                .unwrap_or_default();
-            let keywords: Vec<String> = picks.iter().map(|&j| vocab[j].clone()).collect();
-            let mut mentions = Vec::new();
-            for k in &keywords {
-                let times = match rng.random_interval(19) {
-                    0..=4 => 0,
-                    5..=17 => 1,
-                    _ => 2,
-                };
-                for _ in 0..times {
-                    mentions.push(variant(k, &mut rng));
-                }
-            }
-            // Filler up to the report size, counting the mentions.
-            let mut len: usize = mentions.iter().map(|m| m.len() + 1).sum();
-            let mut words: Vec<String> = Vec::new();
-            while len < args.report_bytes {
-                let w = &filler[rng.random_interval(filler.len() as u64 - 1) as usize];
-                len += w.len() + 1;
-                words.push(w.clone());
-            }
-            for m in mentions {
-                let at = rng.random_interval(words.len() as u64) as usize;
-                words.insert(at, m);
-            }
-            let mut text = String::with_capacity(len + 400);
-            text.push_str("<report>\n# Annual business report\n\n");
-            let mut section = 1;
-            let mut words = words.into_iter().peekable();
-            while words.peek().is_some() {
-                if rng.random_interval(30) == 0 {
-                    text.push_str(&format!("\n\n## Section {section}\n\n"));
-                    section += 1;
-                }
-                let sentence = 8 + rng.random_interval(12);
-                for (w, word) in words.by_ref().take(sentence as usize).enumerate() {
-                    if w > 0 {
-                        text.push(' ');
-                    }
-                    text.push_str(&word);
-                }
-                text.push_str(if rng.random_interval(3) == 0 {
-                    ", "
-                } else {
-                    ". "
-                });
-            }
-            text.push_str("\n</report>\n");
-            BenchReport { keywords, text }
-        })
-        .collect()
+    };
+    synthetic::filler_words(&extra, vocab)
 }
 
 fn name(s: KeywordStatus) -> &'static str {
@@ -280,7 +133,7 @@ pub(crate) fn run(args: &ScoringArgs) -> anyhow::Result<()> {
     let mut rng = Mt19937::new(1);
     let vocab = load_vocab(&args.vocab, &mut rng);
     let filler = load_filler(&args.filler, &vocab);
-    let reports = make_reports(&vocab, &filler, args);
+    let reports = synthetic::reports(&vocab, &filler, args.reports, args.report_bytes);
     let checks: usize = reports.iter().map(|r| r.keywords.len()).sum();
     let bytes: usize = reports.iter().map(|r| r.text.len()).sum();
 

@@ -6,9 +6,7 @@
 //! whose outputs exist is skipped, so a rerun of a finished pipeline makes no model call.
 
 mod config;
-mod fresh;
 mod report;
-pub(crate) mod screenshot;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -18,7 +16,7 @@ use inference_client::{Client, ModelConfig};
 use schema::paths::{Bench, RunPaths};
 
 pub(crate) use config::{PipelineConfig, json_schema, load_section};
-use fresh::{Fingerprint, Stamps};
+use harness::fresh::{Fingerprint, Stamps, concat_jsonl};
 
 use crate::UsageError;
 use crate::client::{ClientArgs, ClientDefaults};
@@ -350,20 +348,6 @@ fn rift_stages(
     Ok(())
 }
 
-/// Joins per-model JSONL files into one, atomically (the analysis reads one table per benchmark).
-pub(crate) fn concat_jsonl(parts: &[PathBuf], out: &Path) -> anyhow::Result<()> {
-    let mut bytes = Vec::new();
-    for p in parts {
-        let part = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
-        bytes.extend_from_slice(&part);
-        if !part.is_empty() && !part.ends_with(b"\n") {
-            bytes.push(b'\n');
-        }
-    }
-    schema::write_atomic(out, &bytes)?;
-    Ok(())
-}
-
 #[allow(clippy::print_stdout)]
 fn dry_run(
     cfg: &PipelineConfig,
@@ -411,25 +395,6 @@ fn dry_run(
             .and_then(|p| p.judge_model.as_deref());
         rows.extend(harness::estimate::rift(&prompts, models, judge, client)?);
     }
-    println!("| stage | model | requests | note | est. input tokens | worst-case cost (USD) |");
-    println!("|---|---|---:|---|---:|---:|");
-    let mut total_cost = 0.0;
-    for r in &rows {
-        let cost_s = match r.worst_case_cost_usd {
-            None => "depends on replies".to_owned(),
-            Some(cost) if r.unbounded > 0 => {
-                format!("{cost:.2} (+{} requests without max-tokens)", r.unbounded)
-            }
-            Some(cost) => format!("{cost:.2}"),
-        };
-        if let Some(cost) = r.worst_case_cost_usd.filter(|c| c.is_finite()) {
-            total_cost += cost;
-        }
-        println!(
-            "| {} | {} | {} | {} | {} | {cost_s} |",
-            r.stage, r.model, r.requests, r.note, r.est_input_tokens
-        );
-    }
-    println!("\nWorst case in all (without judge replies): {total_cost:.2} USD. Nothing was sent.");
+    println!("{}", harness::estimate::to_markdown(&rows));
     Ok(())
 }

@@ -5,8 +5,8 @@ use analysis::models::ReasoningRule;
 use harness::report::{RunReport, list_files};
 use schema::paths::RunPaths;
 
-use super::fresh::Fingerprint;
 use super::{PipelineConfig, Stager};
+use harness::fresh::Fingerprint;
 
 pub(super) fn analyse_and_report(
     cfg: &PipelineConfig,
@@ -53,10 +53,10 @@ pub(super) fn analyse_and_report(
         let input = harness::report::report_input(&run, paths)?;
         plots::report::write(&input, &report)?;
         tracing::info!(report = %report.display(), "Wrote the HTML report.");
-        match super::screenshot::find_chromium() {
+        match plots::screenshot::find_chromium() {
             Some(chromium) => {
                 let png = paths.root.join("report.png");
-                super::screenshot::screenshot(&chromium, &report, &png, 3000)?;
+                plots::screenshot::screenshot(&chromium, &report, &png, 3000)?;
                 tracing::info!(screenshot = %png.display(), "Rendered the report in headless Chromium.");
             }
             None => tracing::warn!("Chromium not found; the report was not rendered for a screenshot."),

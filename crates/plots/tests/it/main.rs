@@ -1,6 +1,7 @@
 //! Integration tests of the plots crate: figures are written, deterministic, and drawn for every input kind; the HTML
 //! report of a small run matches its snapshot.
 
+mod all;
 mod report;
 
 use std::path::Path;

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{Context, bail};
+use crate::Error;
 
 /// Chromium binaries tried in order.
 const CANDIDATES: &[&str] = &[
@@ -14,7 +14,8 @@ const CANDIDATES: &[&str] = &[
     "/usr/bin/chromium",
 ];
 
-pub(crate) fn find_chromium() -> Option<PathBuf> {
+/// The first Chromium that answers `--version`, if any.
+pub fn find_chromium() -> Option<PathBuf> {
     CANDIDATES.iter().map(PathBuf::from).find(|c| {
         Command::new(c)
             .arg("--version")
@@ -24,19 +25,17 @@ pub(crate) fn find_chromium() -> Option<PathBuf> {
 }
 
 /// Takes a full-width screenshot of `html` into `png`.
-pub(crate) fn screenshot(
-    chromium: &Path,
-    html: &Path,
-    png: &Path,
-    height: u32,
-) -> anyhow::Result<()> {
-    let html =
-        std::fs::canonicalize(html).with_context(|| format!("reading {}", html.display()))?;
+pub fn screenshot(chromium: &Path, html: &Path, png: &Path, height: u32) -> Result<(), Error> {
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| Error::Io { path, source }
+    };
+    let html = std::fs::canonicalize(html).map_err(io(html))?;
     let profile = std::env::temp_dir().join(format!("ifstress-chromium-{}", std::process::id()));
     let png_abs = if png.is_absolute() {
         png.to_owned()
     } else {
-        std::env::current_dir()?.join(png)
+        std::env::current_dir().map_err(io(png))?.join(png)
     };
     let output = Command::new(chromium)
         .args([
@@ -55,17 +54,19 @@ pub(crate) fn screenshot(
         .arg(format!("--screenshot={}", png_abs.display()))
         .arg(format!("file://{}", html.display()))
         .output()
-        .with_context(|| format!("running {}", chromium.display()))?;
+        .map_err(io(chromium))?;
     let _ = std::fs::remove_dir_all(&profile);
     if !output.status.success() || !png_abs.is_file() {
-        bail!(
-            "headless Chromium could not render {}: {}",
-            html.display(),
-            String::from_utf8_lossy(&output.stderr)
-                .lines()
-                .last()
-                .unwrap_or("no output")
-        );
+        return Err(Error::Draw {
+            figure: format!("a screenshot of {}", html.display()),
+            message: format!(
+                "headless Chromium failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("no output")
+            ),
+        });
     }
     Ok(())
 }

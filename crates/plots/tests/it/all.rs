@@ -1,0 +1,56 @@
+//! `plots::all::draw_all` on the published per-sample data and the analysis crate's label and attempt fixtures.
+
+use std::path::Path;
+
+use analysis::models::ReasoningRule;
+use plots::all::{Inputs, draw_all};
+
+#[test]
+fn published_data_and_fixtures_draw_every_ifscale_output() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = std::env::temp_dir().join(format!("ifstress-plots-{}", std::process::id()));
+    let fixture = |name: &str| root.join("crates/analysis/test_data").join(name);
+    let inputs = Inputs {
+        run_dir: None,
+        ifscale_per_sample: Some(root.join("datasets/ifscale-reference/per_sample.csv")),
+        ifscale_reference_dir: None,
+        ifscale_labels: vec![fixture("ifscale_labels.jsonl")],
+        ifscale_attempts: vec![fixture("ifscale_attempts.jsonl")],
+        coherence_threshold: 6,
+        rift_dir: None,
+        rift_synthetic: false,
+        out: out.clone(),
+        rule: ReasoningRule { explicit: None },
+        bootstrap_resamples: 50,
+        seed: 0,
+    };
+    let drawn = draw_all(&inputs).unwrap();
+    assert!(drawn.ifscale.is_some() && drawn.leaderboard.is_some() && drawn.reference.is_some());
+    for table in [
+        "ifscale_decay_fits",
+        "ifscale_results",
+        "ifscale_results_full",
+        "ifscale_effort_pairs",
+        "ifscale_primacy_thirds",
+        "ifscale_coherence_attempts",
+    ] {
+        let md = out.join(format!("tables/ifscale/{table}.md"));
+        assert!(md.exists(), "{}", md.display());
+    }
+    for figure in [
+        "ifscale_decay_archetypes",
+        "ifscale_effort_lower_vs_high",
+        "ifscale_primacy_thirds",
+        "ifscale_coherence_all_attempts_vs_n",
+        "ifscale_coherence_vs_output_tokens",
+    ] {
+        let png = out.join(format!("figures/ifscale/{figure}.png"));
+        assert!(png.exists(), "{}", png.display());
+    }
+    // The published per-sample data carry no token counts: no reasoning-token figure is drawn from them.
+    assert!(
+        !out.join("figures/ifscale/ifscale_reasoning_tokens_vs_n.png")
+            .exists()
+    );
+    std::fs::remove_dir_all(&out).unwrap();
+}
