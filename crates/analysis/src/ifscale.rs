@@ -228,7 +228,8 @@ pub struct RuleRow {
     pub accuracy_std: Option<f64>,
     pub accuracy_ci_low: Option<f64>,
     pub accuracy_ci_high: Option<f64>,
-    /// Student-t interval of the mean accuracy over the scored seeds (same level as the bootstrap one).
+    /// Student-t interval of the mean accuracy over the scored seeds (same level as the bootstrap one), clipped to
+    /// the possible range 0–100.
     pub accuracy_t_low: Option<f64>,
     pub accuracy_t_high: Option<f64>,
     pub omission_pct: Option<f64>,
@@ -385,7 +386,9 @@ pub fn aggregate(samples: &DataFrame, cfg: &AggregateConfig) -> Result<IfscaleSu
         ci_hi.push(ci.map(|c| c.1));
         let t = groups
             .get(&(model.clone(), n))
-            .and_then(|xs| stats::t_mean_ci(xs, cfg.ci_level));
+            .and_then(|xs| stats::t_mean_ci(xs, cfg.ci_level))
+            // Accuracy lies in [0, 100]; with few seeds the t-interval alone would reach past it.
+            .map(|(lo, hi)| (lo.max(0.0), hi.min(100.0)));
         t_lo.push(t.map(|c| c.0));
         t_hi.push(t.map(|c| c.1));
         rows.push(RuleRow {
