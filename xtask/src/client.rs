@@ -37,6 +37,8 @@ pub(crate) struct ClientDefaults {
     pub(crate) models_file: PathBuf,
     pub(crate) cache: PathBuf,
     pub(crate) max_cost_usd: Option<f64>,
+    /// The run's spend ledger (the pipeline's `spend.jsonl`), so a cost limit covers reruns.
+    pub(crate) ledger: Option<PathBuf>,
 }
 
 impl ClientDefaults {
@@ -46,6 +48,7 @@ impl ClientDefaults {
             models_file: PathBuf::from("configs/models.toml"),
             cache: PathBuf::from("artifacts/cache/responses.sqlite"),
             max_cost_usd: None,
+            ledger: None,
         }
     }
 }
@@ -69,6 +72,7 @@ impl ClientArgs {
         o.refresh = self.refresh;
         o.progress = !self.no_progress;
         o.durable = !self.no_fsync;
+        o.ledger.clone_from(&defaults.ledger);
         o
     }
 }

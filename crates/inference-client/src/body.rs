@@ -1,13 +1,19 @@
 //! Request bodies and the cache key derived from them.
 
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
 use schema::PromptRecord;
 use serde_json::{Map, Value};
 
-use crate::config::{Engine, ModelConfig};
+use crate::config::{Engine, ModelConfig, TokenLimitField};
 
 /// The JSON body for one prompt: the model's defaults with the prompt's `params` merged over them.
 ///
-/// Order of precedence (later wins): model defaults, model `extra-body`, prompt params, prompt `extra_body`.
+/// Order of precedence (later wins): model defaults, model `extra-body`, prompt params, prompt `extra_body`. The
+/// token limit goes in the model's `token-limit-field`; a model with `sampling = false` never gets `temperature` or
+/// `top_p`.
 pub(crate) fn request_body(model: &ModelConfig, prompt: &PromptRecord) -> Map<String, Value> {
     let p = &prompt.params;
     let mut body = Map::new();
@@ -27,7 +33,7 @@ pub(crate) fn request_body(model: &ModelConfig, prompt: &PromptRecord) -> Map<St
     );
     put("top_p", p.top_p.or(model.top_p).map(Value::from));
     put(
-        "max_tokens",
+        model.token_limit_field.as_str(),
         p.max_tokens.or(model.max_tokens).map(Value::from),
     );
     put("seed", p.seed.or(model.seed).map(Value::from));
@@ -55,7 +61,39 @@ pub(crate) fn request_body(model: &ModelConfig, prompt: &PromptRecord) -> Map<St
     }
     // A streaming response would not parse as one JSON document.
     body.remove("stream");
+    if !model.sampling {
+        for k in ["temperature", "top_p"] {
+            if body.remove(k).is_some() {
+                warn_once(&model.name, k);
+            }
+        }
+    }
+    // One token-limit field only: the one the model takes.
+    let other = match model.token_limit_field {
+        TokenLimitField::MaxTokens => "max_completion_tokens",
+        TokenLimitField::MaxCompletionTokens => "max_tokens",
+    };
+    if let Some(v) = body.remove(other) {
+        body.entry(model.token_limit_field.as_str()).or_insert(v);
+    }
     body
+}
+
+/// Says once per model and parameter that a sampling parameter was left out.
+fn warn_once(model: &str, param: &str) {
+    static SEEN: OnceLock<Mutex<std::collections::HashSet<String>>> = OnceLock::new();
+    let seen = SEEN.get_or_init(Default::default);
+    if seen
+        .lock()
+        .map(|mut s| s.insert(format!("{model}\u{1f}{param}")))
+        .unwrap_or(false)
+    {
+        tracing::info!(
+            model,
+            param,
+            "This model takes no sampling parameters (`sampling = false`); not sending it."
+        );
+    }
 }
 
 /// The max_tokens a body asks for, if any.
@@ -66,28 +104,67 @@ pub(crate) fn body_max_tokens(body: &Map<String, Value>) -> Option<u32> {
         .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
 }
 
-/// What identifies a model for caching: its engine, its model id and, for the embedded engine, the weights file.
+/// What identifies a model for caching: its engine, its model id, the declared `weights-id` and, for the embedded
+/// engine, a hash of the GGUF's bytes.
 ///
-/// Neither the config name nor the base URL is part of it, so replicas share entries and renaming a model keeps its cache.
+/// Neither the config name nor the base URL is part of it, so replicas share entries and renaming a model keeps its
+/// cache; two different weights behind one `model-id` never share entries when their `weights-id` (or GGUF) differ.
 pub(crate) fn model_identity(model: &ModelConfig) -> String {
-    match model.engine {
+    let mut id = match model.engine {
         Engine::Openai => format!("openai:{}", model.model_id),
         Engine::Embedded => {
-            let weights = model
-                .gguf
-                .as_ref()
-                .map(|g| {
-                    let name = g
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default();
-                    let len = std::fs::metadata(g).map(|m| m.len()).unwrap_or(0);
-                    format!("{name}:{len}")
-                })
-                .unwrap_or_default();
+            let weights = model.gguf.as_deref().map(gguf_digest).unwrap_or_default();
             format!("embedded:{}:{weights}", model.model_id)
         }
+    };
+    if let Some(w) = &model.weights_id {
+        id.push_str(":weights=");
+        id.push_str(w);
     }
+    id
+}
+
+/// `sha256:<hex>` of a GGUF file, computed once per file and kept (by size and modification time) in memory and in
+/// a `<file>.sha256` note beside it; a file that cannot be read gives `unreadable:<name>`.
+fn gguf_digest(path: &Path) -> String {
+    /// (file, size, modification time in ns) → digest.
+    type Memo = Mutex<HashMap<(PathBuf, u64, u128), String>>;
+    static MEMO: OnceLock<Memo> = OnceLock::new();
+    let Ok(meta) = std::fs::metadata(path) else {
+        return format!("unreadable:{}", path.display());
+    };
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    let key = (path.to_owned(), meta.len(), mtime);
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(d) = memo.lock().ok().and_then(|m| m.get(&key).cloned()) {
+        return d;
+    }
+    let note = path.with_extension("gguf.sha256");
+    let stamp = format!("{} {mtime}", meta.len());
+    let from_note = std::fs::read_to_string(&note).ok().and_then(|t| {
+        let (s, hex) = t.trim().rsplit_once(' ')?;
+        (s == stamp).then(|| format!("sha256:{hex}"))
+    });
+    let digest = match from_note {
+        Some(d) => d,
+        None => match std::fs::read(path) {
+            Ok(bytes) => {
+                let hex = schema::sha256_hex(&bytes);
+                // A read-only folder just means the hash is computed again next time.
+                let _ = std::fs::write(&note, format!("{stamp} {hex}\n"));
+                format!("sha256:{hex}")
+            }
+            Err(_) => format!("unreadable:{}", path.display()),
+        },
+    };
+    if let Ok(mut m) = memo.lock() {
+        m.insert(key, digest.clone());
+    }
+    digest
 }
 
 /// SHA-256 over the model identity, the canonical request body (keys sorted, `model` included) and the sample index.

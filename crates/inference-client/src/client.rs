@@ -25,6 +25,9 @@ pub struct RunOptions {
     pub progress: bool,
     /// fsync the output after each written batch.
     pub durable: bool,
+    /// A spend ledger (JSONL, one line per paid request) kept with a run: what it holds counts against
+    /// `max_cost_usd`, so the cap covers reruns too.
+    pub ledger: Option<PathBuf>,
 }
 
 impl RunOptions {
@@ -37,6 +40,7 @@ impl RunOptions {
             cache_path,
             progress: true,
             durable: true,
+            ledger: None,
         }
     }
 
@@ -66,11 +70,14 @@ impl std::fmt::Debug for Client {
     }
 }
 
-/// Money spent and reserved for requests in flight, across every call of one client.
+/// Money spent and reserved for requests in flight, across every call of one client (and, with a ledger, across
+/// every run that shares the ledger).
 #[derive(Debug, Default)]
 pub(crate) struct Budget {
     cap: Option<f64>,
     state: Mutex<CostState>,
+    /// The ledger's path and, once something was paid, its open file.
+    ledger: Option<Mutex<(PathBuf, Option<std::fs::File>)>>,
 }
 
 #[derive(Debug, Default)]
@@ -84,7 +91,51 @@ impl Budget {
         Budget {
             cap,
             state: Mutex::default(),
+            ledger: None,
         }
+    }
+
+    /// A budget that starts from what `path` records and appends every cost to it.
+    fn with_ledger(cap: Option<f64>, path: &Path) -> Result<Budget, Error> {
+        let setup =
+            |e: std::io::Error| Error::Setup(format!("spend ledger {}: {e}", path.display()));
+        let mut spent = 0.0;
+        match std::fs::read_to_string(path) {
+            Ok(text) => {
+                for (i, line) in text
+                    .lines()
+                    .enumerate()
+                    .filter(|(_, l)| !l.trim().is_empty())
+                {
+                    let usd = serde_json::from_str::<serde_json::Value>(line)
+                        .ok()
+                        .and_then(|v| v.get("usd").and_then(serde_json::Value::as_f64))
+                        .filter(|u| u.is_finite() && *u >= 0.0);
+                    match usd {
+                        Some(u) => spent += u,
+                        // A line cut by a crash is the only one that can be unreadable: the last.
+                        None if i + 1 == text.lines().count() => {}
+                        None => {
+                            return Err(Error::Setup(format!(
+                                "spend ledger {}: line {}: field `usd`: not a non-negative number",
+                                path.display(),
+                                i + 1
+                            )));
+                        }
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(setup(e)),
+        }
+        Ok(Budget {
+            cap,
+            state: Mutex::new(CostState {
+                spent,
+                reserved: 0.0,
+            }),
+            ledger: Some(Mutex::new((path.to_owned(), None))),
+        })
     }
 
     pub(crate) fn cap(&self) -> Option<f64> {
@@ -110,6 +161,29 @@ impl Budget {
 
     /// Ends a reservation of `worst` that cost `cost`; returns the total spent.
     pub(crate) fn settle(&self, worst: f64, cost: f64) -> f64 {
+        if cost > 0.0
+            && let Some(ledger) = &self.ledger
+        {
+            use std::io::Write;
+            let mut l = ledger.lock().unwrap_or_else(|e| e.into_inner());
+            let (path, file) = &mut *l;
+            if file.is_none() {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    let _ = std::fs::create_dir_all(dir);
+                }
+                *file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&*path)
+                    .ok();
+            }
+            let written = file
+                .as_mut()
+                .map(|f| writeln!(f, "{{\"usd\":{cost}}}").is_ok());
+            if written != Some(true) {
+                tracing::warn!(ledger = %path.display(), "Could not record a cost in the spend ledger.");
+            }
+        }
         let mut c = self.lock();
         c.reserved = (c.reserved - worst).max(0.0);
         c.spent += cost;
@@ -141,8 +215,19 @@ impl Client {
             .enable_all()
             .build()
             .map_err(|e| Error::Setup(format!("cannot start the async runtime: {e}")))?;
+        let budget = match &opts.ledger {
+            Some(path) => Budget::with_ledger(opts.max_cost_usd, path)?,
+            None => Budget::new(opts.max_cost_usd),
+        };
+        if let Some(cap) = opts.max_cost_usd {
+            tracing::info!(
+                spent_usd = budget.spent(),
+                cap_usd = cap,
+                "Run-wide budget."
+            );
+        }
         Ok(Client {
-            budget: Arc::new(Budget::new(opts.max_cost_usd)),
+            budget: Arc::new(budget),
             opts,
             rt,
             engines: Mutex::default(),
@@ -152,6 +237,11 @@ impl Client {
     /// The options this client was built with.
     pub fn options(&self) -> &RunOptions {
         &self.opts
+    }
+
+    /// The cost limit, if any.
+    pub fn cap_usd(&self) -> Option<f64> {
+        self.budget.cap()
     }
 
     /// USD spent by this client so far (provider-reported cost where present, else tokens × price).
@@ -221,6 +311,43 @@ pub(crate) fn api_key(model: &ModelConfig) -> Result<Option<String>, Error> {
             }),
         None => Ok(None),
     }
+}
+
+/// Refuses prompts the model cannot take: a token limit above its `output-cap`, or a prompt estimate plus the
+/// token limit above its `context-window` (one line naming the model, the largest prompt and the numbers).
+pub(crate) fn check_limits(model: &ModelConfig, prompts: &[PromptRecord]) -> Result<(), Error> {
+    if model.output_cap.is_none() && model.context_window.is_none() {
+        return Ok(());
+    }
+    let mut worst: Option<(u64, &PromptRecord, u32)> = None;
+    for p in prompts {
+        let body = crate::body::request_body(model, p);
+        let max = crate::body::body_max_tokens(&body).unwrap_or(0);
+        if let Some(cap) = model.output_cap
+            && max > cap
+        {
+            return Err(Error::Config(format!(
+                "model {:?}: prompt {:?} asks for {max} output tokens, above the model's output cap of {cap}",
+                model.name, p.id
+            )));
+        }
+        let need = crate::body::estimate_input_tokens(p) + u64::from(max);
+        if worst.is_none_or(|(w, _, _)| need > w) {
+            worst = Some((need, p, max));
+        }
+    }
+    if let (Some(window), Some((need, p, max))) = (model.context_window, worst)
+        && need > u64::from(window)
+    {
+        return Err(Error::Config(format!(
+            "model {:?}: prompt {:?} needs about {} input tokens plus {max} output tokens, more than the {window}-token \
+             context window (lower `max-tokens` or use a model with a longer context)",
+            model.name,
+            p.id,
+            need - u64::from(max)
+        )));
+    }
+    Ok(())
 }
 
 /// An error naming both records when two prompts share an id and sample index.

@@ -29,6 +29,34 @@ impl Engine {
     }
 }
 
+/// Which body field carries the output-token limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenLimitField {
+    /// `max_tokens` (most servers).
+    #[default]
+    MaxTokens,
+    /// `max_completion_tokens` (OpenAI's o-series and newer models, which reject `max_tokens`).
+    MaxCompletionTokens,
+}
+
+impl TokenLimitField {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TokenLimitField::MaxTokens => "max_tokens",
+            TokenLimitField::MaxCompletionTokens => "max_completion_tokens",
+        }
+    }
+}
+
+/// A custom header's value: literal text, or `{ env = "VAR" }` to read a secret from the environment (never logged).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum HeaderValue {
+    Text(String),
+    Env { env: String },
+}
+
 /// One model: where it lives, how to authenticate, its default sampling parameters and its limits.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -52,6 +80,26 @@ pub struct ModelConfig {
     pub top_p: Option<f64>,
     #[serde(default)]
     pub max_tokens: Option<u32>,
+    /// The body field the token limit is sent in (`max_tokens` or `max_completion_tokens`).
+    #[serde(default)]
+    pub token_limit_field: TokenLimitField,
+    /// `false` for models that reject sampling parameters (OpenAI's o-series): `temperature` and `top_p` are never
+    /// sent, whatever the model or prompt asks.
+    #[serde(default = "default_true")]
+    pub sampling: bool,
+    /// The provider's maximum output tokens per request; a larger `max-tokens` is refused before anything is sent.
+    #[serde(default)]
+    pub output_cap: Option<u32>,
+    /// The model's context window in tokens; a prompt estimate plus `max-tokens` above it is refused before sending.
+    #[serde(default)]
+    pub context_window: Option<u32>,
+    /// Extra HTTP headers (e.g. OpenRouter's `HTTP-Referer` and `X-Title`, Azure's `api-key = { env = "VAR" }`).
+    #[serde(default)]
+    pub headers: BTreeMap<String, HeaderValue>,
+    /// What distinguishes these weights from others served under the same `model-id` (a local server's GGUF, a
+    /// fine-tune); part of the cache identity.
+    #[serde(default)]
+    pub weights_id: Option<String>,
     #[serde(default)]
     pub seed: Option<u64>,
     #[serde(default)]
@@ -69,6 +117,9 @@ pub struct ModelConfig {
     /// Seconds before one attempt is abandoned as a timeout.
     #[serde(default = "default_timeout_s")]
     pub timeout_s: f64,
+    /// Seconds without a byte from the server (after connecting) before an attempt is abandoned.
+    #[serde(default = "default_idle_timeout_s")]
+    pub idle_timeout_s: f64,
     /// Attempts per request before giving up (the first try included).
     #[serde(default = "default_max_attempts")]
     pub max_attempts: u32,
@@ -92,6 +143,12 @@ pub struct ModelConfig {
     pub threads: Option<usize>,
 }
 
+fn default_true() -> bool {
+    true
+}
+fn default_idle_timeout_s() -> f64 {
+    120.0
+}
 fn default_max_concurrency() -> usize {
     16
 }
@@ -122,12 +179,19 @@ impl ModelConfig {
             temperature: None,
             top_p: None,
             max_tokens: None,
+            token_limit_field: TokenLimitField::MaxTokens,
+            sampling: true,
+            output_cap: None,
+            context_window: None,
+            headers: BTreeMap::new(),
+            weights_id: None,
             seed: None,
             stop: Vec::new(),
             reasoning_effort: None,
             extra_body: Map::new(),
             max_concurrency: default_max_concurrency(),
             timeout_s: default_timeout_s(),
+            idle_timeout_s: default_idle_timeout_s(),
             max_attempts: default_max_attempts(),
             retry_base_s: default_retry_base_s(),
             retry_max_s: default_retry_max_s(),
@@ -167,6 +231,41 @@ impl ModelConfig {
         }
         if !(self.timeout_s > 0.0 && self.timeout_s.is_finite()) {
             return Err(bad("timeout-s", "must be a positive number"));
+        }
+        if !(self.idle_timeout_s > 0.0 && self.idle_timeout_s.is_finite()) {
+            return Err(bad("idle-timeout-s", "must be a positive number"));
+        }
+        if let (Some(max), Some(cap)) = (self.max_tokens, self.output_cap)
+            && max > cap
+        {
+            return Err(bad(
+                "max-tokens",
+                &format!("{max} exceeds the model's output cap of {cap} tokens (`output-cap`)"),
+            ));
+        }
+        if let (Some(max), Some(window)) = (self.max_tokens, self.context_window)
+            && max >= window
+        {
+            return Err(bad(
+                "max-tokens",
+                &format!("{max} leaves no room for a prompt in the {window}-token context window"),
+            ));
+        }
+        for (name, v) in &self.headers {
+            if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
+                return Err(bad(
+                    "headers",
+                    &format!("{name:?} is not a valid header name"),
+                ));
+            }
+            if let HeaderValue::Env { env } = v
+                && env.trim().is_empty()
+            {
+                return Err(bad(
+                    "headers",
+                    &format!("{name:?}: `env` must name a variable"),
+                ));
+            }
         }
         if self.max_attempts == 0 {
             return Err(bad("max-attempts", "must be at least 1"));

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::body::{cache_key, model_identity};
 use crate::cache::Cache;
-use crate::client::{Client, api_key};
+use crate::client::Client;
 use crate::config::{Engine, ModelConfig};
 use crate::http::{self, build_client};
 use crate::parse::{self, Failure};
@@ -49,9 +49,9 @@ impl Client {
                 model.name
             )));
         }
-        let secret = api_key(model)?;
-        let redactor = Redactor::new(secret.as_deref());
-        let http = build_client(secret.as_deref(), 2, &redactor)?;
+        let access = http::access(model)?;
+        let redactor = &access.redactor;
+        let http = build_client(model, &access, 2)?;
         let cache = Cache::open(&self.options().cache_path)?;
         let identity = model_identity(model);
         let urls: Vec<String> = self
@@ -90,7 +90,7 @@ impl Client {
                 .map_err(|e| Error::Prompts(e.to_string()))?;
             let sent = self
                 .runtime()
-                .block_on(post_with_retries(&http, url, body, model, &ckey, &redactor));
+                .block_on(post_with_retries(&http, url, body, model, &ckey, redactor));
             let bytes = match sent {
                 Ok(b) => b,
                 Err(f) => {

@@ -6,22 +6,71 @@ use std::time::{Duration, SystemTime};
 use schema::ErrorClass;
 
 use crate::Error;
+use crate::config::{HeaderValue, ModelConfig};
 use crate::parse::{self, Failure};
 use crate::redact::Redactor;
 use crate::retry::{self, Hints};
 
-/// An HTTP client that sends `key` as a bearer token (marked sensitive, so it is never logged).
-pub(crate) fn build_client(
-    key: Option<&str>,
-    pool: usize,
-    redactor: &Redactor,
-) -> Result<reqwest::Client, Error> {
+/// What a model's requests carry besides the body: the bearer key and the custom headers, read from the
+/// environment, and the redactor that keeps every one of those secrets out of messages.
+pub(crate) struct Access {
+    pub(crate) key: Option<String>,
+    headers: reqwest::header::HeaderMap,
+    pub(crate) redactor: Redactor,
+}
+
+/// Reads the model's key and custom headers (`{ env = "VAR" }` values from the environment).
+pub(crate) fn access(model: &ModelConfig) -> Result<Access, Error> {
+    let key = crate::client::api_key(model)?;
+    let mut redactor = Redactor::new(key.as_deref());
     let mut headers = reqwest::header::HeaderMap::new();
+    for (name, value) in &model.headers {
+        let (text, secret) = match value {
+            HeaderValue::Text(t) => (t.clone(), false),
+            HeaderValue::Env { env } => {
+                let v = std::env::var(env).ok().filter(|v| !v.trim().is_empty()).ok_or_else(|| {
+                    Error::Config(format!(
+                        "model {:?}: header {name:?} reads environment variable {env}, which is not set",
+                        model.name
+                    ))
+                })?;
+                (v, true)
+            }
+        };
+        let bad = || {
+            Error::Config(format!(
+                "model {:?}: header {name:?} has characters not allowed in HTTP",
+                model.name
+            ))
+        };
+        let name = reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad())?;
+        let mut v = reqwest::header::HeaderValue::from_str(&text).map_err(|_| bad())?;
+        if secret {
+            v.set_sensitive(true);
+            redactor = redactor.with(Some(&text));
+        }
+        headers.insert(name, v);
+    }
+    Ok(Access {
+        key,
+        headers,
+        redactor,
+    })
+}
+
+/// An HTTP client for one model: its key as a bearer token and its headers (secrets marked sensitive, so never
+/// logged), a connect timeout, and an idle-read timeout of the model's `idle-timeout-s`.
+pub(crate) fn build_client(
+    model: &ModelConfig,
+    access: &Access,
+    pool: usize,
+) -> Result<reqwest::Client, Error> {
+    let mut headers = access.headers.clone();
     headers.insert(
         reqwest::header::CONTENT_TYPE,
         reqwest::header::HeaderValue::from_static("application/json"),
     );
-    if let Some(k) = key {
+    if let Some(k) = &access.key {
         let mut v =
             reqwest::header::HeaderValue::from_str(&format!("Bearer {k}")).map_err(|_| {
                 Error::Config(
@@ -35,10 +84,11 @@ pub(crate) fn build_client(
         .default_headers(headers)
         .pool_max_idle_per_host(pool)
         .connect_timeout(Duration::from_secs(30))
+        .read_timeout(Duration::from_secs_f64(model.idle_timeout_s))
         .tcp_nodelay(true)
         .build()
         .map_err(|e| {
-            Error::Setup(redactor.clean(&format!(
+            Error::Setup(access.redactor.clean(&format!(
                 "cannot build the HTTP client: {}",
                 error_chain(&e)
             )))

@@ -33,6 +33,6 @@ mod run;
 pub use body::estimate_input_tokens;
 pub use cache::Cache;
 pub use client::{Client, RunOptions};
-pub use config::{Engine, ModelConfig, Models};
+pub use config::{Engine, HeaderValue, ModelConfig, Models, TokenLimitField};
 pub use error::Error;
 pub use run::{DryRunReport, RunSummary};

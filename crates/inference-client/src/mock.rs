@@ -13,6 +13,11 @@
 //! Faults come from a script (the first requests, in order) and then at random with `fault_rate`, drawn from
 //! a seeded generator; an `Unauthorized` fault echoes the request's `Authorization` header back, as careless
 //! providers do, so tests can check that the client redacts it.
+//!
+//! Some model ids emulate real providers' own behaviour (o-series, vLLM thinking, OpenRouter errors, out of
+//! credits, short context, `retry-after-ms`, a stalled body, an alias): see the `emulate` module.
+
+mod emulate;
 
 use std::collections::VecDeque;
 use std::io;
@@ -184,6 +189,7 @@ struct Shared {
     /// Requests answered so far per scripted marker.
     replied: Mutex<Vec<usize>>,
     stop: AtomicBool,
+    emu: emulate::EmuState,
 }
 
 /// A running mock; stops when dropped.
@@ -206,6 +212,7 @@ impl MockServer {
             cfg,
             stats: Stats::default(),
             stop: AtomicBool::new(false),
+            emu: emulate::EmuState::default(),
         });
         let sh = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
@@ -385,6 +392,30 @@ async fn serve_conn(sock: TcpStream, sh: Arc<Shared>) {
             continue;
         }
         sh.stats.requests.fetch_add(1, Ordering::Relaxed);
+        if let Some(e) = emulate::emulate(&req.body, &sh.emu) {
+            let res = match e {
+                emulate::Emulated::Reply(status, headers, body) => {
+                    if status == 200 {
+                        sh.stats.ok.fetch_add(1, Ordering::Relaxed);
+                    } else {
+                        sh.stats.faults.fetch_add(1, Ordering::Relaxed);
+                    }
+                    let headers: Vec<(&str, &str)> =
+                        headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                    write_response(&mut wr, status, &headers, body.as_bytes(), None).await
+                }
+                emulate::Emulated::Stall => {
+                    // Headers for a body that never comes; the client's idle timeout must end the wait.
+                    let _ = write_response(&mut wr, 200, &[], b"", Some(100)).await;
+                    tokio::time::sleep(sh.cfg.hang).await;
+                    return;
+                }
+            };
+            if res.is_err() || req.close {
+                return;
+            }
+            continue;
+        }
         let fault = pick_fault(&sh);
         if !sh.cfg.latency.is_zero() {
             tokio::time::sleep(sh.cfg.latency).await;
@@ -611,6 +642,7 @@ async fn write_response(
         404 => "Not Found",
         408 => "Request Timeout",
         409 => "Conflict",
+        402 => "Payment Required",
         429 => "Too Many Requests",
         500 => "Internal Server Error",
         503 => "Service Unavailable",

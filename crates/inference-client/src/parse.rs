@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use schema::{ErrorClass, Logprobs, Usage};
+use schema::{ErrorClass, Logprobs, Served, Usage};
 use serde_json::Value;
 
 /// A usable completion.
@@ -13,6 +13,8 @@ pub(crate) struct Completion {
     pub(crate) finish_reason: Option<String>,
     pub(crate) usage: Usage,
     pub(crate) logprobs: Option<Logprobs>,
+    /// What the server said about itself (the replica is filled in by the caller).
+    pub(crate) served: Served,
 }
 
 /// A failed attempt: its class, the status if a response arrived, a key-free message and the server's retry hints.
@@ -117,12 +119,26 @@ pub(crate) fn parse_completion(body: &[u8]) -> Result<Completion, Failure> {
     }
     let usage = parse_usage(v.get("usage"));
     let logprobs = choice.get("logprobs").and_then(parse_logprobs);
+    let text = |k: &str| {
+        v.get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    let served = Served {
+        model: text("model"),
+        system_fingerprint: text("system_fingerprint"),
+        provider: text("provider"),
+        replica: None,
+        request_id: text("id"),
+    };
     Ok(Completion {
         content,
         reasoning,
         finish_reason,
         usage,
         logprobs,
+        served,
     })
 }
 

@@ -1,8 +1,9 @@
 //! Keeping API keys out of every message the client produces.
 
-/// Replaces the API key, and anything that looks like a provider key (`sk-…`), with `[REDACTED]`.
+/// Replaces the API key and secret header values, and anything that looks like a provider key (`sk-…`), with
+/// `[REDACTED]`.
 pub(crate) struct Redactor {
-    key: Option<String>,
+    secrets: Vec<String>,
 }
 
 const MASK: &str = "[REDACTED]";
@@ -10,18 +11,24 @@ const MASK: &str = "[REDACTED]";
 impl Redactor {
     pub(crate) fn new(key: Option<&str>) -> Redactor {
         Redactor {
-            key: key
-                .map(str::trim)
-                .filter(|k| !k.is_empty())
-                .map(str::to_owned),
+            secrets: Vec::new(),
         }
+        .with(key)
+    }
+
+    /// Also masks `secret` (a secret header's value).
+    pub(crate) fn with(mut self, secret: Option<&str>) -> Redactor {
+        if let Some(s) = secret.map(str::trim).filter(|s| !s.is_empty()) {
+            self.secrets.push(s.to_owned());
+        }
+        self
     }
 
     pub(crate) fn clean(&self, text: &str) -> String {
-        let mut s = match &self.key {
-            Some(k) => text.replace(k.as_str(), MASK),
-            None => text.to_owned(),
-        };
+        let mut s = text.to_owned();
+        for k in &self.secrets {
+            s = s.replace(k.as_str(), MASK);
+        }
         // Providers echo (partly masked) keys in 401 messages, e.g. "Incorrect API key provided: sk-abc***xyz".
         while let Some(i) = find_key_like(&s) {
             let end = s[i..]

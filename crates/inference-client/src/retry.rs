@@ -68,6 +68,11 @@ pub(crate) fn is_overload(f: &Failure) -> bool {
     f.class == ErrorClass::RateLimited || f.status == Some(503)
 }
 
+/// Whether the endpoint could not be reached at all (its replica is ejected for a while).
+pub(crate) fn is_unreachable(f: &Failure) -> bool {
+    f.status.is_none() && matches!(f.class, ErrorClass::Connection | ErrorClass::Timeout)
+}
+
 /// Class of a non-success HTTP status.
 pub(crate) fn status_class(status: u16) -> ErrorClass {
     match status {

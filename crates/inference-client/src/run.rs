@@ -19,7 +19,7 @@ use crate::body::{
     body_max_tokens, cache_key, estimate_input_tokens, model_identity, request_body,
 };
 use crate::cache::Cache;
-use crate::client::{Budget, Client, api_key, check_unique};
+use crate::client::{Budget, Client, check_limits, check_unique};
 use crate::config::ModelConfig;
 use crate::http::{self, build_client};
 use crate::limiter::{Endpoints, Slot};
@@ -77,6 +77,7 @@ pub(crate) fn dry_run(
     let opts = client.options();
     model.validate(&format!("model {:?}", model.name))?;
     check_unique(prompts)?;
+    check_limits(model, prompts)?;
     let identity = model_identity(model);
     let cache = if !opts.refresh && opts.cache_path.exists() {
         Some(Cache::open(&opts.cache_path)?)
@@ -113,6 +114,9 @@ pub(crate) fn dry_run(
 /// What a line on file answered: its cache key and the prompt's ride-along fields.
 type AnsweredRequest = (String, Map<String, Value>);
 
+/// Identical 400 answers after which a model's remaining requests are not sent.
+const REPEATED_BAD_REQUESTS: u32 = 5;
+
 /// One prompt waiting to be sent.
 struct Job {
     index: usize,
@@ -139,8 +143,8 @@ pub(crate) async fn run_prompts(
     let opts = client.options();
     model.validate(&format!("model {:?}", model.name))?;
     check_unique(prompts)?;
-    let key = api_key(model)?;
-    let redactor = Arc::new(Redactor::new(key.as_deref()));
+    check_limits(model, prompts)?;
+    let access = http::access(model)?;
 
     // The output: resume from what is there, or start afresh on refresh.
     if opts.refresh && out.exists() {
@@ -258,17 +262,7 @@ pub(crate) async fn run_prompts(
     let jobs_result = if jobs.is_empty() {
         Ok(Counters::default())
     } else {
-        send_all(
-            client,
-            model,
-            prompts,
-            jobs,
-            key.as_deref(),
-            &redactor,
-            &tx,
-            &progress,
-        )
-        .await
+        send_all(client, model, prompts, jobs, access, &tx, &progress).await
     };
     drop(tx);
     let writer_result = writer
@@ -392,6 +386,8 @@ struct Counters {
     completion_tokens: AtomicU64,
     /// USD spent by this call's requests.
     spent: Mutex<f64>,
+    /// How often each 400 message came back (after its retries).
+    bad_requests: Mutex<HashMap<String, u32>>,
     abort: Mutex<Option<Error>>,
 }
 
@@ -401,8 +397,7 @@ async fn send_all(
     model: &ModelConfig,
     prompts: &[PromptRecord],
     jobs: Vec<Job>,
-    key: Option<&str>,
-    redactor: &Arc<Redactor>,
+    access: http::Access,
     tx: &mpsc::Sender<Written>,
     progress: &ProgressBar,
 ) -> Result<Counters, Error> {
@@ -415,7 +410,9 @@ async fn send_all(
         .collect();
     let cap = opts.concurrency.unwrap_or(model.max_concurrency).max(1);
     let endpoints = Endpoints::new(&urls, cap);
-    let http = build_client(key, cap * urls.len(), redactor)?;
+    let http = build_client(model, &access, cap * urls.len())?;
+    let no_key = access.key.is_none();
+    let redactor = &Arc::new(access.redactor);
     let slots = Arc::new(Semaphore::new(cap * urls.len()));
     let counters = Arc::new(Counters::default());
     let model = Arc::new(model.clone());
@@ -467,6 +464,7 @@ async fn send_all(
             budget: Arc::clone(budget),
             tx: tx.clone(),
             progress: progress.clone(),
+            no_key,
         };
         let id = prompt.id.clone();
         let sample_index = prompt.sample_index;
@@ -496,6 +494,8 @@ struct TaskCtx {
     budget: Arc<Budget>,
     tx: mpsc::Sender<Written>,
     progress: ProgressBar,
+    /// No API key was configured (a 401 then says how to name one).
+    no_key: bool,
 }
 
 impl TaskCtx {
@@ -527,8 +527,9 @@ impl TaskCtx {
             .await;
             let latency = t0.elapsed().as_secs_f64();
             match res {
-                Ok(c) => {
+                Ok(mut c) => {
                     slot.success();
+                    c.served.replica = u32::try_from(slot.index()).ok();
                     attempts.push(Attempt {
                         n,
                         status: Some(200),
@@ -541,6 +542,9 @@ impl TaskCtx {
                 Err(f) => {
                     if retry::is_overload(&f) {
                         slot.overload();
+                    }
+                    if retry::is_unreachable(&f) {
+                        slot.unreachable();
                     }
                     drop(slot);
                     let last = retry::decide(&f) != Decision::Retry || n >= m.max_attempts;
@@ -583,6 +587,7 @@ impl TaskCtx {
             cache_key: job.key,
             cached: false,
             prompt_meta: meta,
+            served: None,
         };
         let mut cost = 0.0;
         let store = match result {
@@ -610,13 +615,38 @@ impl TaskCtx {
                 record.usage = c.usage;
                 record.logprobs = c.logprobs;
                 record.latency_s = Some(latency);
+                warn_if_other_model(m, c.served.model.as_deref());
+                record.served = Some(c.served);
                 true
             }
             Err(f) => {
                 record.outcome = Outcome::Failed;
                 let status = f.status.map(|s| format!("HTTP {s}, ")).unwrap_or_default();
                 record.error = Some(format!("{status}{}: {}", class_name(f.class), f.message));
-                if retry::decide(&f) == Decision::StopModel {
+                // The same 400 again and again (an unsupported parameter, a model limit) fails every request alike.
+                let repeated = f.class == ErrorClass::BadRequest && {
+                    let mut seen = self
+                        .counters
+                        .bad_requests
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner());
+                    let n = seen.entry(f.message.clone()).or_insert(0);
+                    *n += 1;
+                    *n >= REPEATED_BAD_REQUESTS
+                };
+                if retry::decide(&f) == Decision::StopModel || repeated {
+                    let mut message = f.message.clone();
+                    if f.class == ErrorClass::Unauthorized && self.no_key {
+                        message.push_str(
+                            " (no API key was sent: name the environment variable that holds it with `api-key-env` \
+                             in the model config, or --api-key-env)",
+                        );
+                    }
+                    if repeated {
+                        message = format!(
+                            "{message} (the same answer {REPEATED_BAD_REQUESTS} times: stopping this model's requests)"
+                        );
+                    }
                     let mut abort = self
                         .counters
                         .abort
@@ -627,8 +657,20 @@ impl TaskCtx {
                             model: m.name.clone(),
                             status: f.status.unwrap_or(0),
                             class: class_name(f.class).to_owned(),
-                            message: f.message.clone(),
+                            message,
                         });
+                    }
+                    drop(abort);
+                    if repeated {
+                        // This one is answered (failed); the ones after it are not sent.
+                        self.counters.failed.fetch_add(1, Ordering::Relaxed);
+                        self.release_cost(worst, 0.0);
+                        self.progress.inc(1);
+                        let _ = self.tx.send(Written {
+                            record,
+                            store: false,
+                        });
+                        return;
                     }
                     self.release_cost(worst, 0.0);
                     return;
@@ -655,6 +697,27 @@ impl TaskCtx {
             .lock()
             .unwrap_or_else(|e| e.into_inner()) += cost;
         self.budget.settle(worst, cost)
+    }
+}
+
+/// Warns once per model when the server says another model answered than the one requested (a dated version of
+/// the requested id, or the id with a provider prefix, counts as the same).
+fn warn_if_other_model(m: &ModelConfig, served: Option<&str>) {
+    static WARNED: std::sync::OnceLock<Mutex<std::collections::HashSet<String>>> =
+        std::sync::OnceLock::new();
+    let Some(served) = served else { return };
+    let requested = m.model_id.rsplit('/').next().unwrap_or(&m.model_id);
+    let bare = served.rsplit('/').next().unwrap_or(served);
+    if bare.starts_with(requested) || requested.starts_with(bare) {
+        return;
+    }
+    let first = WARNED
+        .get_or_init(Default::default)
+        .lock()
+        .map(|mut w| w.insert(m.name.clone()))
+        .unwrap_or(false);
+    if first {
+        tracing::warn!(model = %m.name, requested = %m.model_id, served, "The server answered with another model than the one requested; records keep the served name in `served.model`.");
     }
 }
 

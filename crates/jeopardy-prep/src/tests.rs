@@ -145,6 +145,7 @@ fn rephrasing_round_trip() {
         cache_key: String::new(),
         cached: false,
         prompt_meta: Default::default(),
+        served: None,
     };
     let rephrasings = parse_rephrasings(&[response(
         &reqs[0].id,

@@ -17,7 +17,7 @@ pub use io::{
 };
 pub use records::{
     Attempt, ErrorClass, Logprobs, Message, Outcome, PromptRecord, RequestParams, ResponseRecord,
-    Usage,
+    Served, Usage,
 };
 pub use responses::{ResponseKey, latest_per_key, read_latest_responses};
 

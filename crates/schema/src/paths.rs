@@ -79,6 +79,10 @@ impl RunPaths {
     pub fn figures(&self) -> PathBuf {
         self.root.join("figures")
     }
+    /// The run's spend ledger: one line per paid request, across reruns (the cost limit covers all of them).
+    pub fn spend_ledger(&self) -> PathBuf {
+        self.root.join("spend.jsonl")
+    }
     pub fn report(&self) -> PathBuf {
         self.root.join("report.html")
     }

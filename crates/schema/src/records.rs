@@ -195,4 +195,26 @@ pub struct ResponseRecord {
     /// The prompt's ride-along fields, copied so a responses file is self-describing.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub prompt_meta: Map<String, Value>,
+    /// Who actually answered, as the server said (absent on failed and older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served: Option<Served>,
+}
+
+/// Provenance of an answer: what the server reported about itself, and which replica it was.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Served {
+    /// The `model` the server says answered (may differ from the requested id: a dated version, an alias).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_fingerprint: Option<String>,
+    /// OpenRouter's upstream `provider`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// Index of the base URL (in the model's `base-urls`) that answered; never the URL's secrets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica: Option<u32>,
+    /// The response `id` (or the `x-request-id` header).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
 }

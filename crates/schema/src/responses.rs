@@ -85,6 +85,7 @@ mod tests {
             cache_key: String::new(),
             cached: false,
             prompt_meta: Default::default(),
+            served: None,
         }
     }
 

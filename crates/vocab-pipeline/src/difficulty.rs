@@ -210,6 +210,7 @@ mod tests {
             cache_key: String::new(),
             cached: false,
             prompt_meta: serde_json::Map::new(),
+            served: None,
         }
     }
 

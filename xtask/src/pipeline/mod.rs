@@ -56,6 +56,7 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
         models_file: cfg.run.models_file.clone(),
         cache: cfg.run.cache.clone(),
         max_cost_usd: cfg.run.max_cost_usd,
+        ledger: Some(paths.spend_ledger()),
     };
     let models_file = args.client.models_file(&defaults);
     let models = cfg
@@ -396,5 +397,16 @@ fn dry_run(
         rows.extend(harness::estimate::rift(&prompts, models, judge, client)?);
     }
     println!("{}", harness::estimate::to_markdown(&rows));
+    match client.cap_usd() {
+        Some(cap) => println!(
+            "Run-wide budget: {cap:.2} USD, of which {:.4} already spent by earlier runs ({}).",
+            client.spent_usd(),
+            paths.spend_ledger().display()
+        ),
+        None => println!(
+            "Run-wide budget: none (set `[run] max-cost` or --max-cost); {:.4} USD spent by earlier runs.",
+            client.spent_usd()
+        ),
+    }
     Ok(())
 }

@@ -6,4 +6,5 @@ mod crash;
 mod embeddings;
 mod faults;
 mod output;
+mod providers;
 mod support;

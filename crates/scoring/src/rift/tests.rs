@@ -74,6 +74,7 @@ fn response(id: &str, outcome: Outcome, content: Option<&str>) -> ResponseRecord
         cache_key: String::new(),
         cached: false,
         prompt_meta: Default::default(),
+        served: None,
     }
 }
 

@@ -64,6 +64,7 @@ fn response(p: &PromptRecord, content: &str, logprob: Option<f64>) -> ResponseRe
         cache_key: String::new(),
         cached: false,
         prompt_meta: p.extra.clone(),
+        served: None,
     }
 }
 

@@ -1,0 +1,229 @@
+//! Provider emulation: model ids that make the mock behave like the real providers the client meets, so tests can
+//! check the client against each one's own shapes. A request whose `model` is not one of these gets the mock's
+//! normal answer.
+//!
+//! - `o-series`: OpenAI's reasoning models: 400 on `max_tokens` and on any `temperature`/`top_p` other than 1;
+//!   reasoning tokens count against `max_completion_tokens` (400 of them per answer), and a budget they exhaust
+//!   gives empty content with `finish_reason: "length"`.
+//! - `vllm-thinker`: a thinking model served by vLLM: `<think>…</think>` before the answer, unless
+//!   `chat_template_kwargs.enable_thinking` is false.
+//! - `openrouter-flaky`: OpenRouter passing provider failures on: the 1st request of a prompt gets a 200 with an
+//!   `error` object, the 2nd a choice with `finish_reason: "error"`, later ones an answer with `provider` and
+//!   `usage.cost` (0.001).
+//! - `credits-K`: 402 (out of credits) after K successful answers.
+//! - `short-context`: vLLM's 400 when the prompt's characters / 4 plus `max_tokens` exceed 512.
+//! - `rate-limited-ms`: each prompt's first request gets a 429 with `retry-after-ms: 50`.
+//! - `stall`: each prompt's first request gets its headers and then nothing (until the connection drops).
+//! - `alias`: answers under another model name (`served-elsewhere-v2`).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+
+/// What the emulated provider does with one request.
+pub(super) enum Emulated {
+    /// Status, extra headers, body.
+    Reply(u16, Vec<(&'static str, String)>, String),
+    /// Headers promising a body that never comes.
+    Stall,
+}
+
+/// Per-emulation counters (requests per prompt, successes).
+#[derive(Default)]
+pub(super) struct EmuState {
+    per_prompt: Mutex<HashMap<String, u32>>,
+    successes: Mutex<u64>,
+}
+
+fn error(status: u16, message: &str) -> Emulated {
+    Emulated::Reply(
+        status,
+        Vec::new(),
+        json!({"error": {"message": message, "code": status}}).to_string(),
+    )
+}
+
+fn answer(
+    model: &str,
+    content: &str,
+    finish: &str,
+    usage: Value,
+    extra: &[(&str, Value)],
+) -> String {
+    let mut v = json!({
+        "id": "emu-1",
+        "object": "chat.completion",
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}],
+        "usage": usage,
+    });
+    for (k, x) in extra {
+        v[*k] = x.clone();
+    }
+    v.to_string()
+}
+
+/// The emulated reply for a request, or `None` when its model is not an emulated one.
+pub(super) fn emulate(body: &[u8], st: &EmuState) -> Option<Emulated> {
+    let req: Value = serde_json::from_slice(body).ok()?;
+    let model = req.get("model").and_then(Value::as_str)?.to_owned();
+    let last = req
+        .get("messages")
+        .and_then(Value::as_array)
+        .and_then(|m| m.last())
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let nth = || {
+        let mut seen = st.per_prompt.lock().unwrap_or_else(|e| e.into_inner());
+        let n = seen.entry(format!("{model}\u{1f}{last}")).or_insert(0);
+        *n += 1;
+        *n
+    };
+    let reply = format!("Reply to: {last}");
+    let usage = |completion: u64| json!({"prompt_tokens": 20, "completion_tokens": completion});
+    let ok = |content: &str| {
+        Emulated::Reply(
+            200,
+            Vec::new(),
+            answer(&model, content, "stop", usage(10), &[]),
+        )
+    };
+    match model.as_str() {
+        "o-series" => {
+            if req.get("max_tokens").is_some() {
+                return Some(error(
+                    400,
+                    "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+                ));
+            }
+            for p in ["temperature", "top_p"] {
+                if req.get(p).and_then(Value::as_f64).is_some_and(|t| t != 1.0) {
+                    return Some(error(
+                        400,
+                        &format!(
+                            "Unsupported value: '{p}' does not support this value with this model. Only the default (1) value is supported."
+                        ),
+                    ));
+                }
+            }
+            let budget = req
+                .get("max_completion_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(100_000);
+            let (content, finish, completion) = if budget <= 400 {
+                ("", "length", budget)
+            } else {
+                (reply.as_str(), "stop", 410)
+            };
+            let usage = json!({"prompt_tokens": 20, "completion_tokens": completion,
+                "completion_tokens_details": {"reasoning_tokens": completion.min(400)}});
+            Some(Emulated::Reply(
+                200,
+                Vec::new(),
+                answer(&model, content, finish, usage, &[]),
+            ))
+        }
+        "vllm-thinker" => {
+            let thinking = req
+                .pointer("/chat_template_kwargs/enable_thinking")
+                .and_then(Value::as_bool)
+                != Some(false);
+            let content = if thinking {
+                format!("<think>Let me think about this carefully.</think>\n{reply}")
+            } else {
+                reply
+            };
+            Some(ok(&content))
+        }
+        "openrouter-flaky" => Some(match nth() {
+            1 => Emulated::Reply(
+                200,
+                Vec::new(),
+                json!({"error": {"message": "Upstream provider error", "code": 502}}).to_string(),
+            ),
+            2 => Emulated::Reply(200, Vec::new(), answer(&model, "", "error", usage(0), &[])),
+            _ => {
+                let usage = json!({"prompt_tokens": 20, "completion_tokens": 10, "cost": 0.001});
+                Emulated::Reply(
+                    200,
+                    Vec::new(),
+                    answer(
+                        &model,
+                        &reply,
+                        "stop",
+                        usage,
+                        &[("provider", json!("Emulated Provider"))],
+                    ),
+                )
+            }
+        }),
+        m if m.starts_with("credits-") => {
+            let k: u64 = m["credits-".len()..].parse().ok()?;
+            let mut done = st.successes.lock().unwrap_or_else(|e| e.into_inner());
+            if *done >= k {
+                return Some(error(
+                    402,
+                    "Insufficient credits. Add more using https://example.invalid/credits",
+                ));
+            }
+            *done += 1;
+            Some(ok(&reply))
+        }
+        "short-context" => {
+            let chars: usize = req
+                .get("messages")
+                .and_then(Value::as_array)
+                .map(|ms| {
+                    ms.iter()
+                        .filter_map(|m| m.get("content").and_then(Value::as_str))
+                        .map(|c| c.chars().count())
+                        .sum()
+                })
+                .unwrap_or(0);
+            let max = req.get("max_tokens").and_then(Value::as_u64).unwrap_or(16);
+            let input = (chars / 4) as u64;
+            if input + max > 512 {
+                return Some(error(
+                    400,
+                    &format!(
+                        "This model's maximum context length is 512 tokens. However, you requested {} tokens ({input} in the messages, {max} in the completion). Please reduce the length of the messages or completion.",
+                        input + max
+                    ),
+                ));
+            }
+            Some(ok(&reply))
+        }
+        "rate-limited-ms" => Some(if nth() == 1 {
+            Emulated::Reply(
+                429,
+                vec![
+                    ("retry-after-ms", "50".to_owned()),
+                    ("retry-after", "30".to_owned()),
+                ],
+                json!({"error": {"message": "rate limited"}}).to_string(),
+            )
+        } else {
+            ok(&reply)
+        }),
+        "stall" => Some(if nth() == 1 {
+            Emulated::Stall
+        } else {
+            ok(&reply)
+        }),
+        "alias" => Some(Emulated::Reply(
+            200,
+            Vec::new(),
+            answer(
+                "served-elsewhere-v2",
+                &reply,
+                "stop",
+                usage(10),
+                &[("system_fingerprint", json!("fp_emu"))],
+            ),
+        )),
+        _ => None,
+    }
+}
