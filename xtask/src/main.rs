@@ -75,10 +75,21 @@ pub(crate) const EXIT_RUNTIME: u8 = 1;
 /// Exit code: a usage or configuration error (bad flags, a bad config or input file, a missing API key); nothing
 /// ran, or the run stopped before its first request.
 pub(crate) const EXIT_USAGE: u8 = 2;
-/// Exit code reserved for "finished but incomplete": every stage ran, but some requests failed or were not sent
-/// (e.g. the cost limit), so the results do not cover every prompt. No command returns it yet.
-#[allow(dead_code)]
+/// Exit code: finished but incomplete: every stage ran, but some prompts have no answer (failed after their
+/// retries, or not sent because of the cost limit); the summary lists them per stage and a plain rerun continues.
 pub(crate) const EXIT_INCOMPLETE: u8 = 3;
+
+/// A run that finished without answers to every prompt (exit code [`EXIT_INCOMPLETE`]).
+#[derive(Debug)]
+pub(crate) struct Incomplete(pub(crate) String);
+
+impl std::fmt::Display for Incomplete {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Incomplete {}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -107,8 +118,12 @@ fn main() -> ExitCode {
 
 /// The exit code of a failed command: [`EXIT_USAGE`] when anything in the error's chain says the command was
 /// called or configured wrongly (a [`UsageError`], a harness input error, an inference-client configuration error
-/// such as a missing API key), else [`EXIT_RUNTIME`].
+/// such as a missing API key), [`EXIT_INCOMPLETE`] for a run that finished without every answer, else
+/// [`EXIT_RUNTIME`].
 pub(crate) fn exit_code(err: &anyhow::Error) -> u8 {
+    if err.chain().any(|e| e.downcast_ref::<Incomplete>().is_some()) {
+        return EXIT_INCOMPLETE;
+    }
     let usage = err.chain().any(|e| {
         e.downcast_ref::<UsageError>().is_some()
             || e.downcast_ref::<harness::Error>()

@@ -204,6 +204,8 @@ pub struct Client {
     budget: Arc<Budget>,
     /// Embedded engines started so far, by model identity; each is loaded once and stopped when the client drops.
     engines: Mutex<HashMap<String, embedded::EmbeddedHandle>>,
+    /// Prompts of every `chat` so far that have no answer: failed after their retries, or not sent (cost limit).
+    unfinished: std::sync::atomic::AtomicUsize,
 }
 
 impl Client {
@@ -231,6 +233,7 @@ impl Client {
             opts,
             rt,
             engines: Mutex::default(),
+            unfinished: std::sync::atomic::AtomicUsize::new(0),
         })
     }
 
@@ -257,8 +260,20 @@ impl Client {
         prompts: &[PromptRecord],
         out: &Path,
     ) -> Result<RunSummary, Error> {
-        self.rt
-            .block_on(crate::run::run_prompts(self, model, prompts, out))
+        let s = self
+            .rt
+            .block_on(crate::run::run_prompts(self, model, prompts, out))?;
+        self.unfinished.fetch_add(
+            s.failed + s.skipped_for_cost,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        Ok(s)
+    }
+
+    /// How many prompts of all `chat` calls so far ended without an answer (failed after their retries, or not
+    /// sent because of the cost limit); a rerun sends them again. A stage that adds to it is incomplete.
+    pub fn unfinished(&self) -> usize {
+        self.unfinished.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// What `chat` would do: prompts cached, estimated input tokens and the worst-case cost; sends nothing.

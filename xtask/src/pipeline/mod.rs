@@ -44,6 +44,8 @@ pub(crate) struct PipelineArgs {
 pub(crate) struct Outcome {
     pub(crate) stages_run: Vec<String>,
     pub(crate) stages_skipped: Vec<String>,
+    /// Stages that ran but left prompts without an answer, with how many.
+    pub(crate) incomplete: Vec<(String, usize)>,
 }
 
 pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
@@ -86,6 +88,7 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
         stamps: &stamps,
         force: args.force,
         out: &mut out,
+        client: &client,
     };
 
     // Offline assets for embedded models are resolved while loading the models (see `crate::models`).
@@ -130,15 +133,37 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
         )?;
     }
     report::analyse_and_report(&cfg, &config_text, &paths, &mut stage)?;
-    let summary = harness::report::summary_markdown(
+    let mut summary = harness::report::summary_markdown(
         &cfg.run.name,
         &paths,
         out.stages_run.len(),
         out.stages_skipped.len(),
         started.elapsed().as_secs_f64(),
     )?;
+    if !out.incomplete.is_empty() {
+        summary.push_str("\n## Incomplete\n\nThese stages finished without an answer to every prompt (failed after their retries, or not sent because of the cost limit); they are not marked done, and a plain rerun sends what is missing.\n\n| stage | prompts without an answer |\n|---|---:|\n");
+        for (name, n) in &out.incomplete {
+            summary.push_str(&format!("| {name} | {n} |\n"));
+        }
+    }
+    if let Some(cap) = client.cap_usd() {
+        summary.push_str(&format!(
+            "\nSpent {:.4} of the run's {cap:.2} USD budget (ledger: {}).\n",
+            client.spent_usd(),
+            paths.spend_ledger().display()
+        ));
+    }
     schema::write_atomic(&paths.summary(), summary.as_bytes())?;
     print_summary(&summary);
+    if !out.incomplete.is_empty() {
+        let missing: usize = out.incomplete.iter().map(|(_, n)| n).sum();
+        return Err(crate::Incomplete(format!(
+            "the run finished with {missing} prompts without an answer in {} stages (see {}); rerun to continue",
+            out.incomplete.len(),
+            paths.summary().display()
+        ))
+        .into());
+    }
     Ok(())
 }
 
@@ -152,6 +177,8 @@ pub(crate) struct Stager<'a> {
     stamps: &'a Stamps,
     force: bool,
     pub(crate) out: &'a mut Outcome,
+    /// The command's client: a stage after which it counts more unanswered prompts is incomplete.
+    client: &'a Client,
 }
 
 impl Stager<'_> {
@@ -168,7 +195,15 @@ impl Stager<'_> {
             return Ok(false);
         }
         tracing::info!(stage = name, "Running.");
+        let before = self.client.unfinished();
         body().with_context(|| format!("stage {name}"))?;
+        let missing = self.client.unfinished() - before;
+        if missing > 0 {
+            tracing::warn!(stage = name, missing, "Stage finished without an answer to every prompt; not marked done.");
+            self.out.incomplete.push((name.to_owned(), missing));
+            self.out.stages_run.push(name.to_owned());
+            return Ok(true);
+        }
         self.stamps.mark(name, &fp, outputs)?;
         self.out.stages_run.push(name.to_owned());
         Ok(true)
@@ -404,7 +439,7 @@ fn dry_run(
             paths.spend_ledger().display()
         ),
         None => println!(
-            "Run-wide budget: none (set `[run] max-cost` or --max-cost); {:.4} USD spent by earlier runs.",
+            "Run-wide budget: none (set `[run] max-cost-usd` or --max-cost); {:.4} USD spent by earlier runs.",
             client.spent_usd()
         ),
     }
