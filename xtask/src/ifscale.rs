@@ -148,6 +148,12 @@ fn run_cmd(args: &RunArgs) -> anyhow::Result<()> {
         "failed             {} (every attempt rejected; scored as failed)",
         s.failed
     );
+    if s.not_sent > 0 {
+        println!(
+            "not sent           {} (the cost limit; rerun to continue)",
+            s.not_sent
+        );
+    }
     println!("attempts           {}", s.attempts);
     for (reason, n) in &s.rejected {
         let note = if reason == "truncated" {

@@ -121,7 +121,10 @@ fn main() -> ExitCode {
 /// such as a missing API key), [`EXIT_INCOMPLETE`] for a run that finished without every answer, else
 /// [`EXIT_RUNTIME`].
 pub(crate) fn exit_code(err: &anyhow::Error) -> u8 {
-    if err.chain().any(|e| e.downcast_ref::<Incomplete>().is_some()) {
+    if err
+        .chain()
+        .any(|e| e.downcast_ref::<Incomplete>().is_some())
+    {
         return EXIT_INCOMPLETE;
     }
     let usage = err.chain().any(|e| {

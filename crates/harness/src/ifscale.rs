@@ -70,6 +70,9 @@ pub struct GenerationSummary {
     pub accepted: usize,
     /// Samples that exhausted their attempts; they are in the scores as `failed`.
     pub failed: usize,
+    /// Samples with an attempt the client did not send (the cost limit): no outcome yet, left out of the scores;
+    /// a rerun continues them.
+    pub not_sent: usize,
     pub attempts: usize,
     /// Rejected attempts per reason (`constraint_list`, `too_short`, `incoherent`, `truncated`, `request_failed`).
     pub rejected: BTreeMap<String, usize>,
@@ -83,6 +86,8 @@ pub struct GenerationSummary {
 struct SampleState {
     logs: Vec<AttemptLog>,
     accepted: Option<ResponseRecord>,
+    /// An attempt was not sent (the cost limit): the sample has no outcome yet and is left out of the scores.
+    unsent: bool,
 }
 
 /// One attempt's response and the decision on it so far.
@@ -113,6 +118,7 @@ pub fn generate(g: &Generation<'_>) -> Result<GenerationSummary, Error> {
         .map(|_| SampleState {
             logs: Vec::new(),
             accepted: None,
+            unsent: false,
         })
         .collect();
     let mut pending: Vec<usize> = (0..g.prompts.len()).collect();
@@ -140,12 +146,11 @@ pub fn generate(g: &Generation<'_>) -> Result<GenerationSummary, Error> {
         let mut decisions: Vec<Decision> = Vec::new();
         for (&i, asked) in pending.iter().zip(&batch) {
             let p = &g.prompts[i];
-            let r = responses
-                .remove(&ResponseKey::of_prompt(asked))
-                .ok_or_else(|| Error::Output {
-                    path: responses_path.clone(),
-                    message: format!("no response for {} attempt {attempt}", p.id),
-                })?;
+            // No line: the client did not send it (the cost limit). The sample waits for a rerun.
+            let Some(r) = responses.remove(&ResponseKey::of_prompt(asked)) else {
+                states[i].unsent = true;
+                continue;
+            };
             let text = r.content.clone().unwrap_or_default();
             let reason = match r.outcome {
                 Outcome::Failed => Some(RejectReason::RequestFailed),
@@ -211,6 +216,8 @@ pub fn generate(g: &Generation<'_>) -> Result<GenerationSummary, Error> {
         }
         if s.accepted.is_some() {
             summary.accepted += 1;
+        } else if s.unsent {
+            summary.not_sent += 1;
         } else {
             summary.failed += 1;
         }
@@ -220,6 +227,9 @@ pub fn generate(g: &Generation<'_>) -> Result<GenerationSummary, Error> {
     let mut scores = Vec::new();
     let mut labels = Vec::new();
     for ((p, meta), s) in g.prompts.iter().zip(&metas).zip(&states) {
+        if s.unsent {
+            continue;
+        }
         let acc = s.accepted.as_ref();
         let last = s.logs.iter().rev().find(|l| l.accepted);
         let input = SampleInput {

@@ -199,7 +199,11 @@ impl Stager<'_> {
         body().with_context(|| format!("stage {name}"))?;
         let missing = self.client.unfinished() - before;
         if missing > 0 {
-            tracing::warn!(stage = name, missing, "Stage finished without an answer to every prompt; not marked done.");
+            tracing::warn!(
+                stage = name,
+                missing,
+                "Stage finished without an answer to every prompt; not marked done."
+            );
             self.out.incomplete.push((name.to_owned(), missing));
             self.out.stages_run.push(name.to_owned());
             return Ok(true);
