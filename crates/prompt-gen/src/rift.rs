@@ -11,9 +11,9 @@
 //!
 //! A whole experiment is sampled from a [`RiftConfig`]: for each group, `num` is
 //! `randint(num_min, num_max + 1)`, `start_row` is `random_interval(len - num)` and the prompt seed is
-//! `next_u32()`, all from `Mt19937::new(config.seed)` in that order.
+//! `next_u32()`, all from `Mt19937::new(config.seed)` in that order. Baselines cover every question of the
+//! dataset, or a seeded uniform sample of `baseline-prompts` of them ([`baseline_rows`]).
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use schema::rift::{BENCHMARK, PromptMeta, Question, Structure};
@@ -74,8 +74,10 @@ pub struct RiftConfig {
     pub linear_prompts: u32,
     /// Number of jumping prompts (group i gets a jumping prompt when i < jumping-prompts).
     pub jumping_prompts: u32,
-    /// Number of single-question baseline prompts (first the rows the groups use, in order, then further rows).
-    pub baseline_prompts: u32,
+    /// Single-question baseline prompts: absent means one per question of the dataset (the paper's baseline runs
+    /// over the whole dataset); a count draws a seeded uniform sample of that many questions (rows in order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_prompts: Option<u32>,
     /// Smallest number of questions per prompt (the paper: 10).
     pub num_min: u32,
     /// Largest number of questions per prompt (the paper: 300; mean 155 with uniform sizes).
@@ -342,39 +344,39 @@ pub fn build_experiment(
             out.push(record);
         }
     }
-    if cfg.baseline_prompts as usize > questions.len() {
-        return Err(Error::Config(format!(
-            "baseline-prompts = {} exceeds the dataset's {} questions",
-            cfg.baseline_prompts,
-            questions.len()
-        )));
-    }
-    for row in baseline_rows(&draws, questions.len(), cfg.baseline_prompts as usize) {
-        out.push(build_baseline(
-            &questions[row as usize],
-            system.baseline,
-            &params,
-        ));
+    for row in baseline_rows(cfg, questions.len())? {
+        out.push(build_baseline(&questions[row], system.baseline, &params));
     }
     Ok(out)
 }
 
-/// The rows the groups use (first appearance order), then the remaining rows from 0 up, cut to `count`.
-fn baseline_rows(draws: &[GroupDraw], len: usize, count: usize) -> Vec<u64> {
-    let mut seen = BTreeSet::new();
-    let mut rows = Vec::with_capacity(count);
-    let group_rows = draws
-        .iter()
-        .flat_map(|d| d.start_row..d.start_row + u64::from(d.num));
-    for row in group_rows.chain(0..len as u64) {
-        if rows.len() == count {
-            break;
-        }
-        if seen.insert(row) {
-            rows.push(row);
+/// The dataset rows that get a baseline prompt, in order: all of them, or a seeded uniform sample of
+/// `baseline-prompts` (MT19937 seeded with `seed`, numpy's `choice(len, count, replace=False)`).
+pub fn baseline_rows(cfg: &RiftConfig, len: usize) -> Result<Vec<usize>, Error> {
+    match cfg.baseline_prompts {
+        None => Ok((0..len).collect()),
+        Some(count) if count as usize > len => Err(Error::Config(format!(
+            "baseline-prompts = {count} exceeds the dataset's {len} questions (leave it out for all of them)"
+        ))),
+        Some(count) => {
+            let mut rows = Mt19937::new(cfg.seed)
+                .choice_without_replacement(len, count as usize)
+                .ok_or_else(|| Error::Config(format!("cannot sample {count} of {len} rows")))?;
+            rows.sort_unstable();
+            Ok(rows)
         }
     }
-    rows
+}
+
+/// How the baseline was drawn, for reports: "all 83 453 questions" or "a seeded uniform sample of …".
+pub fn baseline_description(cfg: &RiftConfig, len: usize) -> String {
+    match cfg.baseline_prompts {
+        None => format!("all {len} questions of the dataset"),
+        Some(n) => format!(
+            "a uniform sample of {n} of the dataset's {len} questions (seed {})",
+            cfg.seed
+        ),
+    }
 }
 
 #[cfg(test)]

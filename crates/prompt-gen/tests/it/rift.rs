@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use prompt_gen::rift::{
-    PromptSpec, RiftConfig, SystemPrompts, admissible_steps, build_experiment, build_prompt,
-    traversal,
+    PromptSpec, RiftConfig, SystemPrompts, admissible_steps, baseline_description, baseline_rows,
+    build_experiment, build_prompt, traversal,
 };
 use proptest::prelude::*;
 use schema::rift::{PromptMeta, Question, Structure};
@@ -210,13 +210,32 @@ fn groups_share_questions_and_baselines_follow() {
     for (_, m) in &metas[..5] {
         assert!((10..=20).contains(&m.num));
     }
-    // Baselines: the first group's rows, in order, one question each, with the baseline system prompt.
+    // Baselines: a seeded uniform sample of four rows, in row order, one question each, with the baseline
+    // system prompt.
+    let rows = baseline_rows(&cfg, questions().len()).unwrap();
+    assert_eq!(rows.len(), 4);
+    assert!(rows.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(rows, baseline_rows(&cfg, questions().len()).unwrap());
     for (i, (_, m)) in metas[5..].iter().enumerate() {
         assert_eq!(m.structure, Structure::Baseline);
-        assert_eq!(m.rows, vec![lin.start_row + i as u64]);
+        assert_eq!(m.rows, vec![rows[i] as u64]);
         assert_eq!(prompts[5 + i].messages[0].content, "B");
     }
     assert_eq!(prompts[0].params.max_tokens, Some(512));
+}
+
+#[test]
+fn the_baseline_covers_every_question_unless_a_count_is_given() {
+    let mut cfg = small_config();
+    cfg.baseline_prompts = None;
+    let n = questions().len();
+    assert_eq!(baseline_rows(&cfg, n).unwrap(), (0..n).collect::<Vec<_>>());
+    assert_eq!(baseline_description(&cfg, n), format!("all {n} questions of the dataset"));
+    cfg.baseline_prompts = Some(4);
+    assert!(baseline_description(&cfg, n).contains("uniform sample of 4"));
+    cfg.baseline_prompts = Some(n as u32 + 1);
+    let err = baseline_rows(&cfg, n).unwrap_err().to_string();
+    assert!(err.contains("exceeds the dataset's"), "{err}");
 }
 
 #[test]
