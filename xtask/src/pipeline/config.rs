@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use harness::helper::HelperCall;
 use prompt_gen::ifscale::IfscaleConfig;
 use prompt_gen::rift::RiftConfig;
 use schemars::JsonSchema;
@@ -70,9 +71,63 @@ pub(crate) struct RiftPrepSection {
     /// Raw clue files (JSON or CSV layout) prepared into `[rift].dataset`.
     #[serde(default)]
     pub(crate) inputs: Vec<PathBuf>,
-    /// Model (from `models-file`) that judges answers the pre-judge cannot settle; unset: the pre-judge's verdict stands.
+    /// Model (from `models-file`) that judges answers the pre-judge cannot settle; unset: those answers are
+    /// unjudged (neither correct nor incorrect; the tables show accuracy bounds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) judge_model: Option<String>,
+    /// `max_tokens` of each judge request (unset: 4096, room for a reasoning judge to think).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) judge_max_tokens: Option<u32>,
+    /// Judge requests per answer while the reply cannot be read (unset: 3); then the answer is unjudged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) judge_tries: Option<u32>,
+    /// `reasoning_effort` of each judge request (unset: the judge model's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) judge_reasoning_effort: Option<String>,
+    /// Extra body fields of each judge request (e.g. a provider's thinking switch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) judge_extra_body: Option<serde_json::Map<String, serde_json::Value>>,
+    /// `max_tokens` of each rephrasing request of `cargo xtask rift prep --rephrase-model` (unset: 4096).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) rephrase_max_tokens: Option<u32>,
+}
+
+impl RiftPrepSection {
+    /// The judge's request settings, defaults filled in.
+    pub(crate) fn judge_call(&self) -> HelperCall {
+        let d = HelperCall::judge();
+        HelperCall {
+            max_tokens: self.judge_max_tokens.unwrap_or(d.max_tokens),
+            tries: self.judge_tries.unwrap_or(d.tries),
+            reasoning_effort: self.judge_reasoning_effort.clone(),
+            extra_body: self.judge_extra_body.clone().unwrap_or_default(),
+        }
+    }
+
+    /// The rephrasing's request settings, defaults filled in.
+    pub(crate) fn rephrase_call(&self) -> HelperCall {
+        let d = HelperCall::rephrase();
+        HelperCall {
+            max_tokens: self.rephrase_max_tokens.unwrap_or(d.max_tokens),
+            ..d
+        }
+    }
+}
+
+/// The judge settings of a `[rift-prep]` section, or the defaults without one.
+pub(crate) fn rift_judge_call(prep: Option<&RiftPrepSection>) -> HelperCall {
+    prep.map_or_else(HelperCall::judge, RiftPrepSection::judge_call)
+}
+
+/// The coherence judge's request settings of an `[ifscale]` section, defaults filled in.
+pub(crate) fn ifscale_judge_call(ifs: &IfscaleConfig) -> HelperCall {
+    let d = HelperCall::judge();
+    HelperCall {
+        max_tokens: ifs.judge_max_tokens.unwrap_or(d.max_tokens),
+        tries: ifs.judge_tries.unwrap_or(d.tries),
+        reasoning_effort: ifs.judge_reasoning_effort.clone(),
+        extra_body: ifs.judge_extra_body.clone().unwrap_or_default(),
+    }
 }
 
 fn default_models_file() -> PathBuf {
@@ -109,6 +164,9 @@ impl PipelineConfig {
         if let Some(rift) = &cfg.rift {
             rift.check(path)?;
         }
+        if let Some(prep) = &cfg.rift_prep {
+            prep.check(path)?;
+        }
         Ok(cfg)
     }
 
@@ -142,6 +200,27 @@ impl Section for IfscaleConfig {
     fn check(&self, path: &Path) -> anyhow::Result<()> {
         self.validate()
             .map_err(|e| UsageError(format!("{}: {e}", path.display())).into())
+    }
+}
+
+impl Section for RiftPrepSection {
+    const NAME: &'static str = "rift-prep";
+    fn check(&self, path: &Path) -> anyhow::Result<()> {
+        let problem = [
+            ("judge-max-tokens", self.judge_max_tokens),
+            ("judge-tries", self.judge_tries),
+            ("rephrase-max-tokens", self.rephrase_max_tokens),
+        ]
+        .into_iter()
+        .find(|(_, v)| *v == Some(0));
+        match problem {
+            Some((field, _)) => Err(UsageError(format!(
+                "{}: [rift-prep]: field `{field}`: must be at least 1",
+                path.display()
+            ))
+            .into()),
+            None => Ok(()),
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use harness::helper::HelperCall;
 use harness::ifscale::{Generation, GenerationSummary, generate};
 use inference_client::ModelConfig;
 use schema::ifscale::{AttemptLog, MatchMode, PromptMeta, RejectReason, SampleScore, SampleStatus};
@@ -55,6 +56,7 @@ fn run(
         prompts,
         model,
         judge,
+        judge_call: &HelperCall::judge(),
         coherence_threshold: 6,
         max_attempts: 3,
         mode: MatchMode::Paper,
@@ -74,6 +76,7 @@ fn generate_once(
         prompts: std::slice::from_ref(p),
         model,
         judge: None,
+        judge_call: &HelperCall::judge(),
         coherence_threshold: 6,
         max_attempts: 1,
         mode: MatchMode::Paper,
@@ -105,7 +108,8 @@ fn a_constraint_list_is_retried_and_a_truncated_sample_fails_after_every_attempt
     assert_eq!((s.samples, s.accepted, s.failed, s.attempts), (2, 1, 1, 5));
     assert_eq!(s.rejected.get("constraint_list"), Some(&1));
     assert_eq!(s.rejected.get("truncated"), Some(&3));
-    assert!(!s.judged);
+    assert!(!s.judge_configured);
+    assert_eq!((s.judged, s.unjudged), (0, 0));
     // Attempts 1 and 2 of both samples, attempt 3 of the truncated one only.
     assert_eq!(mock.requests(), 5);
 
@@ -161,8 +165,10 @@ fn the_coherence_judge_rejects_low_scores_and_is_asked_again_when_its_answer_doe
 
     assert_eq!((s.samples, s.accepted, s.failed, s.attempts), (2, 2, 0, 3));
     assert_eq!(s.rejected.get("incoherent"), Some(&1));
-    assert_eq!(s.judge_errors, 1);
-    assert!(s.judged);
+    // Judged: the low, garbled-then-clear attempts; unjudged: the silent one (the judge failed every try).
+    assert!(s.judge_configured);
+    assert_eq!((s.judged, s.unjudged), (2, 1));
+    assert!((s.judge_failure_share() - 1.0 / 3.0).abs() < 1e-12);
     // Generation: 2 + 1. Judge: attempt 1 asks about both (1 + the silent one's 3 tries), attempt 2 asks twice.
     assert_eq!(mock.requests(), 3 + 4 + 2);
 

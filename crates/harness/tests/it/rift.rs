@@ -1,5 +1,6 @@
 //! RIFT run, judge and score on a two-prompt fixture, and a resumed rerun.
 
+use harness::helper::HelperCall;
 use harness::rift::{Judge, Score, judge, run, score};
 use schema::paths::ModelPaths;
 use schema::rift::{AnswerScore, JudgeSource, PromptMeta, PromptScore, Structure, Verdict};
@@ -79,10 +80,12 @@ fn run_judge_and_score_a_tiny_experiment_then_resume_without_sending() {
             responses: &files.responses(),
             template: TEMPLATE,
             judge_settled: false,
+            call: &HelperCall::judge(),
             files: &files,
             client: &client,
         })
-        .unwrap();
+        .unwrap()
+        .verdicts_file;
         let summary = score(&Score {
             prompts: &prompts_path,
             responses: &files.responses(),
