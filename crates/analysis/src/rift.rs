@@ -427,15 +427,14 @@ fn table2_frame(per_prompt: LazyFrame) -> Result<DataFrame, Error> {
         .agg([
             len().cast(DataType::Int64).alias("n_prompts"),
             col("accuracy").mean().alias("mean"),
-            (col("accuracy").std(1)
-                / col("accuracy")
-                    .count()
-                    .cast(DataType::Float64)
-                    .sqrt())
-            .alias("se"),
+            (col("accuracy").std(1) / col("accuracy").count().cast(DataType::Float64).sqrt())
+                .alias("se"),
             col("accuracy").median().alias("median"),
             col("n").cast(DataType::Int64).sum().alias("answers"),
-            col("unjudged").cast(DataType::Int64).sum().alias("unjudged"),
+            col("unjudged")
+                .cast(DataType::Int64)
+                .sum()
+                .alias("unjudged"),
             col("accuracy_lower").mean().alias("mean_lower"),
             col("accuracy_upper").mean().alias("mean_upper"),
             col("accuracy_lower").median().alias("median_lower"),
@@ -581,7 +580,10 @@ pub fn aggregate(
                 (Some(l), Some(j)) if l != 0.0 => Some((l - j) / l * 100.0),
                 _ => None,
             };
-            let (l_lo, l_hi) = (lin.and_then(|r| r.mean_lower), lin.and_then(|r| r.mean_upper));
+            let (l_lo, l_hi) = (
+                lin.and_then(|r| r.mean_lower),
+                lin.and_then(|r| r.mean_upper),
+            );
             let (j_lo, j_hi) = (
                 jump.and_then(|r| r.mean_lower),
                 jump.and_then(|r| r.mean_upper),

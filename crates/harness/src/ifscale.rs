@@ -281,7 +281,10 @@ pub fn judge_counts_from_attempts(attempts: &Path) -> Result<(usize, usize), Err
         return Ok((0, 0));
     }
     let logs: Vec<AttemptLog> = schema::read_jsonl(attempts)?;
-    Ok(logs.iter().map(judge_counts).fold((0, 0), |(a, b), (c, d)| (a + c, b + d)))
+    Ok(logs
+        .iter()
+        .map(judge_counts)
+        .fold((0, 0), |(a, b), (c, d)| (a + c, b + d)))
 }
 
 /// Asks the judge about every attempt that passed the other rules, up to `judge_call.tries` times while its answer

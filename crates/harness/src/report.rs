@@ -128,13 +128,11 @@ fn bench_section(run: &RunReport<'_>, paths: &RunPaths, bench: Bench) -> Result<
         let scores = paths.ifscale_scores();
         if scores.is_file() {
             let judge = run.ifscale == Some(true);
-            section
-                .denominators
-                .extend(overview::ifscale_denominators(
-                    &scores,
-                    &paths.ifscale_attempts(),
-                    judge,
-                )?);
+            section.denominators.extend(overview::ifscale_denominators(
+                &scores,
+                &paths.ifscale_attempts(),
+                judge,
+            )?);
             section.links.push(Link {
                 label: "per-sample scores".to_owned(),
                 href: rel(paths, &scores),

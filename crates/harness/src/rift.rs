@@ -218,16 +218,21 @@ pub fn judge(j: &Judge<'_>) -> Result<JudgeSummary, Error> {
     let resp_path = j.files.judge_responses();
     let verdict_path = j.files.verdicts();
     schema::write_jsonl_atomic(&j.files.judge_prompts(), &judge_prompts)?;
-    let wanted: std::collections::HashSet<&str> =
-        judge_prompts.iter().map(|p| p.id.as_str()).collect();
-    // The judge's replies to this run's requests, over the configured tries only (a file may hold more).
-    let read_verdicts = || -> Result<Vec<JudgeVerdict>, Error> {
-        let responses: Vec<_> = schema::read_latest_responses(&resp_path)?
-            .into_iter()
-            .filter(|r| wanted.contains(r.id.as_str()) && r.sample_index < j.call.tries)
-            .collect();
-        Ok(scoring::rift::parse_verdicts(&responses))
-    };
+    // The highest try asked per judge id: replies of later tries in the file (from an earlier run with other
+    // settings) are not this run's, so a rerun reads exactly what the first run read.
+    let mut asked: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+    let read_verdicts =
+        |asked: &std::collections::HashMap<&str, u32>| -> Result<Vec<JudgeVerdict>, Error> {
+            let responses: Vec<_> = schema::read_latest_responses(&resp_path)?
+                .into_iter()
+                .filter(|r| {
+                    asked
+                        .get(r.id.as_str())
+                        .is_some_and(|&t| r.sample_index <= t)
+                })
+                .collect();
+            Ok(scoring::rift::parse_verdicts(&responses))
+        };
     let mut open: Vec<&PromptRecord> = judge_prompts.iter().collect();
     let mut sent = 0;
     for try_index in 0..j.call.tries {
@@ -244,14 +249,17 @@ pub fn judge(j: &Judge<'_>) -> Result<JudgeSummary, Error> {
         tracing::info!(requests = batch.len(), judge_try = try_index + 1, judge = %j.judge.name, "Judging unsettled answers.");
         j.client.chat(j.judge, &batch, &resp_path)?;
         sent += batch.len();
-        let settled: std::collections::HashSet<String> = read_verdicts()?
+        for p in &open {
+            asked.insert(p.id.as_str(), try_index);
+        }
+        let settled: std::collections::HashSet<String> = read_verdicts(&asked)?
             .into_iter()
             .filter(|v| v.verdict.is_some())
             .map(|v| v.id)
             .collect();
         open.retain(|p| !settled.contains(&p.id));
     }
-    let verdicts = read_verdicts()?;
+    let verdicts = read_verdicts(&asked)?;
     schema::write_jsonl_atomic(&verdict_path, &verdicts)?;
     let judged = verdicts.iter().filter(|v| v.verdict.is_some()).count();
     let summary = JudgeSummary {

@@ -589,7 +589,10 @@ pub fn parse_verdict(text: &str) -> Option<Verdict> {
     for line in upper.lines().rev() {
         let mut ws = words(line);
         let first = ws.next();
-        let labelled = matches!(first, Some("VERDICT" | "ANSWER" | "FINAL" | "GRADE" | "JUDGMENT"));
+        let labelled = matches!(
+            first,
+            Some("VERDICT" | "ANSWER" | "FINAL" | "GRADE" | "JUDGMENT")
+        );
         let v = if labelled {
             ws.find_map(|w| match w {
                 "CORRECT" => Some(Verdict::Correct),

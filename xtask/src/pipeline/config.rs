@@ -245,3 +245,99 @@ pub(crate) fn load_section<T: Section>(path: &Path) -> anyhow::Result<T> {
     section.check(path)?;
     Ok(section)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const IFSCALE: &str =
+        "[ifscale]\ngrid = [10]\nseeds = [0]\nsampling = \"paper\"\ntemplate = \"t.txt\"\n";
+
+    fn load(name: &str, text: &str) -> anyhow::Result<PipelineConfig> {
+        let dir =
+            std::env::temp_dir().join(format!("ifstress-config-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{name}.toml"));
+        std::fs::write(
+            &path,
+            format!("[run]\nname = \"x\"\nmodels = [\"m\"]\n{text}"),
+        )
+        .unwrap();
+        let cfg = PipelineConfig::load(&path);
+        std::fs::remove_dir_all(&dir).unwrap();
+        cfg
+    }
+
+    #[test]
+    fn judge_and_rephrase_settings_come_from_the_config_with_reasoning_room_by_default() {
+        let cfg = load("defaults", &format!("{IFSCALE}[rift-prep]\n")).unwrap();
+        let ifs = ifscale_judge_call(cfg.ifscale.as_ref().unwrap());
+        let rift = rift_judge_call(cfg.rift_prep.as_ref());
+        for call in [&ifs, &rift] {
+            assert_eq!((call.max_tokens, call.tries), (4096, 3));
+            assert_eq!(call.params().max_tokens, Some(4096));
+        }
+        assert_eq!(rift_judge_call(None), rift);
+        assert_eq!(cfg.rift_prep.unwrap().rephrase_call().max_tokens, 4096);
+
+        let cfg = load(
+            "set",
+            &format!(
+                "{IFSCALE}judge-max-tokens = 300\njudge-tries = 5\njudge-reasoning-effort = \"low\"\n\
+                 [rift-prep]\njudge-max-tokens = 16\njudge-extra-body = {{ think = false }}\nrephrase-max-tokens = 200\n"
+            ),
+        )
+        .unwrap();
+        let ifs = ifscale_judge_call(cfg.ifscale.as_ref().unwrap());
+        assert_eq!((ifs.max_tokens, ifs.tries), (300, 5));
+        assert_eq!(ifs.params().reasoning_effort.as_deref(), Some("low"));
+        let prep = cfg.rift_prep.unwrap();
+        let rift = prep.judge_call();
+        assert_eq!((rift.max_tokens, rift.tries), (16, 3));
+        assert_eq!(
+            rift.params().extra_body.get("think"),
+            Some(&serde_json::Value::Bool(false))
+        );
+        assert_eq!(prep.rephrase_call().max_tokens, 200);
+    }
+
+    #[test]
+    fn a_zero_judge_setting_is_a_one_line_usage_error_naming_the_file_and_field() {
+        for (name, text, field) in [
+            (
+                "ifs",
+                format!("{IFSCALE}judge-max-tokens = 0\n"),
+                "judge-max-tokens",
+            ),
+            (
+                "ifs-tries",
+                format!("{IFSCALE}judge-tries = 0\n"),
+                "judge-tries",
+            ),
+            (
+                "rift",
+                "[rift-prep]\njudge-max-tokens = 0\n".to_owned(),
+                "judge-max-tokens",
+            ),
+            (
+                "rift-tries",
+                "[rift-prep]\njudge-tries = 0\n".to_owned(),
+                "judge-tries",
+            ),
+            (
+                "rephrase",
+                "[rift-prep]\nrephrase-max-tokens = 0\n".to_owned(),
+                "rephrase-max-tokens",
+            ),
+        ] {
+            let err = load(name, &text).unwrap_err();
+            assert!(err.downcast_ref::<UsageError>().is_some(), "{name}: {err}");
+            let msg = err.to_string();
+            assert!(
+                msg.contains(&format!("{name}.toml")) && msg.contains(&format!("`{field}`")),
+                "{name}: {msg}"
+            );
+            assert!(!msg.contains('\n'), "{name}: one line: {msg}");
+        }
+    }
+}

@@ -210,6 +210,80 @@ fn the_coherence_judge_rejects_low_scores_and_is_asked_again_when_its_answer_doe
 }
 
 #[test]
+fn attempts_whose_configured_judge_never_answers_are_counted_unjudged() {
+    let mock = mock(&[
+        ("JUDGE-OK", &[r#"{"reason": "fine", "score": 9}"#]),
+        ("JUDGE-NEVER", &["No idea."]),
+        ("[judged]", &[&format!("{GOOD} JUDGE-OK")]),
+        ("[silent]", &[&format!("{GOOD} JUDGE-NEVER")]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = [prompt("judged", "[judged]"), prompt("silent", "[silent]")];
+    let files = ModelPaths::in_dir(&dir.path().join("out"));
+    let call = HelperCall {
+        tries: 2,
+        max_tokens: 50,
+        ..HelperCall::judge()
+    };
+    let s = generate(&Generation {
+        prompts: &prompts,
+        model: &model(&mock, "writer"),
+        judge: Some(&model(&mock, "judge")),
+        judge_call: &call,
+        coherence_threshold: 6,
+        max_attempts: 3,
+        mode: MatchMode::Paper,
+        files: &files,
+        client: &client(dir.path()),
+    })
+    .unwrap();
+    // Both attempts stand (the silent one on the other rules), one judged and one unjudged after 2 tries.
+    assert_eq!((s.samples, s.accepted, s.attempts), (2, 2, 2));
+    assert_eq!((s.judged, s.unjudged), (1, 1));
+    assert_eq!(s.judge_failure_share(), 0.5);
+    assert!(s.judge_failure_share() > harness::helper::UNJUDGED_ALERT_SHARE);
+    assert_eq!(mock.requests(), 2 + 2 + 1);
+    // The same counts from the files, for a stage that was up to date and skipped.
+    assert_eq!(
+        harness::ifscale::judge_counts_from_attempts(&files.attempts()).unwrap(),
+        (1, 1)
+    );
+    let shown =
+        harness::overview::ifscale_denominators(&files.scores(), &files.attempts(), true).unwrap();
+    assert!(
+        shown
+            .iter()
+            .any(|(k, v)| k == "Coherence judged" && v.contains("1 attempts judged, 1 unjudged")),
+        "{shown:?}"
+    );
+}
+
+#[test]
+fn a_judge_max_tokens_of_zero_is_a_usage_error_and_nothing_is_sent() {
+    let mock = mock(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let call = HelperCall {
+        max_tokens: 0,
+        ..HelperCall::judge()
+    };
+    let err = generate(&Generation {
+        prompts: &[prompt("p", "")],
+        model: &model(&mock, "writer"),
+        judge: Some(&model(&mock, "judge")),
+        judge_call: &call,
+        coherence_threshold: 6,
+        max_attempts: 1,
+        mode: MatchMode::Paper,
+        files: &ModelPaths::in_dir(dir.path()),
+        client: &client(dir.path()),
+    })
+    .unwrap_err();
+    assert!(err.is_usage(), "{err}");
+    assert!(err.to_string().contains("judge-max-tokens"), "{err}");
+    assert_eq!(mock.requests(), 0);
+}
+
+#[test]
 fn a_second_run_sends_nothing_and_writes_the_same_files() {
     let mock = mock(&[
         ("JUDGE-OK", &[r#"{"reason": "fine", "score": 9}"#]),

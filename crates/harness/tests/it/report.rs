@@ -67,7 +67,8 @@ fn write_run(root: &Path) -> RunPaths {
     };
     let mut answers = Vec::new();
     let mut prompts = Vec::new();
-    for (structure, correct, unjudged) in [(Structure::Linear, 3u32, 0u32), (Structure::Jumping, 1, 1)]
+    for (structure, correct, unjudged) in
+        [(Structure::Linear, 3u32, 0u32), (Structure::Jumping, 1, 1)]
     {
         for d in 0..3 {
             let (verdict, by) = if d < correct {

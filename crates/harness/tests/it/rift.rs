@@ -8,9 +8,9 @@ use schema::{Message, PromptRecord};
 
 use crate::support::{client, mock, model};
 
-const TEMPLATE: &str = "Q: {question}\nE: {expected}\nG: {given}";
+pub(crate) const TEMPLATE: &str = "Q: {question}\nE: {expected}\nG: {given}";
 
-fn prompt(id: &str, structure: Structure, qa: &[(&str, &str)]) -> PromptRecord {
+pub(crate) fn prompt(id: &str, structure: Structure, qa: &[(&str, &str)]) -> PromptRecord {
     let n = qa.len() as u32;
     let meta = PromptMeta {
         benchmark: "rift".into(),

@@ -197,7 +197,10 @@ fn unsettled_answers_are_unjudged_then_take_the_judges_verdict() {
             .all(|a| a.judged_by == JudgeSource::PreJudgeOnly && a.verdict == U)
     );
     assert_eq!(first.prompts[0].pre_judge_only, 3);
-    assert_eq!((first.prompts[0].unjudged, first.prompts[0].correct), (3, 0));
+    assert_eq!(
+        (first.prompts[0].unjudged, first.prompts[0].correct),
+        (3, 0)
+    );
     let judge = judge_prompts(
         &first.judge_requests,
         "Q: {question}\nE: {expected}\nG: {given}",
@@ -346,10 +349,22 @@ fn normalization() {
 #[test]
 fn long_judge_replies_are_read_from_their_verdict_line() {
     let cases = [
-        ("The expected answer is Paris and the given answer names Paris.\n\nVerdict: CORRECT", Some(C)),
-        ("Comparing the two answers, they name different planets.\n**INCORRECT**", Some(I)),
-        ("Both refer to the same person, so the given answer is correct.", Some(C)),
-        ("Seven and 7 are the same number.\nFinal answer: correct", Some(C)),
+        (
+            "The expected answer is Paris and the given answer names Paris.\n\nVerdict: CORRECT",
+            Some(C),
+        ),
+        (
+            "Comparing the two answers, they name different planets.\n**INCORRECT**",
+            Some(I),
+        ),
+        (
+            "Both refer to the same person, so the given answer is correct.",
+            Some(C),
+        ),
+        (
+            "Seven and 7 are the same number.\nFinal answer: correct",
+            Some(C),
+        ),
         ("Let me compare them carefully before I decide.", None),
         ("", None),
     ];
