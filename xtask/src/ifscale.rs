@@ -10,7 +10,7 @@ use schema::ifscale::MatchMode;
 use schema::paths::ModelPaths;
 
 use crate::client::{ClientArgs, ClientDefaults};
-use crate::pipeline::load_section;
+use crate::pipeline::{ifscale_judge_call, load_section};
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum Ifscale {
@@ -135,6 +135,7 @@ fn run_cmd(args: &RunArgs) -> anyhow::Result<()> {
         prompts: &prompts,
         model: &model,
         judge: judge.as_ref(),
+        judge_call: &ifscale_judge_call(&cfg),
         coherence_threshold: cfg.coherence_threshold,
         max_attempts: args.max_attempts.unwrap_or(cfg.max_attempts),
         mode: args.mode.mode(),
@@ -163,10 +164,14 @@ fn run_cmd(args: &RunArgs) -> anyhow::Result<()> {
         };
         println!("  rejected {reason:<16} {n}{note}");
     }
-    match judge.as_ref().filter(|_| s.judged) {
+    match judge.as_ref().filter(|_| s.judge_configured) {
         Some(j) => println!(
-            "coherence check    judge {} (threshold {}); {} judge errors",
-            j.name, cfg.coherence_threshold, s.judge_errors
+            "coherence check    judge {} (threshold {}); {} attempts judged, {} unjudged ({:.1}%: no verdict after every try)",
+            j.name,
+            cfg.coherence_threshold,
+            s.judged,
+            s.unjudged,
+            s.judge_failure_share() * 100.0
         ),
         None => println!("coherence check    skipped: no judge model configured"),
     }

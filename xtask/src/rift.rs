@@ -2,12 +2,18 @@
 
 use std::path::PathBuf;
 
+use harness::helper::HelperCall;
 use harness::rift::{Judge, Rephrase, Score};
 use prompt_gen::rift::RiftConfig;
 use schema::paths::ModelPaths;
 
 use crate::client::{ClientArgs, ClientDefaults};
-use crate::pipeline::load_section;
+use crate::pipeline::{RiftPrepSection, load_section, rift_judge_call};
+
+/// The `[rift-prep]` section of `--config`, when one is given.
+fn prep_section(config: Option<&std::path::Path>) -> anyhow::Result<Option<RiftPrepSection>> {
+    config.map(load_section::<RiftPrepSection>).transpose()
+}
 
 /// RIFT: Jeopardy! preparation, baseline/linear/jumping prompts, model runs, LLM judging and scoring.
 #[derive(Debug, clap::Subcommand)]
@@ -38,6 +44,9 @@ pub(crate) struct PrepArgs {
     /// The rephrasing prompt ({category}, {clue}, {response}).
     #[arg(long, default_value = "configs/prompts/rift-rephrase.txt")]
     rephrase_template: PathBuf,
+    /// A config whose `[rift-prep]` section sets `rephrase-max-tokens` (default: 4096).
+    #[arg(long)]
+    config: Option<PathBuf>,
     #[command(flatten)]
     client: ClientArgs,
 }
@@ -87,6 +96,10 @@ pub(crate) struct JudgeArgs {
     /// Also judge the answers the pre-judge settled (to measure their agreement).
     #[arg(long)]
     judge_settled: bool,
+    /// A config whose `[rift-prep]` section sets `judge-max-tokens`, `judge-tries`, `judge-reasoning-effort` and
+    /// `judge-extra-body` (defaults: 4096 tokens, 3 tries).
+    #[arg(long)]
+    config: Option<PathBuf>,
     #[command(flatten)]
     client: ClientArgs,
 }
@@ -97,7 +110,7 @@ pub(crate) struct ScoreArgs {
     prompts: PathBuf,
     #[arg(long)]
     responses: PathBuf,
-    /// verdicts.jsonl from `rift judge`; without it the pre-judge's verdicts stand (labelled pre_judge_only).
+    /// verdicts.jsonl from `rift judge`; without it the answers the pre-judge cannot settle are unjudged.
     #[arg(long)]
     verdicts: Option<PathBuf>,
     /// Output folder.
@@ -122,10 +135,13 @@ pub(crate) fn run(cmd: &Rift) -> anyhow::Result<()> {
                 Some(_) => harness::read_text(&a.rephrase_template)?,
                 None => String::new(),
             };
+            let call = prep_section(a.config.as_deref())?
+                .map_or_else(HelperCall::rephrase, |p| p.rephrase_call());
             let client = a.client.client(&defaults)?;
             let rephrase = model.as_ref().map(|model| Rephrase {
                 model,
                 template: &template,
+                call: &call,
                 client: &client,
             });
             let prepared = harness::rift::prep(&a.input, &a.out_dir, rephrase.as_ref())?;
@@ -147,15 +163,26 @@ pub(crate) fn run(cmd: &Rift) -> anyhow::Result<()> {
         Rift::Judge(a) => {
             let judge = crate::models::load_model(a.client.models_file(&defaults), &a.judge_model)?;
             let template = harness::read_text(&a.judge_template)?;
-            harness::rift::judge(&Judge {
+            let call = rift_judge_call(prep_section(a.config.as_deref())?.as_ref());
+            let s = harness::rift::judge(&Judge {
                 judge: &judge,
                 prompts: &a.prompts,
                 responses: &a.responses,
                 template: &template,
                 judge_settled: a.judge_settled,
+                call: &call,
                 files: &ModelPaths::in_dir(&a.out_dir),
                 client: &a.client.client(&defaults)?,
             })?;
+            println!(
+                "judge requests     {} judged, {} unjudged after {} tries ({:.1}% failed); {} requests sent",
+                s.judged,
+                s.unjudged,
+                call.tries,
+                s.judge_failure_share() * 100.0,
+                s.requests_sent
+            );
+            println!("verdicts           {}", s.verdicts_file.display());
         }
         Rift::Score(a) => {
             let summary = harness::rift::score(&Score {

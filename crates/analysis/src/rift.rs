@@ -2,40 +2,49 @@
 //! depth, the wrong-question share of incorrect answers, and reply-outcome counts.
 //!
 //! Two canonical frames feed it:
-//! - the answer table ([`ANSWER_COLUMNS`]): one row per expected answer, `correct`/`incorrect` booleans (neither =
-//!   missing) and `wrong_question` (an incorrect answer that is another question's answer); it can be 18.6 M rows, so it
-//!   is queried lazily with the streaming engine (from Parquet via [`scan_answers_parquet`]);
+//! - the answer table ([`ANSWER_COLUMNS`]): one row per expected answer, `correct`/`incorrect`/`unjudged` booleans
+//!   (none = missing) and `wrong_question` (an incorrect answer that is another question's answer); it can be 18.6 M
+//!   rows, so it is queried lazily with the streaming engine (from Parquet via [`scan_answers_parquet`]);
 //! - the prompt table ([`PROMPT_COLUMNS`]): one row per prompt with its token count and reply outcome.
 //!
-//! Prompt accuracy is `correct ÷ num_questions × 100` (missing answers count as wrong), computed here rather than
-//! trusted from the record.
+//! Prompt accuracy is `correct ÷ (num_questions − unjudged) × 100` (missing answers count as wrong; unjudged ones,
+//! which nobody settled, are neither right nor wrong and leave the denominator), computed here rather than trusted
+//! from the record. Beside it go the bounds `correct ÷ num_questions` (every unjudged answer wrong) and
+//! `(correct + unjudged) ÷ num_questions` (every unjudged answer right), and the unjudged count; without unjudged
+//! answers all three are the same number.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use polars::prelude::*;
 use serde::Serialize;
 
+mod markdown;
+
+pub use markdown::{fmt_bounds, write_tables};
+
 use crate::Error;
-use crate::tables::{self, f64_col, i64_col, str_col};
+use crate::tables::{f64_col, i64_col, str_col};
 
 /// Columns of the canonical answer table.
-pub const ANSWER_COLUMNS: [&str; 7] = [
+pub const ANSWER_COLUMNS: [&str; 8] = [
     "model",
     "structure",
     "prompt_id",
     "depth",
     "correct",
     "incorrect",
+    "unjudged",
     "wrong_question",
 ];
 /// Columns of the canonical prompt table.
-pub const PROMPT_COLUMNS: [&str; 9] = [
+pub const PROMPT_COLUMNS: [&str; 10] = [
     "model",
     "structure",
     "prompt_id",
     "num_questions",
     "correct",
+    "unjudged",
     "prompt_tokens",
     "outcome",
     "stopped_early",
@@ -113,6 +122,13 @@ pub fn answers_frame(records: &[schema::rift::AnswerScore]) -> Result<DataFrame,
                 .collect::<Vec<_>>(),
         ),
         Column::new(
+            "unjudged".into(),
+            records
+                .iter()
+                .map(|r| r.verdict == Verdict::Unjudged)
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
             "wrong_question".into(),
             records
                 .iter()
@@ -154,6 +170,10 @@ pub fn prompts_frame(records: &[schema::rift::PromptScore]) -> Result<DataFrame,
         Column::new(
             "correct".into(),
             records.iter().map(|r| r.correct).collect::<Vec<u32>>(),
+        ),
+        Column::new(
+            "unjudged".into(),
+            records.iter().map(|r| r.unjudged).collect::<Vec<u32>>(),
         ),
         Column::new(
             "prompt_tokens".into(),
@@ -219,9 +239,32 @@ pub struct StructureStats {
     pub model: String,
     pub structure: String,
     pub n_prompts: i64,
+    /// Mean of the prompts' judged accuracy (unjudged answers left out of each prompt's denominator; a prompt with
+    /// every answer unjudged has none and is left out).
     pub mean: Option<f64>,
     pub se: Option<f64>,
     pub median: Option<f64>,
+    /// Expected answers over the prompts.
+    pub answers: i64,
+    /// Of those, unjudged (neither correct nor incorrect).
+    pub unjudged: i64,
+    /// Mean accuracy with every unjudged answer counted wrong (settled-correct share).
+    pub mean_lower: Option<f64>,
+    /// Mean accuracy with every unjudged answer counted right (settled-correct plus unjudged share).
+    pub mean_upper: Option<f64>,
+    pub median_lower: Option<f64>,
+    pub median_upper: Option<f64>,
+}
+
+impl StructureStats {
+    /// Unjudged answers as a fraction of the expected answers (0 when there are none).
+    pub fn unjudged_share(&self) -> f64 {
+        if self.answers > 0 {
+            self.unjudged as f64 / self.answers as f64
+        } else {
+            0.0
+        }
+    }
 }
 
 /// Δ = (A_linear − A_jumping) ÷ A_linear × 100 for one model.
@@ -230,7 +273,11 @@ pub struct Delta {
     pub model: String,
     pub linear: Option<f64>,
     pub jumping: Option<f64>,
+    /// None when either structure has unjudged answers (then only the bounds are known) or A_linear is 0.
     pub delta: Option<f64>,
+    /// The smallest and largest Δ the accuracy bounds allow (equal to `delta` when every answer was judged).
+    pub delta_lower: Option<f64>,
+    pub delta_upper: Option<f64>,
 }
 
 /// A point of a per-model curve (token bin or depth).
@@ -240,7 +287,10 @@ pub struct CurvePoint {
     pub structure: String,
     pub x: f64,
     pub n: i64,
+    /// Judged accuracy (unjudged answers left out of the denominator).
     pub accuracy: f64,
+    /// Unjudged answers behind the point (left out of `accuracy`).
+    pub unjudged: i64,
 }
 
 /// Wrong-question share of incorrect answers per model × structure.
@@ -250,6 +300,8 @@ pub struct WrongQuestion {
     pub structure: String,
     pub incorrect: i64,
     pub wrong_question: i64,
+    /// Unjudged answers: not incorrect, so outside this share's denominator; counted here to show it.
+    pub unjudged: i64,
     /// Percent of incorrect answers that are another question's answer (None when there are no incorrect answers).
     pub share: Option<f64>,
 }
@@ -303,7 +355,7 @@ fn stream(lf: LazyFrame, ctx: &str) -> Result<DataFrame, Error> {
         .map_err(Error::polars(ctx))
 }
 
-/// Per-prompt sums from the answer table (streaming): correct, incorrect, wrong-question and answer counts.
+/// Per-prompt sums from the answer table (streaming): answer, correct, incorrect, unjudged and wrong-question counts.
 pub fn per_prompt_from_answers(answers: LazyFrame) -> Result<DataFrame, Error> {
     stream(
         answers
@@ -315,6 +367,10 @@ pub fn per_prompt_from_answers(answers: LazyFrame) -> Result<DataFrame, Error> {
                     .cast(DataType::Int64)
                     .sum()
                     .alias("incorrect"),
+                col("unjudged")
+                    .cast(DataType::Int64)
+                    .sum()
+                    .alias("unjudged"),
                 col("wrong_question")
                     .cast(DataType::Int64)
                     .sum()
@@ -324,32 +380,65 @@ pub fn per_prompt_from_answers(answers: LazyFrame) -> Result<DataFrame, Error> {
     )
 }
 
-/// Accuracy by depth from the answer table (streaming).
+/// `accuracy` (judged: correct ÷ (n − unjudged), null when nothing was judged), `accuracy_lower` (correct ÷ n) and
+/// `accuracy_upper` ((correct + unjudged) ÷ n), in percent, from the integer columns `correct`, `unjudged` and `n`.
+fn accuracies(n: &str) -> [Expr; 3] {
+    let f = |c: &str| col(c).cast(DataType::Float64);
+    let judged = f(n) - f("unjudged");
+    let share = |num: Expr, den: Expr| {
+        when(den.clone().gt(lit(0.0)))
+            .then(num / den * lit(100.0))
+            .otherwise(lit(NULL).cast(DataType::Float64))
+    };
+    [
+        share(f("correct"), judged).alias("accuracy"),
+        share(f("correct"), f(n)).alias("accuracy_lower"),
+        share(f("correct") + f("unjudged"), f(n)).alias("accuracy_upper"),
+    ]
+}
+
+/// Accuracy by depth from the answer table (streaming): answers, unjudged answers, judged accuracy and its bounds.
 pub fn depth_from_answers(answers: LazyFrame) -> Result<DataFrame, Error> {
     let df = stream(
         answers
             .group_by([col("model"), col("structure"), col("depth")])
             .agg([
                 len().cast(DataType::Int64).alias("n"),
-                (col("correct").cast(DataType::Float64).mean() * lit(100.0)).alias("accuracy"),
+                col("correct").cast(DataType::Int64).sum().alias("correct"),
+                col("unjudged")
+                    .cast(DataType::Int64)
+                    .sum()
+                    .alias("unjudged"),
             ]),
         "RIFT accuracy by depth",
     )?;
     df.lazy()
+        .with_columns(accuracies("n"))
         .sort(["model", "structure", "depth"], sort_opts())
         .collect()
         .map_err(Error::polars("sorting depth table"))
 }
 
-/// Table 2 statistics from per-prompt accuracies (`model`, `structure`, `accuracy` in percent).
+/// Table 2 statistics from per-prompt rows (`model`, `structure`, `n` answers, `unjudged`, and the three accuracy
+/// columns of [`accuracies`], in percent).
 fn table2_frame(per_prompt: LazyFrame) -> Result<DataFrame, Error> {
     per_prompt
         .group_by([col("model"), col("structure")])
         .agg([
             len().cast(DataType::Int64).alias("n_prompts"),
             col("accuracy").mean().alias("mean"),
-            (col("accuracy").std(1) / len().cast(DataType::Float64).sqrt()).alias("se"),
+            (col("accuracy").std(1) / col("accuracy").count().cast(DataType::Float64).sqrt())
+                .alias("se"),
             col("accuracy").median().alias("median"),
+            col("n").cast(DataType::Int64).sum().alias("answers"),
+            col("unjudged")
+                .cast(DataType::Int64)
+                .sum()
+                .alias("unjudged"),
+            col("accuracy_lower").mean().alias("mean_lower"),
+            col("accuracy_upper").mean().alias("mean_upper"),
+            col("accuracy_lower").median().alias("median_lower"),
+            col("accuracy_upper").median().alias("median_upper"),
         ])
         .sort(["model", "structure"], sort_opts())
         .collect()
@@ -380,13 +469,7 @@ pub struct AnswerAggregates {
 pub fn aggregate_answers(answers: LazyFrame) -> Result<AnswerAggregates, Error> {
     let per_prompt = per_prompt_from_answers(answers.clone())?;
     let by_depth = depth_from_answers(answers)?;
-    let table2 = table2_frame(
-        per_prompt.clone().lazy().with_column(
-            (col("correct").cast(DataType::Float64) / col("n").cast(DataType::Float64)
-                * lit(100.0))
-            .alias("accuracy"),
-        ),
-    )?;
+    let table2 = table2_frame(per_prompt.clone().lazy().with_columns(accuracies("n")))?;
     let wrong_question = per_prompt
         .clone()
         .lazy()
@@ -394,6 +477,7 @@ pub fn aggregate_answers(answers: LazyFrame) -> Result<AnswerAggregates, Error> 
         .agg([
             col("incorrect").sum().alias("incorrect"),
             col("wrong_question").sum().alias("wrong_question"),
+            col("unjudged").sum().alias("unjudged"),
         ])
         .with_column(
             when(col("incorrect").gt(lit(0)))
@@ -428,16 +512,10 @@ pub fn aggregate(
     let (table2_df, table2_source) = match prompts {
         Some(p) if p.height() > 0 => (
             table2_frame(
-                p.clone().lazy().with_column(
-                    when(col("num_questions").gt(lit(0)))
-                        .then(
-                            col("correct").cast(DataType::Float64)
-                                / col("num_questions").cast(DataType::Float64)
-                                * lit(100.0),
-                        )
-                        .otherwise(lit(NULL).cast(DataType::Float64))
-                        .alias("accuracy"),
-                ),
+                p.clone()
+                    .lazy()
+                    .with_column(col("num_questions").alias("n"))
+                    .with_columns(accuracies("n")),
             )?,
             "prompt-scores",
         ),
@@ -454,6 +532,16 @@ pub fn aggregate(
             f64_col(&table2_df, "se")?,
             f64_col(&table2_df, "median")?,
         );
+        let (answers, unjudged) = (
+            i64_col(&table2_df, "answers")?,
+            i64_col(&table2_df, "unjudged")?,
+        );
+        let (lo, hi, med_lo, med_hi) = (
+            f64_col(&table2_df, "mean_lower")?,
+            f64_col(&table2_df, "mean_upper")?,
+            f64_col(&table2_df, "median_lower")?,
+            f64_col(&table2_df, "median_upper")?,
+        );
         (0..table2_df.height())
             .map(|i| StructureStats {
                 model: m[i].clone(),
@@ -462,6 +550,12 @@ pub fn aggregate(
                 mean: mean[i],
                 se: se[i],
                 median: median[i],
+                answers: answers[i].unwrap_or_default(),
+                unjudged: unjudged[i].unwrap_or_default(),
+                mean_lower: lo[i],
+                mean_upper: hi[i],
+                median_lower: med_lo[i],
+                median_upper: med_hi[i],
             })
             .collect::<Vec<_>>()
     };
@@ -471,22 +565,41 @@ pub fn aggregate(
     let deltas: Vec<Delta> = models
         .iter()
         .map(|m| {
-            let get = |s: &str| {
-                table2
-                    .iter()
-                    .find(|r| &r.model == m && r.structure == s)
-                    .and_then(|r| r.mean)
-            };
+            let get = |s: &str| table2.iter().find(|r| &r.model == m && r.structure == s);
             let (lin, jump) = (get("linear"), get("jumping"));
-            let delta = match (lin, jump) {
+            let all_judged = [lin, jump]
+                .iter()
+                .all(|r| r.is_none_or(|r| r.unjudged == 0));
+            let mean = |r: Option<&StructureStats>| r.and_then(|r| r.mean);
+            let delta = match (mean(lin), mean(jump)) {
+                (Some(l), Some(j)) if l != 0.0 && all_judged => Some((l - j) / l * 100.0),
+                _ => None,
+            };
+            // Δ = (1 − J/L) × 100 is smallest with J high and L low, largest with J low and L high.
+            let bound = |l: Option<f64>, j: Option<f64>| match (l, j) {
                 (Some(l), Some(j)) if l != 0.0 => Some((l - j) / l * 100.0),
                 _ => None,
             };
+            let (l_lo, l_hi) = (
+                lin.and_then(|r| r.mean_lower),
+                lin.and_then(|r| r.mean_upper),
+            );
+            let (j_lo, j_hi) = (
+                jump.and_then(|r| r.mean_lower),
+                jump.and_then(|r| r.mean_upper),
+            );
+            let (delta_lower, delta_upper) = if all_judged {
+                (delta, delta)
+            } else {
+                (bound(l_lo, j_hi), bound(l_hi, j_lo))
+            };
             Delta {
                 model: m.clone(),
-                linear: lin,
-                jumping: jump,
+                linear: mean(lin),
+                jumping: mean(jump),
                 delta,
+                delta_lower,
+                delta_upper,
             }
         })
         .collect();
@@ -501,12 +614,14 @@ pub fn aggregate(
             i64_col(df, "wrong_question")?,
             f64_col(df, "share")?,
         );
+        let unjudged = i64_col(df, "unjudged")?;
         (0..df.height())
             .map(|i| WrongQuestion {
                 model: m[i].clone(),
                 structure: s[i].clone(),
                 incorrect: inc[i].unwrap_or_default(),
                 wrong_question: wq[i].unwrap_or_default(),
+                unjudged: unjudged[i].unwrap_or_default(),
                 share: share[i],
             })
             .collect()
@@ -538,18 +653,22 @@ pub fn aggregate(
                         .is_not_null()
                         .and(col("num_questions").gt(lit(0))),
                 )
-                .with_columns([
+                .with_column(col("num_questions").alias("n"))
+                .with_columns(accuracies("n"))
+                .with_column(
                     ((col("prompt_tokens").cast(DataType::Int64) / lit(w)) * lit(w) + lit(w / 2))
                         .alias("bin_mid"),
-                    (col("correct").cast(DataType::Float64)
-                        / col("num_questions").cast(DataType::Float64)
-                        * lit(100.0))
-                    .alias("accuracy"),
-                ])
+                )
                 .group_by([col("model"), col("structure"), col("bin_mid")])
                 .agg([
                     len().cast(DataType::Int64).alias("n"),
+                    col("unjudged")
+                        .cast(DataType::Int64)
+                        .sum()
+                        .alias("unjudged"),
                     col("accuracy").mean().alias("accuracy"),
+                    col("accuracy_lower").mean().alias("accuracy_lower"),
+                    col("accuracy_upper").mean().alias("accuracy_upper"),
                 ])
                 .sort(["model", "structure", "bin_mid"], sort_opts())
                 .collect()
@@ -644,6 +763,14 @@ pub fn aggregate(
                 "delta".into(),
                 deltas.iter().map(|d| d.delta).collect::<Vec<_>>(),
             ),
+            Column::new(
+                "delta_lower".into(),
+                deltas.iter().map(|d| d.delta_lower).collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "delta_upper".into(),
+                deltas.iter().map(|d| d.delta_upper).collect::<Vec<_>>(),
+            ),
         ],
     )
     .map_err(Error::polars("RIFT delta table"))?;
@@ -671,6 +798,7 @@ fn curve(df: &DataFrame, x: &str) -> Result<Vec<CurvePoint>, Error> {
         i64_col(df, "n")?,
         f64_col(df, "accuracy")?,
     );
+    let unjudged = i64_col(df, "unjudged")?;
     Ok((0..df.height())
         .filter_map(|i| {
             Some(CurvePoint {
@@ -679,98 +807,8 @@ fn curve(df: &DataFrame, x: &str) -> Result<Vec<CurvePoint>, Error> {
                 x: xs[i]?,
                 n: n[i].unwrap_or_default(),
                 accuracy: acc[i]?,
+                unjudged: unjudged[i].unwrap_or_default(),
             })
         })
         .collect())
-}
-
-/// Writes every RIFT table (Parquet + CSV) under `dir`, and Table 2 as Markdown.
-pub fn write_tables(summary: &RiftSummary, dir: &Path) -> Result<Vec<PathBuf>, Error> {
-    let mut written = Vec::new();
-    for (name, df) in &summary.frames {
-        written.extend(tables::write_table(df, dir, name)?);
-    }
-    let cell = |m: &str, s: &str| {
-        summary
-            .table2
-            .iter()
-            .find(|r| r.model == m && r.structure == s)
-    };
-    let mean_se = |r: Option<&StructureStats>| match r.and_then(|r| Some((r.mean?, r.se))) {
-        Some((mean, Some(se))) => format!("{mean:.2} (± {se:.2})"),
-        Some((mean, None)) => format!("{mean:.2}"),
-        None => "–".to_owned(),
-    };
-    let rows: Vec<Vec<String>> = summary
-        .models
-        .iter()
-        .map(|m| {
-            let delta = summary
-                .deltas
-                .iter()
-                .find(|d| &d.model == m)
-                .and_then(|d| d.delta);
-            vec![
-                m.clone(),
-                mean_se(cell(m, "baseline")),
-                mean_se(cell(m, "linear")),
-                tables::fmt_opt(cell(m, "linear").and_then(|r| r.median), 2),
-                mean_se(cell(m, "jumping")),
-                tables::fmt_opt(cell(m, "jumping").and_then(|r| r.median), 2),
-                tables::fmt_opt(delta, 1),
-            ]
-        })
-        .collect();
-    written.push(tables::write_markdown(
-        dir,
-        "rift_table2",
-        "Table 2: baseline vs linear vs jumping prompt accuracy (%), mean (± standard error) and median over prompts; Δ = (A_linear − A_jumping) / A_linear × 100.",
-        &["Model", "Baseline mean (± SE)", "Linear mean (± SE)", "Linear median", "Jumping mean (± SE)", "Jumping median", "Δ"],
-        &rows,
-    )?);
-    let wq_rows: Vec<Vec<String>> = summary
-        .wrong_question
-        .iter()
-        .map(|w| {
-            vec![
-                w.model.clone(),
-                w.structure.clone(),
-                w.incorrect.to_string(),
-                w.wrong_question.to_string(),
-                tables::fmt_opt(w.share, 1),
-            ]
-        })
-        .collect();
-    written.push(tables::write_markdown(
-        dir,
-        "rift_wrong_question",
-        "Share of incorrect answers that are the answer to a different question of the same prompt.",
-        &["Model", "Structure", "Incorrect", "Wrong question", "Share (%)"],
-        &wq_rows,
-    )?);
-    let out_rows: Vec<Vec<String>> = summary
-        .outcomes
-        .iter()
-        .map(|o| {
-            vec![
-                o.model.clone(),
-                o.structure.clone(),
-                o.prompts.to_string(),
-                o.empty.to_string(),
-                o.truncated.to_string(),
-                o.malformed.to_string(),
-                o.failed.to_string(),
-                o.stopped_early.to_string(),
-                o.ran_long.to_string(),
-            ]
-        })
-        .collect();
-    written.push(tables::write_markdown(
-        dir,
-        "rift_reply_outcomes",
-        "Replies per model and structure: empty, truncated (hit max tokens), malformed (no answer readable), failed requests, stopped early, ran long.",
-        &["Model", "Structure", "Prompts", "Empty", "Truncated", "Malformed", "Failed", "Stopped early", "Ran long"],
-        &out_rows,
-    )?);
-    Ok(written)
 }

@@ -206,7 +206,7 @@ pub fn generate_records(cfg: &SyntheticConfig) -> (Vec<PromptScore>, Vec<AnswerS
                 expected: format!("answer {}", d + 1),
                 given: match a.verdict {
                     Verdict::Missing => None,
-                    Verdict::Correct => Some(format!("answer {}", d + 1)),
+                    Verdict::Correct | Verdict::Unjudged => Some(format!("answer {}", d + 1)),
                     Verdict::Incorrect => Some(
                         a.wrong_question_of
                             .map_or("<wrong & \"quoted\">".to_owned(), |q| format!("answer {q}")),
@@ -234,6 +234,7 @@ pub fn generate_records(cfg: &SyntheticConfig) -> (Vec<PromptScore>, Vec<AnswerS
             outcome: sim.outcome,
             answers_given: n - missing,
             correct,
+            unjudged: 0,
             accuracy: f64::from(correct) / f64::from(n),
             wrong_question,
             missing,
@@ -321,6 +322,7 @@ pub fn write_answers_parquet(cfg: &SyntheticConfig, path: &Path) -> Result<u64, 
     schema.insert("depth".into(), DataType::UInt32);
     schema.insert("correct".into(), DataType::Boolean);
     schema.insert("incorrect".into(), DataType::Boolean);
+    schema.insert("unjudged".into(), DataType::Boolean);
     schema.insert("wrong_question".into(), DataType::Boolean);
     let mut writer = ParquetWriter::new(file)
         .batched(&schema)
@@ -334,6 +336,7 @@ pub fn write_answers_parquet(cfg: &SyntheticConfig, path: &Path) -> Result<u64, 
         depth: Vec<u32>,
         correct: Vec<bool>,
         incorrect: Vec<bool>,
+        unjudged: Vec<bool>,
         wrong: Vec<bool>,
     }
     let mut cols = Cols::default();
@@ -357,6 +360,7 @@ pub fn write_answers_parquet(cfg: &SyntheticConfig, path: &Path) -> Result<u64, 
                 Column::new("depth".into(), c.depth),
                 Column::new("correct".into(), c.correct),
                 Column::new("incorrect".into(), c.incorrect),
+                Column::new("unjudged".into(), c.unjudged),
                 Column::new("wrong_question".into(), c.wrong),
             ],
         )
@@ -383,6 +387,7 @@ pub fn write_answers_parquet(cfg: &SyntheticConfig, path: &Path) -> Result<u64, 
             cols.depth.push(d as u32);
             cols.correct.push(a.verdict == Verdict::Correct);
             cols.incorrect.push(a.verdict == Verdict::Incorrect);
+            cols.unjudged.push(a.verdict == Verdict::Unjudged);
             cols.wrong
                 .push(a.verdict == Verdict::Incorrect && a.wrong_question_of.is_some());
         }

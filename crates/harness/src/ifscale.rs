@@ -5,6 +5,10 @@
 //! `max_tokens` (truncated), when it is a constraint list (rule a) or too short (rule b), and, when a judge model
 //! is given, when the judge scores its coherence below the threshold (rule c). The rules themselves are pure
 //! functions of `scoring::ifscale`; this module only runs them, logs every decision and scores the result.
+//!
+//! The judge's request settings (`max_tokens`, reasoning, tries) are the caller's [`HelperCall`]. An attempt the
+//! judge gives no usable verdict for after every try is *unjudged*: it keeps its `judge_error` and stands on the
+//! other rules, and the summary counts it ([`GenerationSummary::unjudged`], [`GenerationSummary::judge_failure_share`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -13,18 +17,14 @@ use inference_client::{Client, ModelConfig};
 use prompt_gen::ifscale::{IfscaleConfig, Template, Vocabulary, build_prompts};
 use schema::ifscale::{AttemptLog, MatchMode, PromptMeta, RejectReason};
 use schema::paths::ModelPaths;
-use schema::{Message, Outcome, PromptRecord, RequestParams, ResponseKey, ResponseRecord};
+use schema::{Message, Outcome, PromptRecord, ResponseKey, ResponseRecord};
 use scoring::ifscale::{
     Matcher, SampleInput, check_response, coherence_judge_prompt, parse_coherence_verdict,
     score_sample,
 };
 
 use crate::Error;
-
-/// Judge tries per attempt when the judge's answer does not parse.
-pub const JUDGE_TRIES: u32 = 3;
-/// `max_tokens` of a judge request (a one-sentence reason and a score).
-const JUDGE_MAX_TOKENS: u32 = 200;
+use crate::helper::{HelperCall, failure_share};
 
 /// Builds the prompts of `cfg` (the vocabulary `vocab`, else the config's) and writes them atomically to `out`;
 /// returns how many.
@@ -54,6 +54,8 @@ pub struct Generation<'a> {
     pub model: &'a ModelConfig,
     /// None: the coherence check is skipped (and the summary says so).
     pub judge: Option<&'a ModelConfig>,
+    /// The judge's request settings and tries (`[ifscale] judge-max-tokens`, `judge-tries`, …).
+    pub judge_call: &'a HelperCall,
     pub coherence_threshold: u8,
     /// At least 1.
     pub max_attempts: u32,
@@ -76,9 +78,13 @@ pub struct GenerationSummary {
     pub attempts: usize,
     /// Rejected attempts per reason (`constraint_list`, `too_short`, `incoherent`, `truncated`, `request_failed`).
     pub rejected: BTreeMap<String, usize>,
-    pub judged: bool,
-    /// Attempts the judge gave no usable verdict for after every try; they stand on the other rules.
-    pub judge_errors: usize,
+    /// A judge model was given (the coherence check ran).
+    pub judge_configured: bool,
+    /// Attempts the judge gave a coherence score.
+    pub judged: usize,
+    /// Attempts sent to the judge that got no usable verdict after every try (the judge failed); they keep their
+    /// `judge_error` and stand on the other rules.
+    pub unjudged: usize,
     /// Mean accuracy over scored samples (failed ones have none).
     pub mean_accuracy: Option<f64>,
 }
@@ -105,6 +111,11 @@ struct Decision {
 pub fn generate(g: &Generation<'_>) -> Result<GenerationSummary, Error> {
     if g.max_attempts == 0 {
         return Err(Error::Input("max attempts must be at least 1".to_owned()));
+    }
+    if g.judge.is_some() {
+        g.judge_call
+            .check("judge-")
+            .map_err(|e| Error::Input(format!("[ifscale]: {e}")))?;
     }
     // Every prompt must be an IFScale prompt before anything is sent.
     let metas: Vec<PromptMeta> = g
@@ -198,7 +209,7 @@ pub fn generate(g: &Generation<'_>) -> Result<GenerationSummary, Error> {
 
     let mut summary = GenerationSummary {
         samples: g.prompts.len(),
-        judged: g.judge.is_some(),
+        judge_configured: g.judge.is_some(),
         ..Default::default()
     };
     for s in &states {
@@ -210,9 +221,9 @@ pub fn generate(g: &Generation<'_>) -> Result<GenerationSummary, Error> {
                     .entry(reason_name(r).to_owned())
                     .or_default() += 1;
             }
-            if l.judge_error.is_some() {
-                summary.judge_errors += 1;
-            }
+            let (judged, unjudged) = judge_counts(l);
+            summary.judged += judged;
+            summary.unjudged += unjudged;
         }
         if s.accepted.is_some() {
             summary.accepted += 1;
@@ -257,7 +268,36 @@ pub fn generate(g: &Generation<'_>) -> Result<GenerationSummary, Error> {
     Ok(summary)
 }
 
-/// Asks the judge about every attempt that passed the other rules, up to [`JUDGE_TRIES`] times while its answer
+impl GenerationSummary {
+    /// Unjudged attempts as a share of the attempts sent to the judge (0 without a judge): above
+    /// [`crate::helper::UNJUDGED_ALERT_SHARE`] the stage is incomplete.
+    pub fn judge_failure_share(&self) -> f64 {
+        failure_share(self.judged, self.unjudged)
+    }
+}
+
+/// (judged, unjudged) of one attempt: a coherence score, or a judge error after every try.
+fn judge_counts(l: &AttemptLog) -> (usize, usize) {
+    (
+        usize::from(l.coherence.is_some()),
+        usize::from(l.coherence.is_none() && l.judge_error.is_some()),
+    )
+}
+
+/// The judge counts of an attempts log written by [`generate`] (for a stage that was up to date and skipped):
+/// `(judged, unjudged)` attempts; a missing file counts nothing.
+pub fn judge_counts_from_attempts(attempts: &Path) -> Result<(usize, usize), Error> {
+    if !attempts.is_file() {
+        return Ok((0, 0));
+    }
+    let logs: Vec<AttemptLog> = schema::read_jsonl(attempts)?;
+    Ok(logs
+        .iter()
+        .map(judge_counts)
+        .fold((0, 0), |(a, b), (c, d)| (a + c, b + d)))
+}
+
+/// Asks the judge about every attempt that passed the other rules, up to `judge_call.tries` times while its answer
 /// does not parse (try t is the judge request's `sample_index` t − 1).
 fn judge_attempts(
     g: &Generation<'_>,
@@ -270,7 +310,7 @@ fn judge_attempts(
         .filter(|&d| decisions[d].log.accepted)
         .collect();
     let mut last_error: HashMap<usize, String> = HashMap::new();
-    for try_index in 0..JUDGE_TRIES {
+    for try_index in 0..g.judge_call.tries {
         if open.is_empty() {
             break;
         }
@@ -284,10 +324,7 @@ fn judge_attempts(
                         response.content.as_deref().unwrap_or_default(),
                     ))],
                     sample_index: try_index,
-                    params: RequestParams {
-                        max_tokens: Some(JUDGE_MAX_TOKENS),
-                        ..RequestParams::default()
-                    },
+                    params: g.judge_call.params(),
                     extra: serde_json::Map::new(),
                 }
             })

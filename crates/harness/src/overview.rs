@@ -1,6 +1,7 @@
 //! What a run's files hold, counted from the files themselves (so a rerun that skipped every stage reports the
-//! same numbers): responses per outcome, the first reply, IFScale samples and coherence checks, RIFT answers per
-//! judge, and the headline tables of the run summary.
+//! same numbers): responses per outcome, the first reply, IFScale samples and coherence checks (judged and
+//! unjudged attempts), RIFT answers per verdict (unjudged ones on their own) and per judge, and the headline tables
+//! of the run summary, whose RIFT accuracy is shown as bounds where answers are unjudged.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -8,7 +9,7 @@ use std::path::Path;
 
 use schema::ifscale::{SampleScore, SampleStatus};
 use schema::paths::RunPaths;
-use schema::rift::{AnswerScore, PromptScore};
+use schema::rift::{AnswerScore, JudgeSource, PromptScore, Verdict};
 use schema::{Outcome, ResponseRecord};
 
 use crate::Error;
@@ -61,9 +62,11 @@ pub fn first_reply(path: &Path) -> Result<Option<(String, String)>, Error> {
     }))
 }
 
-/// IFScale denominators from the joined scores: samples scored and failed, and the coherence check.
+/// IFScale denominators from the joined scores and attempts log: samples scored and failed, and the coherence
+/// check (attempts judged, and attempts left unjudged because the judge failed).
 pub fn ifscale_denominators(
     scores: &Path,
+    attempts: &Path,
     judge_configured: bool,
 ) -> Result<Vec<(String, String)>, Error> {
     let rows: Vec<SampleScore> = schema::read_jsonl(scores)?;
@@ -83,7 +86,11 @@ pub fn ifscale_denominators(
         (
             "Coherence judged".to_owned(),
             if judge_configured {
-                format!("{judged} samples")
+                let (attempts_judged, unjudged) =
+                    crate::ifscale::judge_counts_from_attempts(attempts)?;
+                format!(
+                    "{judged} samples; {attempts_judged} attempts judged, {unjudged} unjudged (the judge gave no verdict after every try; they stand on the other rules)"
+                )
             } else {
                 "no judge model configured: the coherence check was skipped".to_owned()
             },
@@ -91,18 +98,36 @@ pub fn ifscale_denominators(
     ])
 }
 
-/// RIFT denominators from the joined answer scores: answers per judge.
+/// RIFT denominators from the joined answer scores: answers per verdict (unjudged on their own) and per judge.
 pub fn rift_denominators(answers: &Path) -> Result<Vec<(String, String)>, Error> {
     let rows: Vec<AnswerScore> = schema::read_jsonl(answers)?;
     let mut by: BTreeMap<String, usize> = BTreeMap::new();
+    let (mut correct, mut incorrect, mut missing, mut unjudged, mut judge_failed) = (0, 0, 0, 0, 0);
     for r in &rows {
         *by.entry(format!("{:?}", r.judged_by)).or_default() += 1;
+        match r.verdict {
+            Verdict::Correct => correct += 1,
+            Verdict::Incorrect => incorrect += 1,
+            Verdict::Missing => missing += 1,
+            Verdict::Unjudged => unjudged += 1,
+        }
+        if r.verdict == Verdict::Unjudged && r.judged_by == JudgeSource::LlmUnusable {
+            judge_failed += 1;
+        }
     }
     let judged: Vec<String> = by.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-    Ok(vec![(
-        "Answers".to_owned(),
-        format!("{} ({})", rows.len(), judged.join(", ")),
-    )])
+    Ok(vec![
+        (
+            "Answers".to_owned(),
+            format!("{} ({})", rows.len(), judged.join(", ")),
+        ),
+        (
+            "Verdicts".to_owned(),
+            format!(
+                "{correct} correct, {incorrect} incorrect, {missing} missing, {unjudged} unjudged ({judge_failed} because the judge failed; unjudged answers are neither correct nor incorrect)"
+            ),
+        ),
+    ])
 }
 
 /// The headline tables of a run summary: IFScale per model (samples, failed, mean accuracy, accuracy at the largest
@@ -145,19 +170,26 @@ pub fn headline_markdown(paths: &RunPaths) -> Result<String, Error> {
                 token_bin_width: None,
             },
         )?;
-        md.push_str("## RIFT\n\n| model | structure | prompts | mean accuracy (%) | wrong-question answers |\n|---|---|---:|---:|---:|\n");
+        md.push_str("## RIFT\n\n| model | structure | prompts | mean accuracy (%) | unjudged answers | wrong-question answers |\n|---|---|---:|---:|---:|---:|\n");
         for t in &summary.table2 {
             let wq = summary
                 .wrong_question
                 .iter()
                 .find(|w| w.model == t.model && w.structure == t.structure)
                 .map_or(0, |w| w.wrong_question);
-            let mean = t.mean.map_or_else(|| "–".to_owned(), |m| format!("{m:.1}"));
+            let mean = if t.unjudged > 0 {
+                analysis::rift::fmt_bounds(t.mean_lower, t.mean_upper, 1)
+            } else {
+                t.mean.map_or_else(|| "–".to_owned(), |m| format!("{m:.1}"))
+            };
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {mean} | {wq} |",
-                t.model, t.structure, t.n_prompts
+                "| {} | {} | {} | {mean} | {} | {wq} |",
+                t.model, t.structure, t.n_prompts, t.unjudged
             );
+        }
+        if summary.table2.iter().any(|t| t.unjudged > 0) {
+            md.push_str("\nUnjudged answers (no judge verdict) are neither correct nor incorrect; where there are any, accuracy is shown as bounds: unjudged counted wrong … unjudged counted right.\n");
         }
         md.push('\n');
     }

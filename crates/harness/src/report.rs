@@ -128,9 +128,11 @@ fn bench_section(run: &RunReport<'_>, paths: &RunPaths, bench: Bench) -> Result<
         let scores = paths.ifscale_scores();
         if scores.is_file() {
             let judge = run.ifscale == Some(true);
-            section
-                .denominators
-                .extend(overview::ifscale_denominators(&scores, judge)?);
+            section.denominators.extend(overview::ifscale_denominators(
+                &scores,
+                &paths.ifscale_attempts(),
+                judge,
+            )?);
             section.links.push(Link {
                 label: "per-sample scores".to_owned(),
                 href: rel(paths, &scores),
@@ -161,7 +163,7 @@ fn bench_section(run: &RunReport<'_>, paths: &RunPaths, bench: Bench) -> Result<
         }
         if run.rift != Some(true) {
             section.paragraphs.push(
-                "No LLM judge was configured: answers the deterministic pre-judge could not match are counted incorrect and labelled pre_judge_only.".to_owned(),
+                "No LLM judge was configured: answers the deterministic pre-judge could not settle are unjudged (labelled pre_judge_only), neither correct nor incorrect; the tables show accuracy as bounds (unjudged counted wrong … unjudged counted right) beside the unjudged count.".to_owned(),
             );
         }
     }

@@ -4,6 +4,12 @@
 //! Each stage reads and writes files, so it can be rerun alone; model calls go through the inference client and
 //! resume from its responses files. The summary is `analysis::rift`'s aggregation of the scores, the same one the
 //! run's tables come from.
+//!
+//! The judge and the rephrasing take their request settings from the caller's [`HelperCall`]. A judge reply that
+//! cannot be read (failed, truncated without a verdict word, or unparsable) is asked again with the next
+//! `sample_index`, up to `tries` times; an answer whose judge request never got a verdict is *unjudged* (never
+//! correct, never incorrect, counted on its own). So is an answer the pre-judge cannot settle when no judge is
+//! configured: a designed outcome of an offline run, not a failure.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -17,6 +23,7 @@ use schema::rift::{JudgeVerdict, Question};
 use schema::{PromptRecord, RequestParams};
 use scoring::rift::{PreJudgeReport, ScoreOptions};
 
+use crate::helper::{HelperCall, failure_share};
 use crate::{Error, read_prompts, read_text};
 
 /// Loads the dataset a config names: a prepared `questions.jsonl`, or a raw clue file prepared in memory.
@@ -41,6 +48,8 @@ pub struct Rephrase<'a> {
     pub model: &'a ModelConfig,
     /// The rephrasing prompt ({category}, {clue}, {response}).
     pub template: &'a str,
+    /// Request settings (`[rift-prep] rephrase-max-tokens`, …); temperature is 0.
+    pub call: &'a HelperCall,
     pub client: &'a Client,
 }
 
@@ -59,10 +68,12 @@ pub fn prep(
                 clues
                     .extend(jeopardy_prep::load_clues(p).map_err(|e| Error::Input(e.to_string()))?);
             }
+            r.call
+                .check("rephrase-")
+                .map_err(|e| Error::Input(format!("[rift-prep]: {e}")))?;
             let params = RequestParams {
                 temperature: Some(0.0),
-                max_tokens: Some(256),
-                ..RequestParams::default()
+                ..r.call.params()
             };
             let requests = jeopardy_prep::rephrase_requests(&clues, r.template, &params);
             let req_path = out_dir.join("rephrase-prompts.jsonl");
@@ -147,13 +158,51 @@ pub struct Judge<'a> {
     pub template: &'a str,
     /// Also judge the answers the pre-judge settled (to measure their agreement).
     pub judge_settled: bool,
+    /// Request settings and tries (`[rift-prep] judge-max-tokens`, `judge-tries`, …).
+    pub call: &'a HelperCall,
     /// Where judge prompts, judge responses and verdicts go.
     pub files: &'a ModelPaths,
     pub client: &'a Client,
 }
 
-/// `rift judge`: the pre-judge's open answers → judge prompts → judge model → verdicts. Returns the verdicts file.
-pub fn judge(j: &Judge<'_>) -> Result<PathBuf, Error> {
+/// What [`judge`] did: judge requests (distinct question/expected/given triples) with and without a verdict.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct JudgeSummary {
+    pub verdicts_file: PathBuf,
+    /// Requests that got a verdict.
+    pub judged: usize,
+    /// Requests without a verdict after every try (the judge failed): their answers are unjudged.
+    pub unjudged: usize,
+    /// Judge requests sent or resumed over all tries.
+    pub requests_sent: usize,
+}
+
+impl JudgeSummary {
+    /// Unjudged requests as a share of all judge requests (0 when there were none): above
+    /// [`crate::helper::UNJUDGED_ALERT_SHARE`] the stage is incomplete.
+    pub fn judge_failure_share(&self) -> f64 {
+        failure_share(self.judged, self.unjudged)
+    }
+
+    /// The summary of a verdicts file written by [`judge`] (for a stage that was up to date and skipped).
+    pub fn from_verdicts(path: &Path) -> Result<JudgeSummary, Error> {
+        let verdicts: Vec<JudgeVerdict> = schema::read_jsonl(path)?;
+        let judged = verdicts.iter().filter(|v| v.verdict.is_some()).count();
+        Ok(JudgeSummary {
+            verdicts_file: path.to_owned(),
+            judged,
+            unjudged: verdicts.len() - judged,
+            requests_sent: verdicts.iter().map(|v| v.tries.max(1) as usize).sum(),
+        })
+    }
+}
+
+/// `rift judge`: the pre-judge's open answers → judge prompts → judge model (retried while a reply cannot be read)
+/// → verdicts.
+pub fn judge(j: &Judge<'_>) -> Result<JudgeSummary, Error> {
+    j.call
+        .check("judge-")
+        .map_err(|e| Error::Input(format!("[rift-prep]: {e}")))?;
     let prompts = read_prompts(j.prompts)?;
     let responses = schema::read_latest_responses(j.responses)?;
     let scored = scoring::rift::score(
@@ -164,25 +213,66 @@ pub fn judge(j: &Judge<'_>) -> Result<PathBuf, Error> {
             judge_settled: j.judge_settled,
         },
     )?;
-    let judge_prompts = scoring::rift::judge_prompts(
-        &scored.judge_requests,
-        j.template,
-        // One word is asked for; the cap keeps a rambling judge cheap (its first word still counts).
-        &RequestParams {
-            max_tokens: Some(8),
-            ..RequestParams::default()
-        },
-    );
+    let judge_prompts =
+        scoring::rift::judge_prompts(&scored.judge_requests, j.template, &j.call.params());
     let resp_path = j.files.judge_responses();
     let verdict_path = j.files.verdicts();
     schema::write_jsonl_atomic(&j.files.judge_prompts(), &judge_prompts)?;
-    tracing::info!(requests = judge_prompts.len(), judge = %j.judge.name, "Judging unsettled answers.");
-    j.client.chat(j.judge, &judge_prompts, &resp_path)?;
-    let verdicts = scoring::rift::parse_verdicts(&schema::read_latest_responses(&resp_path)?);
+    // The highest try asked per judge id: replies of later tries in the file (from an earlier run with other
+    // settings) are not this run's, so a rerun reads exactly what the first run read.
+    let mut asked: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+    let read_verdicts =
+        |asked: &std::collections::HashMap<&str, u32>| -> Result<Vec<JudgeVerdict>, Error> {
+            let responses: Vec<_> = schema::read_latest_responses(&resp_path)?
+                .into_iter()
+                .filter(|r| {
+                    asked
+                        .get(r.id.as_str())
+                        .is_some_and(|&t| r.sample_index <= t)
+                })
+                .collect();
+            Ok(scoring::rift::parse_verdicts(&responses))
+        };
+    let mut open: Vec<&PromptRecord> = judge_prompts.iter().collect();
+    let mut sent = 0;
+    for try_index in 0..j.call.tries {
+        if open.is_empty() {
+            break;
+        }
+        let batch: Vec<PromptRecord> = open
+            .iter()
+            .map(|p| PromptRecord {
+                sample_index: try_index,
+                ..(*p).clone()
+            })
+            .collect();
+        tracing::info!(requests = batch.len(), judge_try = try_index + 1, judge = %j.judge.name, "Judging unsettled answers.");
+        j.client.chat(j.judge, &batch, &resp_path)?;
+        sent += batch.len();
+        for p in &open {
+            asked.insert(p.id.as_str(), try_index);
+        }
+        let settled: std::collections::HashSet<String> = read_verdicts(&asked)?
+            .into_iter()
+            .filter(|v| v.verdict.is_some())
+            .map(|v| v.id)
+            .collect();
+        open.retain(|p| !settled.contains(&p.id));
+    }
+    let verdicts = read_verdicts(&asked)?;
     schema::write_jsonl_atomic(&verdict_path, &verdicts)?;
-    let usable = verdicts.iter().filter(|v| v.verdict.is_some()).count();
-    tracing::info!(verdicts = verdicts.len(), usable, out = %verdict_path.display(), "Wrote verdicts.");
-    Ok(verdict_path)
+    let judged = verdicts.iter().filter(|v| v.verdict.is_some()).count();
+    let summary = JudgeSummary {
+        verdicts_file: verdict_path,
+        judged,
+        unjudged: judge_prompts.len() - judged,
+        requests_sent: sent,
+    };
+    if summary.unjudged > 0 {
+        tracing::warn!(unjudged = summary.unjudged, tries = j.call.tries, judge = %j.judge.name, "Judge requests without a verdict after every try: their answers are unjudged.");
+    }
+    tracing::info!(requests = judge_prompts.len(), judged, out = %summary.verdicts_file.display(), "Wrote verdicts.");
+    Ok(summary)
 }
 
 /// What [`score`] needs.
@@ -190,7 +280,8 @@ pub fn judge(j: &Judge<'_>) -> Result<PathBuf, Error> {
 pub struct Score<'a> {
     pub prompts: &'a Path,
     pub responses: &'a Path,
-    /// The verdicts of [`judge`]; without them the pre-judge's verdicts stand (labelled `pre_judge_only`).
+    /// The verdicts of [`judge`]; without them the answers the pre-judge cannot settle are unjudged (labelled
+    /// `pre_judge_only`).
     pub verdicts: Option<&'a Path>,
     /// Emit judge requests for pre-judge-settled answers too.
     pub judge_settled: bool,
@@ -207,6 +298,8 @@ pub struct ScoreSummary {
     pub outcomes: Vec<OutcomeCounts>,
     pub pre_judge: PreJudgeReport,
     pub judge_requests: usize,
+    /// Verdicts were given (a judge was configured and ran).
+    pub judge_configured: bool,
 }
 
 /// `rift score`: writes answer scores, prompt scores, judge requests and the summary (JSON and Markdown).
@@ -249,6 +342,7 @@ pub fn score(s: &Score<'_>) -> Result<ScoreSummary, Error> {
             verdicts.as_deref().unwrap_or(&[]),
         ),
         judge_requests: scored.judge_requests.len(),
+        judge_configured: verdicts.is_some(),
     };
     let json = serde_json::to_vec_pretty(&summary).map_err(|e| Error::Output {
         path: s.files.summary_json(),
@@ -260,12 +354,31 @@ pub fn score(s: &Score<'_>) -> Result<ScoreSummary, Error> {
 }
 
 impl ScoreSummary {
-    /// One row per (model, structure), then a line on the pre-judge.
+    /// Answers left unjudged because the configured judge failed (0 without a judge: those are by design).
+    pub fn judge_failed(&self) -> u64 {
+        self.pre_judge.judge_failed
+    }
+
+    /// Answers whose judge failed as a share of the answers that went to the judge (0 without a judge): above
+    /// [`crate::helper::UNJUDGED_ALERT_SHARE`] the stage is incomplete.
+    pub fn judge_failure_share(&self) -> f64 {
+        let p = &self.pre_judge;
+        failure_share(p.judged_by_llm as usize, p.judge_failed as usize)
+    }
+
+    /// Unjudged answers over every (model, structure).
+    pub fn unjudged(&self) -> i64 {
+        self.table2.iter().map(|t| t.unjudged).sum()
+    }
+
+    /// One row per (model, structure), then a line on the pre-judge. Where answers are unjudged the accuracy
+    /// columns show bounds (unjudged counted wrong … counted right).
     pub fn to_markdown(&self) -> String {
         let mut md = String::from(
-            "| model | structure | prompts | mean accuracy (%) | median (%) | incorrect | wrong question (share of incorrect) | empty | malformed | truncated | failed | stopped early | ran long |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            "| model | structure | prompts | mean accuracy (%) | median (%) | unjudged | incorrect | wrong question (share of incorrect) | empty | malformed | truncated | failed | stopped early | ran long |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         );
         let pct = |v: Option<f64>| analysis::tables::fmt_opt(v, 1);
+        let bounds = |lo: Option<f64>, hi: Option<f64>| analysis::rift::fmt_bounds(lo, hi, 1);
         for t in &self.table2 {
             let same = |m: &str, s: &str| m == t.model && s == t.structure;
             let wq = self
@@ -274,14 +387,21 @@ impl ScoreSummary {
                 .find(|w| same(&w.model, &w.structure));
             let o = self.outcomes.iter().find(|o| same(&o.model, &o.structure));
             let count = |f: fn(&OutcomeCounts) -> i64| o.map_or(0, f);
+            let (mean, median) = if t.unjudged > 0 {
+                (
+                    bounds(t.mean_lower, t.mean_upper),
+                    bounds(t.median_lower, t.median_upper),
+                )
+            } else {
+                (pct(t.mean), pct(t.median))
+            };
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} | {} | {} | {} ({}) | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {mean} | {median} | {} | {} | {} ({}) | {} | {} | {} | {} | {} | {} |",
                 t.model,
                 t.structure,
                 t.n_prompts,
-                pct(t.mean),
-                pct(t.median),
+                t.unjudged,
                 wq.map_or(0, |w| w.incorrect),
                 wq.map_or(0, |w| w.wrong_question),
                 wq.and_then(|w| w.share)
@@ -304,7 +424,7 @@ impl ScoreSummary {
         };
         let _ = writeln!(
             md,
-            "\nPre-judge: settled {} of {} answered pairs ({:.1}%); LLM judge settled {}; {} stand on the pre-judge alone; {} judge requests.",
+            "\nPre-judge: settled {} of {} answered pairs ({:.1}%); LLM judge settled {}; {} unjudged; {} judge requests.",
             p.settled_by_pre_judge,
             p.answered,
             share(p.settled_by_pre_judge, p.answered),
@@ -312,6 +432,20 @@ impl ScoreSummary {
             p.pre_judge_only,
             self.judge_requests
         );
+        if !self.judge_configured && p.pre_judge_only > 0 {
+            let _ = writeln!(
+                md,
+                "No judge configured: the {} answers the pre-judge could not settle are unjudged by design (accuracy shown as bounds).",
+                p.pre_judge_only
+            );
+        } else if p.judge_failed > 0 {
+            let _ = writeln!(
+                md,
+                "The judge gave no verdict after every try for {} answers ({:.1}% of those sent to it): they are unjudged.",
+                p.judge_failed,
+                self.judge_failure_share() * 100.0
+            );
+        }
         if p.both > 0 {
             let _ = writeln!(
                 md,

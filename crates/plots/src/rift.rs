@@ -56,6 +56,16 @@ fn curve_panels(
         .collect()
 }
 
+/// A title suffix when a curve leaves unjudged answers out of its accuracy (empty when every answer was judged).
+fn unjudged_note(points: &[CurvePoint]) -> String {
+    let n: i64 = points.iter().map(|p| p.unjudged).sum();
+    if n == 0 {
+        String::new()
+    } else {
+        format!("; judged answers only, {n} unjudged left out")
+    }
+}
+
 fn legend(styles: &ModelStyles, models: &[String]) -> Vec<LegendEntry> {
     models
         .iter()
@@ -75,7 +85,8 @@ pub fn figures(summary: &RiftSummary, rule: &ReasoningRule) -> Vec<Figure> {
         out.push(Figure {
             name: "rift_accuracy_vs_tokens".to_owned(),
             title: format!(
-                "RIFT: prompt accuracy vs prompt tokens (bins of {width} tokens, mean per bin)"
+                "RIFT: prompt accuracy vs prompt tokens (bins of {width} tokens, mean per bin{})",
+                unjudged_note(&summary.by_tokens)
             ),
             panels: curve_panels(
                 summary,
@@ -93,8 +104,10 @@ pub fn figures(summary: &RiftSummary, rule: &ReasoningRule) -> Vec<Figure> {
     if !summary.by_depth.is_empty() {
         out.push(Figure {
             name: "rift_accuracy_vs_depth".to_owned(),
-            title: "RIFT: question-level accuracy vs depth (questions answered before it; depths with >= 30 answers)"
-                .to_owned(),
+            title: format!(
+                "RIFT: question-level accuracy vs depth (questions answered before it; depths with >= 30 answers{})",
+                unjudged_note(&summary.by_depth)
+            ),
             panels: curve_panels(
                 summary,
                 &styles,

@@ -77,6 +77,19 @@ pub struct IfscaleConfig {
     /// Model (a name from `configs/models.toml`) that judges coherence; unset skips the coherence check.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_model: Option<String>,
+    /// `max_tokens` of each coherence-judge request (unset: 4096, room for a reasoning judge to think).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_max_tokens: Option<u32>,
+    /// Judge requests per attempt while the judge's answer cannot be read (unset: 3); an attempt still without a
+    /// verdict is unjudged and stands on the other rules.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_tries: Option<u32>,
+    /// `reasoning_effort` of each coherence-judge request (unset: the judge model's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_reasoning_effort: Option<String>,
+    /// Extra body fields of each coherence-judge request (e.g. a provider's thinking switch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_extra_body: Option<Map<String, Value>>,
     /// Attempts whose coherence score is below this are rejected (the paper: 6).
     #[serde(default = "default_coherence_threshold")]
     pub coherence_threshold: u8,
@@ -139,6 +152,12 @@ impl IfscaleConfig {
         }
         if self.max_tokens == Some(0) {
             return bad("max-tokens", "must be at least 1".to_owned());
+        }
+        if self.judge_max_tokens == Some(0) {
+            return bad("judge-max-tokens", "must be at least 1".to_owned());
+        }
+        if self.judge_tries == Some(0) {
+            return bad("judge-tries", "must be at least 1".to_owned());
         }
         if let Some(t) = self.temperature
             && !(t.is_finite() && t >= 0.0)

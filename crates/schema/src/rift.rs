@@ -138,20 +138,27 @@ pub enum JudgeSource {
     PreJudge,
     /// An LLM judge through the inference client.
     Llm,
-    /// No judge model configured: the pre-judge's "not a match" stands.
+    /// No judge model configured and the pre-judge could not settle the answer: the verdict is
+    /// [`Verdict::Unjudged`] (a designed outcome of an offline run).
     PreJudgeOnly,
-    /// A judge ran but its reply was failed, truncated or unparsable: the pre-judge's "not a match" stands.
+    /// A judge was configured but gave no usable verdict after every try (failed, truncated or unparsable replies):
+    /// the verdict is [`Verdict::Unjudged`] (a judge failure).
     LlmUnusable,
     /// No answer to judge.
     None,
 }
 
+/// The verdict on one expected answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Correct,
     Incorrect,
     Missing,
+    /// An answer nobody settled: the pre-judge could not tell and no judge verdict exists (none configured, or the
+    /// configured judge failed every try). Never counted correct or incorrect; it is left out of the accuracy
+    /// denominator and counted on its own (accuracy bounds: settled-correct share … plus the unjudged share).
+    Unjudged,
 }
 
 /// How a reply as a whole turned out.
@@ -189,10 +196,18 @@ pub struct JudgeVerdict {
     /// The judge prompt id.
     pub id: String,
     pub judge_model: String,
-    /// None when the judge's reply was failed, truncated or unparsable.
+    /// None when no try gave a usable reply (failed, truncated without a verdict, or unparsable).
     pub verdict: Option<Verdict>,
-    /// The judge's raw reply (reasoning removed).
+    /// The judge's raw reply (reasoning removed) of the try that settled it, else of the last try.
     pub raw: Option<String>,
+    /// Judge requests sent for this id (try t is the judge request's `sample_index` t − 1); 0 in files written
+    /// before retries existed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tries: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// One judged answer.
@@ -243,7 +258,11 @@ pub struct PromptScore {
     #[serde(default)]
     pub answers_given: u32,
     pub correct: u32,
-    /// correct / num_questions.
+    /// Answers nobody settled ([`Verdict::Unjudged`]): neither correct nor incorrect.
+    #[serde(default)]
+    pub unjudged: u32,
+    /// correct / num_questions: the lower bound of the prompt's accuracy (unjudged answers count as not correct);
+    /// readers that need the judged accuracy compute correct / (num_questions − unjudged).
     pub accuracy: f64,
     pub wrong_question: u32,
     pub missing: u32,
@@ -253,7 +272,8 @@ pub struct PromptScore {
     /// Answers settled by the LLM judge.
     #[serde(default)]
     pub judged_by_llm: u32,
-    /// Answers whose verdict is the pre-judge's alone (no judge model, or its reply was unusable).
+    /// Answers the pre-judge could not settle and no judge verdict exists for (no judge model, or its replies were
+    /// unusable): the same answers as `unjudged`, kept under its old name for older readers.
     #[serde(default)]
     pub pre_judge_only: u32,
     pub prompt_tokens: Option<u64>,

@@ -1,8 +1,8 @@
 //! RIFT scoring: parse a reply into answers, align answer i with the i-th question of the traversal, settle clear
 //! cases with a deterministic pre-judge, and hand the rest to an LLM judge as request records.
 //!
-//! Flow: [`score`] without verdicts gives scores whose unsettled answers carry the pre-judge's "no match"
-//! (labelled `pre_judge_only`) plus the [`JudgeRequest`]s; [`judge_prompts`] turns those into prompt records for
+//! Flow: [`score`] without verdicts gives scores whose unsettled answers are [`Verdict::Unjudged`] (labelled
+//! `pre_judge_only`) plus the [`JudgeRequest`]s; [`judge_prompts`] turns those into prompt records for
 //! the inference client; [`parse_verdicts`] reads its responses back; [`score`] with the verdicts gives the final
 //! scores. Nothing here calls a model.
 //!
@@ -10,7 +10,9 @@
 //! removed, a leading article dropped, number words turned into digits); equal strings are correct, and so is a
 //! match with the expected answer minus its parenthetical. An answer that instead equals the expected answer of
 //! another question of the same prompt is settled as incorrect and flagged as answering the wrong question.
-//! An empty slot is missing. Everything else is unsettled.
+//! An empty slot is missing. Everything else is unsettled: the LLM judge's verdict decides it, and without one
+//! (no judge configured, or every try of the judge failed) it stays unjudged, which is neither correct nor
+//! incorrect.
 
 use std::collections::HashMap;
 
@@ -397,6 +399,7 @@ pub fn score(
             outcome: parsed.outcome,
             answers_given: parsed.answers.len() as u32,
             correct: 0,
+            unjudged: 0,
             accuracy: 0.0,
             wrong_question: 0,
             missing: 0,
@@ -456,16 +459,17 @@ pub fn score(
                     (Some(true), _) => (Verdict::Correct, JudgeSource::PreJudge),
                     (Some(false), _) => (Verdict::Incorrect, JudgeSource::PreJudge),
                     (None, Some(Some(Some(v)))) => (v, JudgeSource::Llm),
-                    (None, Some(Some(None))) => (Verdict::Incorrect, JudgeSource::LlmUnusable),
-                    (None, Some(None) | None) => (Verdict::Incorrect, JudgeSource::PreJudgeOnly),
+                    (None, Some(Some(None))) => (Verdict::Unjudged, JudgeSource::LlmUnusable),
+                    (None, Some(None) | None) => (Verdict::Unjudged, JudgeSource::PreJudgeOnly),
                 };
-                if a.verdict != Verdict::Correct {
+                if a.verdict == Verdict::Incorrect {
                     a.wrong_question_of = other.map(|j| meta.traversal[j]);
                 }
             }
             match a.verdict {
                 Verdict::Correct => prompt.correct += 1,
                 Verdict::Missing => prompt.missing += 1,
+                Verdict::Unjudged => prompt.unjudged += 1,
                 Verdict::Incorrect => {}
             }
             match a.judged_by {
@@ -522,40 +526,92 @@ pub fn judge_prompts(
         .collect()
 }
 
-/// Reads the judge's replies: the first word CORRECT / INCORRECT (or YES / NO) decides, also in a reply cut
-/// by the token limit; anything else, and failed replies, give no verdict.
+/// Reads the judge's replies, one verdict per judge id: the newest try (highest `sample_index`) with a usable
+/// verdict wins, else the id has no verdict. A reply is usable when [`parse_verdict`] reads it, also in a reply
+/// cut by the token limit; failed replies never are. `tries` counts the replies seen for the id.
 pub fn parse_verdicts(responses: &[ResponseRecord]) -> Vec<JudgeVerdict> {
-    responses
-        .iter()
-        .map(|r| {
-            let raw = r.content.clone();
-            let verdict = match (r.outcome, raw.as_deref()) {
-                // A capped judge reply still starts with its verdict word.
-                (Outcome::Ok | Outcome::Truncated, Some(text)) => parse_verdict(text),
-                _ => None,
-            };
-            JudgeVerdict {
-                id: r.id.clone(),
-                judge_model: r.model.clone(),
-                verdict,
-                raw,
+    let mut out: Vec<JudgeVerdict> = Vec::new();
+    let mut at: HashMap<&str, (usize, u32, bool)> = HashMap::new();
+    for r in responses {
+        let raw = r.content.clone();
+        let verdict = match (r.outcome, raw.as_deref()) {
+            (Outcome::Ok | Outcome::Truncated, Some(text)) => parse_verdict(text),
+            _ => None,
+        };
+        let this = JudgeVerdict {
+            id: r.id.clone(),
+            judge_model: r.model.clone(),
+            verdict,
+            raw,
+            tries: 1,
+        };
+        match at.get_mut(r.id.as_str()) {
+            None => {
+                at.insert(&r.id, (out.len(), r.sample_index, verdict.is_some()));
+                out.push(this);
             }
-        })
-        .collect()
+            Some((i, newest, usable)) => {
+                let tries = out[*i].tries + 1;
+                // A usable reply beats an unusable one; among equals the newest try wins.
+                if (verdict.is_some(), r.sample_index) > (*usable, *newest) {
+                    (*newest, *usable) = (r.sample_index, verdict.is_some());
+                    out[*i] = this;
+                }
+                out[*i].tries = tries;
+            }
+        }
+    }
+    out
 }
 
-/// One judge reply to a verdict.
+/// One judge reply to a verdict. The first word CORRECT / INCORRECT (or YES / NO / WRONG) decides; a longer reply
+/// (a judge that explains itself before or after answering) is read from its last line that starts with, or is
+/// labelled (`Verdict:`, `Final answer:`, `**…**`), a verdict word, then from its last verdict word. Reasoning
+/// in `<think>` blocks never reaches this function: the client splits it off into the record's `reasoning`.
 pub fn parse_verdict(text: &str) -> Option<Verdict> {
-    let upper = text.to_ascii_uppercase();
-    let first = upper
-        .split(|c: char| !c.is_ascii_alphabetic())
-        .find(|w| !w.is_empty())?;
-    match first {
-        "CORRECT" | "YES" => Some(Verdict::Correct),
-        "INCORRECT" | "NO" | "WRONG" => Some(Verdict::Incorrect),
-        "NOT" if upper.contains("NOT CORRECT") => Some(Verdict::Incorrect),
-        _ => None,
+    fn word(w: &str, upper: &str) -> Option<Verdict> {
+        match w {
+            "CORRECT" | "YES" => Some(Verdict::Correct),
+            "INCORRECT" | "NO" | "WRONG" => Some(Verdict::Incorrect),
+            "NOT" if upper.contains("NOT CORRECT") => Some(Verdict::Incorrect),
+            _ => None,
+        }
     }
+    fn words(s: &str) -> impl DoubleEndedIterator<Item = &str> {
+        s.split(|c: char| !c.is_ascii_alphabetic())
+            .filter(|w| !w.is_empty())
+    }
+    let upper = text.to_ascii_uppercase();
+    if let Some(v) = words(&upper).next().and_then(|w| word(w, &upper)) {
+        return Some(v);
+    }
+    // A line such as "Verdict: CORRECT", "**INCORRECT**" or "Final answer - correct".
+    for line in upper.lines().rev() {
+        let mut ws = words(line);
+        let first = ws.next();
+        let labelled = matches!(
+            first,
+            Some("VERDICT" | "ANSWER" | "FINAL" | "GRADE" | "JUDGMENT")
+        );
+        let v = if labelled {
+            ws.find_map(|w| match w {
+                "CORRECT" => Some(Verdict::Correct),
+                "INCORRECT" | "WRONG" => Some(Verdict::Incorrect),
+                _ => None,
+            })
+        } else {
+            first.and_then(|w| word(w, line))
+        };
+        if v.is_some() {
+            return v;
+        }
+    }
+    // The last CORRECT / INCORRECT anywhere ("… so the given answer is incorrect.").
+    words(&upper).rev().find_map(|w| match w {
+        "CORRECT" => Some(Verdict::Correct),
+        "INCORRECT" => Some(Verdict::Incorrect),
+        _ => None,
+    })
 }
 
 /// How the pre-judge fared: its share of the answered pairs it settled, and its agreement with the LLM judge
@@ -568,8 +624,10 @@ pub struct PreJudgeReport {
     pub settled_by_pre_judge: u64,
     /// Of those, judged by the LLM.
     pub judged_by_llm: u64,
-    /// Left to the pre-judge's "no match" (no judge or an unusable reply).
+    /// Unjudged: the pre-judge could not settle them and no judge verdict exists (no judge, or unusable replies).
     pub pre_judge_only: u64,
+    /// Of `pre_judge_only`, those whose configured judge failed every try (`JudgeSource::LlmUnusable`).
+    pub judge_failed: u64,
     /// Pairs the pre-judge settled and the LLM also judged.
     pub both: u64,
     /// Of `both`, how many verdicts agree.
@@ -591,7 +649,11 @@ pub fn pre_judge_report(answers: &[AnswerScore], verdicts: &[JudgeVerdict]) -> P
         match a.judged_by {
             JudgeSource::PreJudge => r.settled_by_pre_judge += 1,
             JudgeSource::Llm => r.judged_by_llm += 1,
-            JudgeSource::PreJudgeOnly | JudgeSource::LlmUnusable => r.pre_judge_only += 1,
+            JudgeSource::PreJudgeOnly => r.pre_judge_only += 1,
+            JudgeSource::LlmUnusable => {
+                r.pre_judge_only += 1;
+                r.judge_failed += 1;
+            }
             JudgeSource::None => {}
         }
         if let (Some(pre), Some(Some(llm))) = (

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use harness::helper::HelperCall;
 use prompt_gen::ifscale::IfscaleConfig;
 use prompt_gen::rift::RiftConfig;
 use schemars::JsonSchema;
@@ -70,9 +71,63 @@ pub(crate) struct RiftPrepSection {
     /// Raw clue files (JSON or CSV layout) prepared into `[rift].dataset`.
     #[serde(default)]
     pub(crate) inputs: Vec<PathBuf>,
-    /// Model (from `models-file`) that judges answers the pre-judge cannot settle; unset: the pre-judge's verdict stands.
+    /// Model (from `models-file`) that judges answers the pre-judge cannot settle; unset: those answers are
+    /// unjudged (neither correct nor incorrect; the tables show accuracy bounds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) judge_model: Option<String>,
+    /// `max_tokens` of each judge request (unset: 4096, room for a reasoning judge to think).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) judge_max_tokens: Option<u32>,
+    /// Judge requests per answer while the reply cannot be read (unset: 3); then the answer is unjudged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) judge_tries: Option<u32>,
+    /// `reasoning_effort` of each judge request (unset: the judge model's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) judge_reasoning_effort: Option<String>,
+    /// Extra body fields of each judge request (e.g. a provider's thinking switch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) judge_extra_body: Option<serde_json::Map<String, serde_json::Value>>,
+    /// `max_tokens` of each rephrasing request of `cargo xtask rift prep --rephrase-model` (unset: 4096).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) rephrase_max_tokens: Option<u32>,
+}
+
+impl RiftPrepSection {
+    /// The judge's request settings, defaults filled in.
+    pub(crate) fn judge_call(&self) -> HelperCall {
+        let d = HelperCall::judge();
+        HelperCall {
+            max_tokens: self.judge_max_tokens.unwrap_or(d.max_tokens),
+            tries: self.judge_tries.unwrap_or(d.tries),
+            reasoning_effort: self.judge_reasoning_effort.clone(),
+            extra_body: self.judge_extra_body.clone().unwrap_or_default(),
+        }
+    }
+
+    /// The rephrasing's request settings, defaults filled in.
+    pub(crate) fn rephrase_call(&self) -> HelperCall {
+        let d = HelperCall::rephrase();
+        HelperCall {
+            max_tokens: self.rephrase_max_tokens.unwrap_or(d.max_tokens),
+            ..d
+        }
+    }
+}
+
+/// The judge settings of a `[rift-prep]` section, or the defaults without one.
+pub(crate) fn rift_judge_call(prep: Option<&RiftPrepSection>) -> HelperCall {
+    prep.map_or_else(HelperCall::judge, RiftPrepSection::judge_call)
+}
+
+/// The coherence judge's request settings of an `[ifscale]` section, defaults filled in.
+pub(crate) fn ifscale_judge_call(ifs: &IfscaleConfig) -> HelperCall {
+    let d = HelperCall::judge();
+    HelperCall {
+        max_tokens: ifs.judge_max_tokens.unwrap_or(d.max_tokens),
+        tries: ifs.judge_tries.unwrap_or(d.tries),
+        reasoning_effort: ifs.judge_reasoning_effort.clone(),
+        extra_body: ifs.judge_extra_body.clone().unwrap_or_default(),
+    }
 }
 
 fn default_models_file() -> PathBuf {
@@ -108,6 +163,9 @@ impl PipelineConfig {
         }
         if let Some(rift) = &cfg.rift {
             rift.check(path)?;
+        }
+        if let Some(prep) = &cfg.rift_prep {
+            prep.check(path)?;
         }
         Ok(cfg)
     }
@@ -145,6 +203,27 @@ impl Section for IfscaleConfig {
     }
 }
 
+impl Section for RiftPrepSection {
+    const NAME: &'static str = "rift-prep";
+    fn check(&self, path: &Path) -> anyhow::Result<()> {
+        let problem = [
+            ("judge-max-tokens", self.judge_max_tokens),
+            ("judge-tries", self.judge_tries),
+            ("rephrase-max-tokens", self.rephrase_max_tokens),
+        ]
+        .into_iter()
+        .find(|(_, v)| *v == Some(0));
+        match problem {
+            Some((field, _)) => Err(UsageError(format!(
+                "{}: [rift-prep]: field `{field}`: must be at least 1",
+                path.display()
+            ))
+            .into()),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Parsing is the whole check: the sampler reports impossible settings against the dataset.
 impl Section for RiftConfig {
     const NAME: &'static str = "rift";
@@ -165,4 +244,100 @@ pub(crate) fn load_section<T: Section>(path: &Path) -> anyhow::Result<T> {
         .map_err(|e| UsageError(format!("{}: [{}]: {e}", path.display(), T::NAME)))?;
     section.check(path)?;
     Ok(section)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const IFSCALE: &str =
+        "[ifscale]\ngrid = [10]\nseeds = [0]\nsampling = \"paper\"\ntemplate = \"t.txt\"\n";
+
+    fn load(name: &str, text: &str) -> anyhow::Result<PipelineConfig> {
+        let dir =
+            std::env::temp_dir().join(format!("ifstress-config-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{name}.toml"));
+        std::fs::write(
+            &path,
+            format!("[run]\nname = \"x\"\nmodels = [\"m\"]\n{text}"),
+        )
+        .unwrap();
+        let cfg = PipelineConfig::load(&path);
+        std::fs::remove_dir_all(&dir).unwrap();
+        cfg
+    }
+
+    #[test]
+    fn judge_and_rephrase_settings_come_from_the_config_with_reasoning_room_by_default() {
+        let cfg = load("defaults", &format!("{IFSCALE}[rift-prep]\n")).unwrap();
+        let ifs = ifscale_judge_call(cfg.ifscale.as_ref().unwrap());
+        let rift = rift_judge_call(cfg.rift_prep.as_ref());
+        for call in [&ifs, &rift] {
+            assert_eq!((call.max_tokens, call.tries), (4096, 3));
+            assert_eq!(call.params().max_tokens, Some(4096));
+        }
+        assert_eq!(rift_judge_call(None), rift);
+        assert_eq!(cfg.rift_prep.unwrap().rephrase_call().max_tokens, 4096);
+
+        let cfg = load(
+            "set",
+            &format!(
+                "{IFSCALE}judge-max-tokens = 300\njudge-tries = 5\njudge-reasoning-effort = \"low\"\n\
+                 [rift-prep]\njudge-max-tokens = 16\njudge-extra-body = {{ think = false }}\nrephrase-max-tokens = 200\n"
+            ),
+        )
+        .unwrap();
+        let ifs = ifscale_judge_call(cfg.ifscale.as_ref().unwrap());
+        assert_eq!((ifs.max_tokens, ifs.tries), (300, 5));
+        assert_eq!(ifs.params().reasoning_effort.as_deref(), Some("low"));
+        let prep = cfg.rift_prep.unwrap();
+        let rift = prep.judge_call();
+        assert_eq!((rift.max_tokens, rift.tries), (16, 3));
+        assert_eq!(
+            rift.params().extra_body.get("think"),
+            Some(&serde_json::Value::Bool(false))
+        );
+        assert_eq!(prep.rephrase_call().max_tokens, 200);
+    }
+
+    #[test]
+    fn a_zero_judge_setting_is_a_one_line_usage_error_naming_the_file_and_field() {
+        for (name, text, field) in [
+            (
+                "ifs",
+                format!("{IFSCALE}judge-max-tokens = 0\n"),
+                "judge-max-tokens",
+            ),
+            (
+                "ifs-tries",
+                format!("{IFSCALE}judge-tries = 0\n"),
+                "judge-tries",
+            ),
+            (
+                "rift",
+                "[rift-prep]\njudge-max-tokens = 0\n".to_owned(),
+                "judge-max-tokens",
+            ),
+            (
+                "rift-tries",
+                "[rift-prep]\njudge-tries = 0\n".to_owned(),
+                "judge-tries",
+            ),
+            (
+                "rephrase",
+                "[rift-prep]\nrephrase-max-tokens = 0\n".to_owned(),
+                "rephrase-max-tokens",
+            ),
+        ] {
+            let err = load(name, &text).unwrap_err();
+            assert!(err.downcast_ref::<UsageError>().is_some(), "{name}: {err}");
+            let msg = err.to_string();
+            assert!(
+                msg.contains(&format!("{name}.toml")) && msg.contains(&format!("`{field}`")),
+                "{name}: {msg}"
+            );
+            assert!(!msg.contains('\n'), "{name}: one line: {msg}");
+        }
+    }
 }

@@ -15,7 +15,9 @@ use anyhow::Context;
 use inference_client::{Client, ModelConfig};
 use schema::paths::{Bench, RunPaths};
 
-pub(crate) use config::{PipelineConfig, json_schema, load_section};
+pub(crate) use config::{
+    PipelineConfig, RiftPrepSection, ifscale_judge_call, json_schema, load_section, rift_judge_call,
+};
 use harness::fresh::{Fingerprint, Stamps, concat_jsonl};
 
 use crate::UsageError;
@@ -126,6 +128,7 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
         rift_stages(
             rift,
             rift_judge.as_ref(),
+            &rift_judge_call(cfg.rift_prep.as_ref()),
             &models,
             &paths,
             &client,
@@ -279,6 +282,7 @@ fn ifscale_stages(
                 prompts: &prompts,
                 model,
                 judge,
+                judge_call: &ifscale_judge_call(ifs),
                 coherence_threshold: ifs.coherence_threshold,
                 max_attempts: ifs.max_attempts,
                 mode: schema::ifscale::MatchMode::Paper,
@@ -301,6 +305,7 @@ fn ifscale_stages(
 fn rift_stages(
     rift: &prompt_gen::rift::RiftConfig,
     judge: Option<&ModelConfig>,
+    judge_call: &harness::helper::HelperCall,
     models: &[ModelConfig],
     paths: &RunPaths,
     client: &Client,
@@ -341,6 +346,7 @@ fn rift_stages(
         if let Some(judge) = judge {
             let fp = Fingerprint::new("rift-judge")
                 .value("judge", judge)?
+                .value("judge-call", judge_call)?
                 .file(&prompts_path)?
                 .file(&responses)?
                 .file(&judge_template)?;
@@ -353,6 +359,7 @@ fn rift_stages(
                     responses: &responses,
                     template: &template,
                     judge_settled: false,
+                    call: judge_call,
                     files: &files,
                     client,
                 })?;

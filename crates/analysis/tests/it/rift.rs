@@ -189,3 +189,150 @@ fn rift_tables_are_byte_identical_and_table2_has_markdown() {
     let md = std::fs::read_to_string(a.path().join("rift_table2.md")).unwrap();
     assert!(md.contains("synthetic/model-1") && md.contains("(± "));
 }
+
+/// The synthetic run with model-1's incorrect answers that answer no other question turned into unjudged ones
+/// (what a run without a judge gives for answers the pre-judge cannot settle).
+fn with_unjudged() -> (
+    Vec<schema::rift::PromptScore>,
+    Vec<schema::rift::AnswerScore>,
+    u32,
+) {
+    let (mut prompts, mut answers) = synthetic::generate_records(&small());
+    let mut turned = 0;
+    for a in answers.iter_mut().filter(|a| {
+        a.model == "synthetic/model-1"
+            && a.verdict == Verdict::Incorrect
+            && a.wrong_question_of.is_none()
+    }) {
+        a.verdict = Verdict::Unjudged;
+        a.judged_by = schema::rift::JudgeSource::PreJudgeOnly;
+        let p = prompts
+            .iter_mut()
+            .find(|p| p.prompt_id == a.prompt_id && p.model == a.model)
+            .unwrap();
+        p.unjudged += 1;
+        turned += 1;
+    }
+    (prompts, answers, turned)
+}
+
+#[test]
+fn unjudged_answers_leave_the_denominator_and_give_accuracy_bounds() {
+    let (plain_prompts, plain_answers) = synthetic::generate_records(&small());
+    let (prompts, answers, turned) = with_unjudged();
+    assert!(turned > 50, "the fixture needs unjudged answers: {turned}");
+    let cfg = RiftConfig {
+        token_bin_width: None,
+    };
+    let plain = rift::aggregate_records(&plain_answers, &plain_prompts, &cfg).unwrap();
+    let s = rift::aggregate_records(&answers, &prompts, &cfg).unwrap();
+    let from_answers =
+        rift::aggregate(rift::answers_frame(&answers).unwrap().lazy(), None, &cfg).unwrap();
+    for (row, before) in s.table2.iter().zip(&plain.table2) {
+        let same_table2 = from_answers
+            .table2
+            .iter()
+            .find(|r| r.model == row.model && r.structure == row.structure)
+            .unwrap();
+        assert_eq!(
+            (same_table2.unjudged, same_table2.answers),
+            (row.unjudged, row.answers)
+        );
+        for (x, y) in [
+            (same_table2.mean, row.mean),
+            (same_table2.mean_lower, row.mean_lower),
+            (same_table2.mean_upper, row.mean_upper),
+        ] {
+            assert!((x.unwrap() - y.unwrap()).abs() < 1e-9, "{row:?}");
+        }
+        if row.model != "synthetic/model-1" {
+            assert_eq!(
+                row, before,
+                "models without unjudged answers keep their numbers"
+            );
+            continue;
+        }
+        // The lower bound counts unjudged answers wrong: the accuracy the run had with them incorrect.
+        assert!((row.mean_lower.unwrap() - before.mean.unwrap()).abs() < 1e-9);
+        // The judged mean leaves them out of each prompt's denominator; it lies between the bounds.
+        let (lo, hi, mean) = (
+            row.mean_lower.unwrap(),
+            row.mean_upper.unwrap(),
+            row.mean.unwrap(),
+        );
+        assert!(lo <= mean && mean <= hi, "{row:?}");
+        if row.unjudged > 0 {
+            assert!(lo < hi, "{row:?}");
+        }
+        let share = row.unjudged as f64 / row.answers as f64 * 100.0;
+        let per_prompt: Vec<_> = prompts
+            .iter()
+            .filter(|p| {
+                p.model == row.model && analysis::rift::structure_name(p.structure) == row.structure
+            })
+            .collect();
+        let upper = per_prompt
+            .iter()
+            .map(|p| f64::from(p.correct + p.unjudged) / f64::from(p.num_questions) * 100.0)
+            .sum::<f64>()
+            / per_prompt.len() as f64;
+        assert!((row.mean_upper.unwrap() - upper).abs() < 1e-9);
+        assert!(share > 0.0 || row.structure == "baseline");
+    }
+    let total: i64 = s.table2.iter().map(|r| r.unjudged).sum();
+    assert_eq!(total, i64::from(turned));
+    // Depth and wrong-question rows count them on their own; they are never incorrect. (The depth curve leaves
+    // out a depth whose every answer is unjudged: it has no judged accuracy; the depth table keeps it.)
+    let depth = &s.frames["rift_accuracy_by_depth"];
+    let depth_unjudged = depth.column("unjudged").unwrap().i64().unwrap().sum();
+    assert_eq!(depth_unjudged, Some(i64::from(turned)));
+    assert!(s.by_depth.iter().map(|p| p.unjudged).sum::<i64>() <= i64::from(turned));
+    for (w, before) in s.wrong_question.iter().zip(&plain.wrong_question) {
+        assert_eq!(w.wrong_question, before.wrong_question);
+        assert_eq!(w.incorrect + w.unjudged, before.incorrect, "{w:?}");
+    }
+    // Δ: only bounds for the model with unjudged answers; the others keep one number.
+    for d in &s.deltas {
+        if d.model == "synthetic/model-1" {
+            assert_eq!(d.delta, None);
+            assert!(d.delta_lower.unwrap() < d.delta_upper.unwrap(), "{d:?}");
+        } else {
+            assert_eq!((d.delta_lower, d.delta_upper), (d.delta, d.delta));
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    rift::write_tables(&s, dir.path()).unwrap();
+    let md = std::fs::read_to_string(dir.path().join("rift_table2.md")).unwrap();
+    let row1 = md
+        .lines()
+        .find(|l| l.starts_with("| synthetic/model-1 |"))
+        .unwrap();
+    let lin = s
+        .table2
+        .iter()
+        .find(|r| r.model == "synthetic/model-1" && r.structure == "linear")
+        .unwrap();
+    let bounds = format!(
+        "{:.2} … {:.2}",
+        lin.mean_lower.unwrap(),
+        lin.mean_upper.unwrap()
+    );
+    assert!(row1.contains(&bounds), "{row1}");
+    assert!(
+        !row1.contains("(± "),
+        "no single mean where answers are unjudged: {row1}"
+    );
+    assert!(
+        row1.ends_with(&format!(" {} |", {
+            let u = |st: &str| {
+                s.table2
+                    .iter()
+                    .find(|r| r.model == "synthetic/model-1" && r.structure == st)
+                    .unwrap()
+                    .unjudged
+            };
+            format!("{} / {} / {}", u("baseline"), u("linear"), u("jumping"))
+        })),
+        "{row1}"
+    );
+}

@@ -107,14 +107,14 @@ fn rift_table2() {
         |d| rift::write_tables(&s, d),
         "rift_table2",
         expect![[r#"
-        Table 2: baseline vs linear vs jumping prompt accuracy (%), mean (± standard error) and median over prompts; Δ = (A_linear − A_jumping) / A_linear × 100.
+            Table 2: baseline vs linear vs jumping prompt accuracy (%), mean (± standard error) and median over prompts; Δ = (A_linear − A_jumping) / A_linear × 100. Unjudged answers (no judge verdict: none configured, or the judge failed) are neither correct nor incorrect; where there are any, a cell shows bounds: unjudged counted wrong … unjudged counted right.
 
-        | Model | Baseline mean (± SE) | Linear mean (± SE) | Linear median | Jumping mean (± SE) | Jumping median | Δ |
-        |---|---|---|---|---|---|---|
-        | synthetic/model-1 | 62.50 (± 18.30) | 32.39 (± 6.09) | 33.48 | 10.07 (± 2.19) | 10.56 | 68.9 |
-        | synthetic/model-2 | 62.50 (± 18.30) | 47.42 (± 6.18) | 50.00 | 18.95 (± 4.96) | 12.52 | 60.0 |
-        | synthetic/model-3 | 100.00 (± 0.00) | 56.20 (± 6.36) | 64.75 | 20.90 (± 2.66) | 17.91 | 62.8 |
-    "#]],
+            | Model | Baseline mean (± SE) | Linear mean (± SE) | Linear median | Jumping mean (± SE) | Jumping median | Δ | Unjudged answers (baseline / linear / jumping) |
+            |---|---|---|---|---|---|---|---|
+            | synthetic/model-1 | 62.50 (± 18.30) | 32.39 (± 6.09) | 33.48 | 10.07 (± 2.19) | 10.56 | 68.9 | 0 / 0 / 0 |
+            | synthetic/model-2 | 62.50 (± 18.30) | 47.42 (± 6.18) | 50.00 | 18.95 (± 4.96) | 12.52 | 60.0 | 0 / 0 / 0 |
+            | synthetic/model-3 | 100.00 (± 0.00) | 56.20 (± 6.36) | 64.75 | 20.90 (± 2.66) | 17.91 | 62.8 | 0 / 0 / 0 |
+        "#]],
     );
 }
 
@@ -125,14 +125,14 @@ fn rift_table2_from_the_answer_table_alone() {
         |d| rift::write_tables(&s, d),
         "rift_table2",
         expect![[r#"
-        Table 2: baseline vs linear vs jumping prompt accuracy (%), mean (± standard error) and median over prompts; Δ = (A_linear − A_jumping) / A_linear × 100.
+            Table 2: baseline vs linear vs jumping prompt accuracy (%), mean (± standard error) and median over prompts; Δ = (A_linear − A_jumping) / A_linear × 100. Unjudged answers (no judge verdict: none configured, or the judge failed) are neither correct nor incorrect; where there are any, a cell shows bounds: unjudged counted wrong … unjudged counted right.
 
-        | Model | Baseline mean (± SE) | Linear mean (± SE) | Linear median | Jumping mean (± SE) | Jumping median | Δ |
-        |---|---|---|---|---|---|---|
-        | synthetic/model-1 | 62.50 (± 18.30) | 32.39 (± 6.09) | 33.48 | 10.07 (± 2.19) | 10.56 | 68.9 |
-        | synthetic/model-2 | 62.50 (± 18.30) | 47.42 (± 6.18) | 50.00 | 18.95 (± 4.96) | 12.52 | 60.0 |
-        | synthetic/model-3 | 100.00 (± 0.00) | 56.20 (± 6.36) | 64.75 | 20.90 (± 2.66) | 17.91 | 62.8 |
-    "#]],
+            | Model | Baseline mean (± SE) | Linear mean (± SE) | Linear median | Jumping mean (± SE) | Jumping median | Δ | Unjudged answers (baseline / linear / jumping) |
+            |---|---|---|---|---|---|---|---|
+            | synthetic/model-1 | 62.50 (± 18.30) | 32.39 (± 6.09) | 33.48 | 10.07 (± 2.19) | 10.56 | 68.9 | 0 / 0 / 0 |
+            | synthetic/model-2 | 62.50 (± 18.30) | 47.42 (± 6.18) | 50.00 | 18.95 (± 4.96) | 12.52 | 60.0 | 0 / 0 / 0 |
+            | synthetic/model-3 | 100.00 (± 0.00) | 56.20 (± 6.36) | 64.75 | 20.90 (± 2.66) | 17.91 | 62.8 | 0 / 0 / 0 |
+        "#]],
     );
 }
 
@@ -143,19 +143,19 @@ fn rift_wrong_question() {
         |d| rift::write_tables(&s, d),
         "rift_wrong_question",
         expect![[r#"
-            Share of incorrect answers that are the answer to a different question of the same prompt.
+            Share of incorrect answers that are the answer to a different question of the same prompt. Unjudged answers are not incorrect and stay out of the share.
 
-            | Model | Structure | Incorrect | Wrong question | Share (%) |
-            |---|---|---|---|---|
-            | synthetic/model-1 | baseline | 3 | 0 | 0.0 |
-            | synthetic/model-1 | jumping | 122 | 46 | 37.7 |
-            | synthetic/model-1 | linear | 144 | 67 | 46.5 |
-            | synthetic/model-2 | baseline | 3 | 0 | 0.0 |
-            | synthetic/model-2 | jumping | 132 | 51 | 38.6 |
-            | synthetic/model-2 | linear | 109 | 32 | 29.4 |
-            | synthetic/model-3 | baseline | 0 | 0 | – |
-            | synthetic/model-3 | jumping | 148 | 61 | 41.2 |
-            | synthetic/model-3 | linear | 79 | 35 | 44.3 |
+            | Model | Structure | Incorrect | Wrong question | Share (%) | Unjudged |
+            |---|---|---|---|---|---|
+            | synthetic/model-1 | baseline | 3 | 0 | 0.0 | 0 |
+            | synthetic/model-1 | jumping | 122 | 46 | 37.7 | 0 |
+            | synthetic/model-1 | linear | 144 | 67 | 46.5 | 0 |
+            | synthetic/model-2 | baseline | 3 | 0 | 0.0 | 0 |
+            | synthetic/model-2 | jumping | 132 | 51 | 38.6 | 0 |
+            | synthetic/model-2 | linear | 109 | 32 | 29.4 | 0 |
+            | synthetic/model-3 | baseline | 0 | 0 | – | 0 |
+            | synthetic/model-3 | jumping | 148 | 61 | 41.2 | 0 |
+            | synthetic/model-3 | linear | 79 | 35 | 44.3 | 0 |
         "#]],
     );
 }

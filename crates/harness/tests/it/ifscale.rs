@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use harness::helper::HelperCall;
 use harness::ifscale::{Generation, GenerationSummary, generate};
 use inference_client::ModelConfig;
 use schema::ifscale::{AttemptLog, MatchMode, PromptMeta, RejectReason, SampleScore, SampleStatus};
@@ -55,6 +56,7 @@ fn run(
         prompts,
         model,
         judge,
+        judge_call: &HelperCall::judge(),
         coherence_threshold: 6,
         max_attempts: 3,
         mode: MatchMode::Paper,
@@ -74,6 +76,7 @@ fn generate_once(
         prompts: std::slice::from_ref(p),
         model,
         judge: None,
+        judge_call: &HelperCall::judge(),
         coherence_threshold: 6,
         max_attempts: 1,
         mode: MatchMode::Paper,
@@ -105,7 +108,8 @@ fn a_constraint_list_is_retried_and_a_truncated_sample_fails_after_every_attempt
     assert_eq!((s.samples, s.accepted, s.failed, s.attempts), (2, 1, 1, 5));
     assert_eq!(s.rejected.get("constraint_list"), Some(&1));
     assert_eq!(s.rejected.get("truncated"), Some(&3));
-    assert!(!s.judged);
+    assert!(!s.judge_configured);
+    assert_eq!((s.judged, s.unjudged), (0, 0));
     // Attempts 1 and 2 of both samples, attempt 3 of the truncated one only.
     assert_eq!(mock.requests(), 5);
 
@@ -161,8 +165,10 @@ fn the_coherence_judge_rejects_low_scores_and_is_asked_again_when_its_answer_doe
 
     assert_eq!((s.samples, s.accepted, s.failed, s.attempts), (2, 2, 0, 3));
     assert_eq!(s.rejected.get("incoherent"), Some(&1));
-    assert_eq!(s.judge_errors, 1);
-    assert!(s.judged);
+    // Judged: the low, garbled-then-clear attempts; unjudged: the silent one (the judge failed every try).
+    assert!(s.judge_configured);
+    assert_eq!((s.judged, s.unjudged), (2, 1));
+    assert!((s.judge_failure_share() - 1.0 / 3.0).abs() < 1e-12);
     // Generation: 2 + 1. Judge: attempt 1 asks about both (1 + the silent one's 3 tries), attempt 2 asks twice.
     assert_eq!(mock.requests(), 3 + 4 + 2);
 
@@ -201,6 +207,80 @@ fn the_coherence_judge_rejects_low_scores_and_is_asked_again_when_its_answer_doe
     let scores = scores(dir.path());
     let incoherent = scores.iter().find(|s| s.id == "incoherent").unwrap();
     assert_eq!((incoherent.coherence, incoherent.attempts), (Some(8.0), 2));
+}
+
+#[test]
+fn attempts_whose_configured_judge_never_answers_are_counted_unjudged() {
+    let mock = mock(&[
+        ("JUDGE-OK", &[r#"{"reason": "fine", "score": 9}"#]),
+        ("JUDGE-NEVER", &["No idea."]),
+        ("[judged]", &[&format!("{GOOD} JUDGE-OK")]),
+        ("[silent]", &[&format!("{GOOD} JUDGE-NEVER")]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = [prompt("judged", "[judged]"), prompt("silent", "[silent]")];
+    let files = ModelPaths::in_dir(&dir.path().join("out"));
+    let call = HelperCall {
+        tries: 2,
+        max_tokens: 50,
+        ..HelperCall::judge()
+    };
+    let s = generate(&Generation {
+        prompts: &prompts,
+        model: &model(&mock, "writer"),
+        judge: Some(&model(&mock, "judge")),
+        judge_call: &call,
+        coherence_threshold: 6,
+        max_attempts: 3,
+        mode: MatchMode::Paper,
+        files: &files,
+        client: &client(dir.path()),
+    })
+    .unwrap();
+    // Both attempts stand (the silent one on the other rules), one judged and one unjudged after 2 tries.
+    assert_eq!((s.samples, s.accepted, s.attempts), (2, 2, 2));
+    assert_eq!((s.judged, s.unjudged), (1, 1));
+    assert_eq!(s.judge_failure_share(), 0.5);
+    assert!(s.judge_failure_share() > harness::helper::UNJUDGED_ALERT_SHARE);
+    assert_eq!(mock.requests(), 2 + 2 + 1);
+    // The same counts from the files, for a stage that was up to date and skipped.
+    assert_eq!(
+        harness::ifscale::judge_counts_from_attempts(&files.attempts()).unwrap(),
+        (1, 1)
+    );
+    let shown =
+        harness::overview::ifscale_denominators(&files.scores(), &files.attempts(), true).unwrap();
+    assert!(
+        shown
+            .iter()
+            .any(|(k, v)| k == "Coherence judged" && v.contains("1 attempts judged, 1 unjudged")),
+        "{shown:?}"
+    );
+}
+
+#[test]
+fn a_judge_max_tokens_of_zero_is_a_usage_error_and_nothing_is_sent() {
+    let mock = mock(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let call = HelperCall {
+        max_tokens: 0,
+        ..HelperCall::judge()
+    };
+    let err = generate(&Generation {
+        prompts: &[prompt("p", "")],
+        model: &model(&mock, "writer"),
+        judge: Some(&model(&mock, "judge")),
+        judge_call: &call,
+        coherence_threshold: 6,
+        max_attempts: 1,
+        mode: MatchMode::Paper,
+        files: &ModelPaths::in_dir(dir.path()),
+        client: &client(dir.path()),
+    })
+    .unwrap_err();
+    assert!(err.is_usage(), "{err}");
+    assert!(err.to_string().contains("judge-max-tokens"), "{err}");
+    assert_eq!(mock.requests(), 0);
 }
 
 #[test]

@@ -4,4 +4,5 @@ mod ifscale;
 mod report;
 mod reports;
 mod rift;
+mod rift_judge;
 mod support;

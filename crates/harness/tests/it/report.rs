@@ -11,8 +11,9 @@ use scoring::ifscale::{Matcher, SampleInput, score_sample};
 
 const MODELS: [&str; 2] = ["alpha", "beta"];
 
-/// IFScale: two models × N ∈ {2, 4}, one report each (beta's N = 4 sample failed); RIFT: one linear and one jumping
-/// prompt of three questions for alpha.
+/// IFScale: two models × N ∈ {2, 4}, one report each (beta's N = 4 sample failed); RIFT without a judge: one linear
+/// prompt of three questions for alpha, all settled correct by the pre-judge, and one jumping prompt with one
+/// correct, one unjudged (the pre-judge could not settle it) and one incorrect answer.
 fn write_run(root: &Path) -> RunPaths {
     let paths = RunPaths::new(root);
     let kws = |n: usize| -> Vec<String> {
@@ -66,14 +67,18 @@ fn write_run(root: &Path) -> RunPaths {
     };
     let mut answers = Vec::new();
     let mut prompts = Vec::new();
-    for (structure, correct) in [(Structure::Linear, 3u32), (Structure::Jumping, 1)] {
+    for (structure, correct, unjudged) in
+        [(Structure::Linear, 3u32, 0u32), (Structure::Jumping, 1, 1)]
+    {
         for d in 0..3 {
-            let verdict = if d < correct {
-                Verdict::Correct
+            let (verdict, by) = if d < correct {
+                (Verdict::Correct, JudgeSource::PreJudge)
+            } else if d < correct + unjudged {
+                (Verdict::Unjudged, JudgeSource::PreJudgeOnly)
             } else {
-                Verdict::Incorrect
+                (Verdict::Incorrect, JudgeSource::PreJudge)
             };
-            answers.push(answer(structure, d, verdict, JudgeSource::PreJudge));
+            answers.push(answer(structure, d, verdict, by));
         }
         prompts.push(PromptScore {
             prompt_id: format!("rift-{}", structure_name(structure)),
@@ -86,6 +91,7 @@ fn write_run(root: &Path) -> RunPaths {
             outcome: ReplyOutcome::Ok,
             answers_given: 3,
             correct,
+            unjudged,
             accuracy: f64::from(correct) / 3.0,
             wrong_question: 0,
             missing: 0,
@@ -93,7 +99,7 @@ fn write_run(root: &Path) -> RunPaths {
             stopped_early: false,
             ran_long: false,
             judged_by_llm: 0,
-            pre_judge_only: 3 - correct,
+            pre_judge_only: unjudged,
             prompt_tokens: Some(50),
             completion_tokens: Some(9),
             reasoning_tokens: None,
@@ -126,10 +132,12 @@ fn summary_markdown_of_a_fixed_run() {
 
         ## RIFT
 
-        | model | structure | prompts | mean accuracy (%) | wrong-question answers |
-        |---|---|---:|---:|---:|
-        | alpha | jumping | 1 | 33.3 | 0 |
-        | alpha | linear | 1 | 100.0 | 0 |
+        | model | structure | prompts | mean accuracy (%) | unjudged answers | wrong-question answers |
+        |---|---|---:|---:|---:|---:|
+        | alpha | jumping | 1 | 33.3 … 66.7 | 1 | 0 |
+        | alpha | linear | 1 | 100.0 | 0 | 0 |
+
+        Unjudged answers (no judge verdict) are neither correct nor incorrect; where there are any, accuracy is shown as bounds: unjudged counted wrong … unjudged counted right.
 
         Stages run: 7; up to date and skipped: 2. Finished in 12.3 s.
 
@@ -182,13 +190,14 @@ fn report_sections_count_from_the_files() {
         Prompts: 0
         alpha: responses: 0 (ok 0, truncated 0, failed 0; 0 served from the cache in the run that wrote them)
         beta: responses: 0 (ok 0, truncated 0, failed 0; 0 served from the cache in the run that wrote them)
-        Answers: 6 (PreJudge: 6)
+        Answers: 6 (PreJudge: 5, PreJudgeOnly: 1)
+        Verdicts: 4 correct, 1 incorrect, 0 missing, 1 unjudged (0 because the judge failed; unjudged answers are neither correct nor incorrect)
         link prompts: rift/prompts.jsonl
         link alpha: responses: rift/models/alpha/responses.jsonl
         link beta: responses: rift/models/beta/responses.jsonl
         link per-answer scores: rift/answer-scores.jsonl
         link per-prompt scores: rift/prompt-scores.jsonl
-        note: No LLM judge was configured: answers the deterministic pre-judge could not match are counted incorrect and labelled pre_judge_only.
+        note: No LLM judge was configured: answers the deterministic pre-judge could not settle are unjudged (labelled pre_judge_only), neither correct nor incorrect; the tables show accuracy as bounds (unjudged counted wrong … unjudged counted right) beside the unjudged count.
     "#]]
     .assert_eq(&shown);
 }

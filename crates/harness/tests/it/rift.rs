@@ -1,5 +1,6 @@
 //! RIFT run, judge and score on a two-prompt fixture, and a resumed rerun.
 
+use harness::helper::HelperCall;
 use harness::rift::{Judge, Score, judge, run, score};
 use schema::paths::ModelPaths;
 use schema::rift::{AnswerScore, JudgeSource, PromptMeta, PromptScore, Structure, Verdict};
@@ -7,9 +8,9 @@ use schema::{Message, PromptRecord};
 
 use crate::support::{client, mock, model};
 
-const TEMPLATE: &str = "Q: {question}\nE: {expected}\nG: {given}";
+pub(crate) const TEMPLATE: &str = "Q: {question}\nE: {expected}\nG: {given}";
 
-fn prompt(id: &str, structure: Structure, qa: &[(&str, &str)]) -> PromptRecord {
+pub(crate) fn prompt(id: &str, structure: Structure, qa: &[(&str, &str)]) -> PromptRecord {
     let n = qa.len() as u32;
     let meta = PromptMeta {
         benchmark: "rift".into(),
@@ -79,10 +80,12 @@ fn run_judge_and_score_a_tiny_experiment_then_resume_without_sending() {
             responses: &files.responses(),
             template: TEMPLATE,
             judge_settled: false,
+            call: &HelperCall::judge(),
             files: &files,
             client: &client,
         })
-        .unwrap();
+        .unwrap()
+        .verdicts_file;
         let summary = score(&Score {
             prompts: &prompts_path,
             responses: &files.responses(),

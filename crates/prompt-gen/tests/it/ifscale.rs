@@ -79,6 +79,10 @@ fn config(sampling: SamplingMode, grid: Vec<u32>, seeds: Vec<u32>) -> IfscaleCon
         max_tokens: Some(300),
         temperature: None,
         judge_model: None,
+        judge_max_tokens: None,
+        judge_tries: None,
+        judge_reasoning_effort: None,
+        judge_extra_body: None,
         coherence_threshold: 6,
         max_attempts: 10,
     }

@@ -78,16 +78,20 @@ pub struct CoherenceVerdict {
     pub reason: String,
 }
 
-/// Reads the judge's answer: the JSON object in it (code fences and surrounding prose are tolerated), with an
-/// integer `score` from 1 to 10 and a `reason`; a bare `"score": N` is accepted when the object does not parse.
+/// Reads the judge's answer: the JSON object in it (code fences and surrounding prose are tolerated, also a long
+/// reply that explains itself around the object: the widest span from a `{` to the last `}` that parses as an
+/// object wins, trying the first `{` first), with an integer `score` from 1 to 10 and a `reason`; a bare
+/// `"score": N` is accepted when no object parses.
 pub fn parse_coherence_verdict(answer: &str) -> Result<CoherenceVerdict, Error> {
-    let start = answer.find('{');
-    let end = answer.rfind('}');
-    if let (Some(s), Some(e)) = (start, end)
-        && s < e
-        && let Ok(serde_json::Value::Object(obj)) =
-            serde_json::from_str::<serde_json::Value>(&answer[s..=e])
-    {
+    let object = answer.rfind('}').and_then(|end| {
+        answer[..end].match_indices('{').find_map(|(start, _)| {
+            match serde_json::from_str::<serde_json::Value>(&answer[start..=end]) {
+                Ok(serde_json::Value::Object(obj)) => Some(obj),
+                _ => None,
+            }
+        })
+    });
+    if let Some(obj) = object {
         let score = match obj.get("score") {
             Some(serde_json::Value::Number(n)) => n.as_f64(),
             Some(serde_json::Value::String(s)) => s.trim().parse::<f64>().ok(),
@@ -191,6 +195,16 @@ mod tests {
         assert!(parse_coherence_verdict("{\"score\": 11}").is_err());
         assert!(parse_coherence_verdict("{\"score\": 6.5}").is_err());
         assert!(parse_coherence_verdict("no idea").is_err());
+        // A long reply: prose with braces before the object, which is read whole.
+        let long = "The report uses {placeholders} in two places, and the score: 2 rubric line does not fit.\n\n\
+                    {\"reason\": \"Mostly coherent; a {few} odd phrases.\", \"score\": 7}\nThat is my grade.";
+        assert_eq!(
+            parse_coherence_verdict(long).unwrap(),
+            CoherenceVerdict {
+                score: 7,
+                reason: "Mostly coherent; a {few} odd phrases.".to_owned()
+            }
+        );
         let prompt = coherence_judge_prompt("  The report.  ");
         assert!(prompt.contains("<report>\nThe report.\n</report>"));
         assert!(prompt.contains("10 Pristine") && prompt.contains("1 Gibberish"));

@@ -104,7 +104,7 @@ fn check(
     (s.prompts[0].clone(), answers)
 }
 
-use Verdict::{Correct as C, Incorrect as I, Missing as M};
+use Verdict::{Correct as C, Incorrect as I, Missing as M, Unjudged as U};
 
 #[test]
 fn correct_reply() {
@@ -182,7 +182,7 @@ fn over_long_reply() {
 }
 
 #[test]
-fn unsettled_answers_stand_as_pre_judge_only_then_take_the_judges_verdict() {
+fn unsettled_answers_are_unjudged_then_take_the_judges_verdict() {
     let p = prompt(false);
     let responses = [response(
         "l",
@@ -195,9 +195,13 @@ fn unsettled_answers_stand_as_pre_judge_only_then_take_the_judges_verdict() {
         first
             .answers
             .iter()
-            .all(|a| a.judged_by == JudgeSource::PreJudgeOnly && a.verdict == I)
+            .all(|a| a.judged_by == JudgeSource::PreJudgeOnly && a.verdict == U)
     );
     assert_eq!(first.prompts[0].pre_judge_only, 3);
+    assert_eq!(
+        (first.prompts[0].unjudged, first.prompts[0].correct),
+        (3, 0)
+    );
     let judge = judge_prompts(
         &first.judge_requests,
         "Q: {question}\nE: {expected}\nG: {given}",
@@ -232,12 +236,17 @@ fn unsettled_answers_stand_as_pre_judge_only_then_take_the_judges_verdict() {
         vec![
             (C, JudgeSource::Llm),
             (C, JudgeSource::Llm),
-            (I, JudgeSource::LlmUnusable)
+            (U, JudgeSource::LlmUnusable)
         ]
     );
     assert_eq!(
-        (second.prompts[0].correct, second.prompts[0].judged_by_llm),
-        (2, 2)
+        (
+            second.prompts[0].correct,
+            second.prompts[0].judged_by_llm,
+            second.prompts[0].unjudged,
+            second.prompts[0].wrong_question
+        ),
+        (2, 2, 1, 0)
     );
 }
 
@@ -276,6 +285,7 @@ fn agreement_report() {
             settled_by_pre_judge: 1,
             judged_by_llm: 2,
             pre_judge_only: 0,
+            judge_failed: 0,
             both: 1,
             agree: 1
         }
@@ -335,4 +345,59 @@ fn normalization() {
     assert_eq!(pre_judge("...", "Paris"), Some(false));
     assert_eq!(parse_verdict("NOT CORRECT"), Some(I));
     assert_eq!(parse_verdict("**INCORRECT**"), Some(I));
+}
+
+#[test]
+fn long_judge_replies_are_read_from_their_verdict_line() {
+    let cases = [
+        (
+            "The expected answer is Paris and the given answer names Paris.\n\nVerdict: CORRECT",
+            Some(C),
+        ),
+        (
+            "Comparing the two answers, they name different planets.\n**INCORRECT**",
+            Some(I),
+        ),
+        (
+            "Both refer to the same person, so the given answer is correct.",
+            Some(C),
+        ),
+        (
+            "Seven and 7 are the same number.\nFinal answer: correct",
+            Some(C),
+        ),
+        ("Let me compare them carefully before I decide.", None),
+        ("", None),
+    ];
+    for (text, want) in cases {
+        assert_eq!(parse_verdict(text), want, "{text:?}");
+    }
+}
+
+#[test]
+fn verdicts_of_retried_judge_requests() {
+    let try_of = |id: &str, sample_index: u32, outcome, text: Option<&str>| ResponseRecord {
+        sample_index,
+        ..response(id, outcome, text)
+    };
+    let replies = [
+        try_of("a", 0, Outcome::Ok, Some("hmm")),
+        try_of("a", 1, Outcome::Ok, Some("CORRECT")),
+        try_of("b", 0, Outcome::Failed, None),
+        try_of("b", 1, Outcome::Truncated, Some("Let me think")),
+        try_of("b", 2, Outcome::Ok, Some("unsure")),
+        try_of("c", 0, Outcome::Ok, Some("INCORRECT")),
+    ];
+    let got: Vec<_> = parse_verdicts(&replies)
+        .into_iter()
+        .map(|v| (v.id, v.verdict, v.tries, v.raw))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("a".to_owned(), Some(C), 2, Some("CORRECT".to_owned())),
+            ("b".to_owned(), None, 3, Some("unsure".to_owned())),
+            ("c".to_owned(), Some(I), 1, Some("INCORRECT".to_owned())),
+        ]
+    );
 }

@@ -1,0 +1,134 @@
+//! The RIFT tables on disk: every frame as Parquet + CSV, and Table 2, the wrong-question shares and the reply
+//! outcomes as Markdown. Where answers are unjudged a cell shows the accuracy bounds (unjudged counted wrong …
+//! unjudged counted right) instead of one number, beside the unjudged count.
+
+use std::path::{Path, PathBuf};
+
+use super::{RiftSummary, StructureStats};
+use crate::Error;
+use crate::tables;
+
+/// "lower … upper" with `digits` decimals, or "–" when either is unknown.
+pub fn fmt_bounds(lower: Option<f64>, upper: Option<f64>, digits: usize) -> String {
+    match (lower, upper) {
+        (Some(l), Some(u)) => format!("{l:.digits$} … {u:.digits$}"),
+        _ => "–".to_owned(),
+    }
+}
+
+/// A Table 2 mean cell: "mean (± SE)" when every answer was judged, else the bounds of the mean.
+fn mean_cell(r: Option<&StructureStats>) -> String {
+    let Some(r) = r else {
+        return "–".to_owned();
+    };
+    if r.unjudged > 0 {
+        return fmt_bounds(r.mean_lower, r.mean_upper, 2);
+    }
+    match (r.mean, r.se) {
+        (Some(mean), Some(se)) => format!("{mean:.2} (± {se:.2})"),
+        (Some(mean), None) => format!("{mean:.2}"),
+        (None, _) => "–".to_owned(),
+    }
+}
+
+/// A Table 2 median cell: the median, or the bounds of the median where answers are unjudged.
+fn median_cell(r: Option<&StructureStats>) -> String {
+    match r {
+        Some(r) if r.unjudged > 0 => fmt_bounds(r.median_lower, r.median_upper, 2),
+        r => tables::fmt_opt(r.and_then(|r| r.median), 2),
+    }
+}
+
+/// Writes every RIFT table (Parquet + CSV) under `dir`, and Table 2 as Markdown.
+pub fn write_tables(summary: &RiftSummary, dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let mut written = Vec::new();
+    for (name, df) in &summary.frames {
+        written.extend(tables::write_table(df, dir, name)?);
+    }
+    let cell = |m: &str, s: &str| {
+        summary
+            .table2
+            .iter()
+            .find(|r| r.model == m && r.structure == s)
+    };
+    let rows: Vec<Vec<String>> = summary
+        .models
+        .iter()
+        .map(|m| {
+            let d = summary.deltas.iter().find(|d| &d.model == m);
+            let delta = match d {
+                Some(d) if d.delta.is_some() => tables::fmt_opt(d.delta, 1),
+                Some(d) => fmt_bounds(d.delta_lower, d.delta_upper, 1),
+                None => "–".to_owned(),
+            };
+            let unjudged = super::STRUCTURES
+                .iter()
+                .map(|s| cell(m, s).map_or_else(|| "–".to_owned(), |r| r.unjudged.to_string()))
+                .collect::<Vec<_>>()
+                .join(" / ");
+            vec![
+                m.clone(),
+                mean_cell(cell(m, "baseline")),
+                mean_cell(cell(m, "linear")),
+                median_cell(cell(m, "linear")),
+                mean_cell(cell(m, "jumping")),
+                median_cell(cell(m, "jumping")),
+                delta,
+                unjudged,
+            ]
+        })
+        .collect();
+    written.push(tables::write_markdown(
+        dir,
+        "rift_table2",
+        "Table 2: baseline vs linear vs jumping prompt accuracy (%), mean (± standard error) and median over prompts; Δ = (A_linear − A_jumping) / A_linear × 100. Unjudged answers (no judge verdict: none configured, or the judge failed) are neither correct nor incorrect; where there are any, a cell shows bounds: unjudged counted wrong … unjudged counted right.",
+        &["Model", "Baseline mean (± SE)", "Linear mean (± SE)", "Linear median", "Jumping mean (± SE)", "Jumping median", "Δ", "Unjudged answers (baseline / linear / jumping)"],
+        &rows,
+    )?);
+    let wq_rows: Vec<Vec<String>> = summary
+        .wrong_question
+        .iter()
+        .map(|w| {
+            vec![
+                w.model.clone(),
+                w.structure.clone(),
+                w.incorrect.to_string(),
+                w.wrong_question.to_string(),
+                tables::fmt_opt(w.share, 1),
+                w.unjudged.to_string(),
+            ]
+        })
+        .collect();
+    written.push(tables::write_markdown(
+        dir,
+        "rift_wrong_question",
+        "Share of incorrect answers that are the answer to a different question of the same prompt. Unjudged answers are not incorrect and stay out of the share.",
+        &["Model", "Structure", "Incorrect", "Wrong question", "Share (%)", "Unjudged"],
+        &wq_rows,
+    )?);
+    let out_rows: Vec<Vec<String>> = summary
+        .outcomes
+        .iter()
+        .map(|o| {
+            vec![
+                o.model.clone(),
+                o.structure.clone(),
+                o.prompts.to_string(),
+                o.empty.to_string(),
+                o.truncated.to_string(),
+                o.malformed.to_string(),
+                o.failed.to_string(),
+                o.stopped_early.to_string(),
+                o.ran_long.to_string(),
+            ]
+        })
+        .collect();
+    written.push(tables::write_markdown(
+        dir,
+        "rift_reply_outcomes",
+        "Replies per model and structure: empty, truncated (hit max tokens), malformed (no answer readable), failed requests, stopped early, ran long.",
+        &["Model", "Structure", "Prompts", "Empty", "Truncated", "Malformed", "Failed", "Stopped early", "Ran long"],
+        &out_rows,
+    )?);
+    Ok(written)
+}

@@ -1,0 +1,90 @@
+//! Helper calls: the requests a stage makes besides the benchmark's own (the IFScale coherence judge, the RIFT
+//! judge, the RIFT rephrasing). Their settings come from the config (`[ifscale]` and `[rift-prep]`), never from
+//! constants in the loops; the defaults leave room for a reasoning model to think before it answers (the client
+//! splits `<think>` blocks off into the record's `reasoning`, so the parsers see the answer alone).
+//!
+//! A judge reply that cannot be read is asked again with a new `sample_index` (its own cache entry), up to
+//! `tries` times; an item still without a verdict is *unjudged*. [`UNJUDGED_ALERT_SHARE`] is the share of a
+//! stage's items that may end unjudged because a configured judge failed before the run counts as incomplete.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use schema::RequestParams;
+
+/// Default `max_tokens` of a judge request: room for a reasoning model's thinking before its verdict.
+pub const DEFAULT_JUDGE_MAX_TOKENS: u32 = 4096;
+/// Default `max_tokens` of a rephrasing request.
+pub const DEFAULT_REPHRASE_MAX_TOKENS: u32 = 4096;
+/// Default tries per judged item while the judge's reply cannot be read.
+pub const DEFAULT_JUDGE_TRIES: u32 = 3;
+/// More than this share of a stage's items unjudged because a configured judge failed makes the run incomplete.
+pub const UNJUDGED_ALERT_SHARE: f64 = 0.02;
+
+/// The settings of one kind of helper call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HelperCall {
+    /// `max_tokens` of each request (at least 1).
+    pub max_tokens: u32,
+    /// Requests per item while the reply cannot be read (at least 1; 1 for calls that are not retried).
+    pub tries: u32,
+    /// `reasoning_effort` of each request (unset: the model's default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<String>,
+    /// Extra body fields of each request (e.g. a provider's thinking switch).
+    #[serde(skip_serializing_if = "Map::is_empty")]
+    pub extra_body: Map<String, Value>,
+}
+
+impl HelperCall {
+    /// A judge with the defaults.
+    pub fn judge() -> HelperCall {
+        HelperCall {
+            max_tokens: DEFAULT_JUDGE_MAX_TOKENS,
+            tries: DEFAULT_JUDGE_TRIES,
+            reasoning_effort: None,
+            extra_body: Map::new(),
+        }
+    }
+
+    /// Rephrasing with the defaults (one try: an unusable rephrasing drops the clue, as before).
+    pub fn rephrase() -> HelperCall {
+        HelperCall {
+            max_tokens: DEFAULT_REPHRASE_MAX_TOKENS,
+            tries: 1,
+            reasoning_effort: None,
+            extra_body: Map::new(),
+        }
+    }
+
+    /// The request parameters every prompt of this call carries (temperature is the caller's).
+    pub fn params(&self) -> RequestParams {
+        RequestParams {
+            max_tokens: Some(self.max_tokens),
+            reasoning_effort: self.reasoning_effort.clone(),
+            extra_body: self.extra_body.clone(),
+            ..RequestParams::default()
+        }
+    }
+
+    /// Checks the numbers; the error names the field by its config key after `prefix` (e.g. `judge-`).
+    pub fn check(&self, prefix: &str) -> Result<(), String> {
+        if self.max_tokens == 0 {
+            return Err(format!("field `{prefix}max-tokens`: must be at least 1"));
+        }
+        if self.tries == 0 {
+            return Err(format!("field `{prefix}tries`: must be at least 1"));
+        }
+        Ok(())
+    }
+}
+
+/// `unjudged ÷ (judged + unjudged)`, 0 when nothing was sent to a judge.
+pub fn failure_share(judged: usize, unjudged: usize) -> f64 {
+    let total = judged + unjudged;
+    if total == 0 {
+        0.0
+    } else {
+        unjudged as f64 / total as f64
+    }
+}
