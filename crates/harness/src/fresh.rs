@@ -94,6 +94,15 @@ impl Stamps {
             && outputs.iter().all(|p| p.exists())
     }
 
+    /// Forgets that the stage finished, so the next run runs it again.
+    pub fn clear(&self, stage: &str) -> Result<(), Error> {
+        match std::fs::remove_file(self.path(stage)) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::io(&self.path(stage), e)),
+        }
+    }
+
     /// Records that the stage finished with these inputs and outputs.
     pub fn mark(&self, stage: &str, fp: &Fingerprint, outputs: &[PathBuf]) -> Result<(), Error> {
         let stamp = Stamp {

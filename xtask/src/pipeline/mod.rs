@@ -217,6 +217,29 @@ impl Stager<'_> {
     }
 }
 
+impl Stager<'_> {
+    /// A configured judge that left more than `UNJUDGED_ALERT_SHARE` of a stage's items unjudged makes the stage
+    /// incomplete: said in red, its stamp removed (a rerun asks the judge again), listed in the summary (exit 3).
+    fn check_judge(&mut self, name: &str, judged: usize, unjudged: usize) -> anyhow::Result<()> {
+        let share = harness::helper::failure_share(judged, unjudged);
+        if share > harness::helper::UNJUDGED_ALERT_SHARE {
+            tracing::error!(
+                stage = name,
+                judged,
+                unjudged,
+                share_pct = 100.0 * share,
+                "The configured judge left more than 2 % of this stage's items unjudged."
+            );
+            self.stamps.clear(name)?;
+            self.out.incomplete.push((
+                format!("{name} (unjudged by the configured judge)"),
+                unjudged,
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The vocabulary exists, or is built from the configured corpus.
 fn vocab_stage(
     file: &Path,
@@ -292,6 +315,11 @@ fn ifscale_stages(
             tracing::info!(model = %model.name, samples = s.samples, accepted = s.accepted, failed = s.failed, attempts = s.attempts, "IFScale generation finished.");
             Ok(())
         })?;
+        if judge.is_some() {
+            let (judged, unjudged) =
+                harness::ifscale::judge_counts_from_attempts(&files.attempts())?;
+            stage.check_judge(&name, judged, unjudged)?;
+        }
         scores.push(files.scores());
         labels.push(files.labels());
         attempts.push(files.attempts());
@@ -365,6 +393,10 @@ fn rift_stages(
                 })?;
                 Ok(())
             })?;
+            if files.verdicts().is_file() {
+                let s = harness::rift::JudgeSummary::from_verdicts(&files.verdicts())?;
+                stage.check_judge(&name, s.judged, s.unjudged)?;
+            }
             verdict_path = Some(files.verdicts());
         }
         let mut fp = Fingerprint::new("rift-score")

@@ -87,3 +87,48 @@ fn a_budget_stopped_run_exits_3_and_a_rerun_with_a_higher_cap_finishes_it() {
         "one ledger line per paid request"
     );
 }
+
+/// The issue's o-series coherence judge: reasoning eats a 300-token budget, every verdict comes back empty, so
+/// every judged attempt ends unjudged; the pipeline says so and exits 3 instead of passing the run as complete.
+#[test]
+fn a_judge_that_never_answers_makes_the_run_incomplete() {
+    let report = "<report>\n# Results\n\nOur revenue rose this year because the team widened the margin on every \
+                  product line, and the board expects the same discipline to carry the company through the next two \
+                  quarters while the outlook for every segment stays stable and strong.\n</report>";
+    let mut cfg = MockConfig::new();
+    cfg.replies = vec![(
+        "professional business report".to_owned(),
+        vec![report.to_owned()],
+    )];
+    let mock = MockServer::start(cfg, 0).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("models.toml"),
+        format!(
+            "[models.writer]\nbase-urls = [\"{url}\"]\nmodel-id = \"mock\"\nmax-tokens = 200\n\n\
+             [models.judge]\nbase-urls = [\"{url}\"]\nmodel-id = \"o-series\"\ntoken-limit-field = \"max_completion_tokens\"\n\
+             sampling = false\nretry-base-s = 0.01\n",
+            url = mock.base_url()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("run.toml"),
+        format!(
+            "[run]\nname = \"budget\"\nmodels-file = \"models.toml\"\nmodels = [\"writer\"]\ncache = \"cache.sqlite\"\n\n\
+             [ifscale]\ngrid = [10]\nseeds = [0, 1]\nsampling = \"paper\"\nvocab = \"{}\"\ntemplate = \"{}\"\n\
+             max-attempts = 1\njudge-model = \"judge\"\njudge-max-tokens = 300\njudge-tries = 2\n",
+            repo("datasets/vocab/ifscale-paper.txt"),
+            repo("configs/prompts/ifscale-report.txt")
+        ),
+    )
+    .unwrap();
+    let (code, summary) = pipeline(dir.path(), &[]);
+    assert_eq!(code, 3, "{summary}");
+    assert!(
+        summary.contains("ifscale-generate:writer (unjudged by the configured judge) | 2 |"),
+        "{summary}"
+    );
+    // Two reports, each judged twice (both tries cut off inside the reasoning).
+    assert_eq!(mock.requests(), 2 + 2 * 2);
+}

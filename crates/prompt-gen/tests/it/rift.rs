@@ -230,7 +230,10 @@ fn the_baseline_covers_every_question_unless_a_count_is_given() {
     cfg.baseline_prompts = None;
     let n = questions().len();
     assert_eq!(baseline_rows(&cfg, n).unwrap(), (0..n).collect::<Vec<_>>());
-    assert_eq!(baseline_description(&cfg, n), format!("all {n} questions of the dataset"));
+    assert_eq!(
+        baseline_description(&cfg, n),
+        format!("all {n} questions of the dataset")
+    );
     cfg.baseline_prompts = Some(4);
     assert!(baseline_description(&cfg, n).contains("uniform sample of 4"));
     cfg.baseline_prompts = Some(n as u32 + 1);
