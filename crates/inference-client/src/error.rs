@@ -36,10 +36,12 @@ pub enum Error {
     /// The cost limit stops a call that cannot leave work undone (e.g. embeddings).
     #[error("{0}")]
     Budget(String),
-    /// A request failed with a status that retrying cannot fix (400, 401, 403, 404, ...): the run stops.
-    #[error("model {model:?}: HTTP {status} ({class}): {message}")]
+    /// A request failed with a status that retrying cannot fix (401, 402, 403, 404, the same 400 again and
+    /// again): this model's requests stop. `url` is the endpoint, without any credentials in it.
+    #[error("model {model:?} at {url}: HTTP {status} ({class}): {message}")]
     FailFast {
         model: String,
+        url: String,
         status: u16,
         class: String,
         message: String,
@@ -47,6 +49,11 @@ pub enum Error {
 }
 
 impl Error {
+    /// True for a 402 (out of credits): every model behind the account is affected, so the whole run stops.
+    pub fn is_out_of_credits(&self) -> bool {
+        matches!(self, Error::FailFast { status: 402, .. })
+    }
+
     /// True when the run could not start because of how it was configured (a model config, a run option, the
     /// prompts or a missing API key), as opposed to a failure while running.
     pub fn is_config(&self) -> bool {

@@ -392,7 +392,7 @@ async fn serve_conn(sock: TcpStream, sh: Arc<Shared>) {
             continue;
         }
         sh.stats.requests.fetch_add(1, Ordering::Relaxed);
-        if let Some(e) = emulate::emulate(&req.body, &sh.emu) {
+        if let Some(e) = emulate::emulate(&req.body, &sh.emu, |last| scripted(last, &sh)) {
             let res = match e {
                 emulate::Emulated::Reply(status, headers, body) => {
                     if status == 200 {

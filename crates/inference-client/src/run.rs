@@ -511,10 +511,12 @@ impl TaskCtx {
         let start = Instant::now();
         let timeout = Duration::from_secs_f64(m.timeout_s);
         let mut attempts: Vec<Attempt> = Vec::new();
+        let mut last_url: String;
         let mut rng = Jitter::new(&job.key);
         let result: Result<(Completion, f64), Failure> = loop {
             let n = attempts.len() as u32 + 1;
             let slot = self.endpoints.acquire().await;
+            last_url = without_credentials(slot.url());
             let t0 = Instant::now();
             self.counters.requests.fetch_add(1, Ordering::Relaxed);
             let res = send_once(
@@ -655,6 +657,7 @@ impl TaskCtx {
                     if abort.is_none() {
                         *abort = Some(Error::FailFast {
                             model: m.name.clone(),
+                            url: last_url.clone(),
                             status: f.status.unwrap_or(0),
                             class: class_name(f.class).to_owned(),
                             message,
@@ -721,6 +724,16 @@ fn warn_if_other_model(m: &ModelConfig, served: Option<&str>) {
     }
 }
 
+/// A URL without any `user:password@` part, for messages.
+fn without_credentials(url: &str) -> String {
+    match (url.find("://"), url.find('@')) {
+        (Some(s), Some(at)) if at > s && !url[s + 3..at].contains('/') => {
+            format!("{}{}", &url[..s + 3], &url[at + 1..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
 /// Snake-case name of an error class, as written in records.
 pub(crate) fn class_name(c: ErrorClass) -> &'static str {
     match c {
@@ -757,4 +770,21 @@ async fn send_once(
         f.message = redactor.clean(&f.message);
         f
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_credentials;
+
+    #[test]
+    fn credentials_never_reach_a_message() {
+        assert_eq!(
+            without_credentials("https://user:pw@host.example/v1/chat/completions"),
+            "https://host.example/v1/chat/completions"
+        );
+        assert_eq!(
+            without_credentials("http://127.0.0.1:8000/v1/x@y"),
+            "http://127.0.0.1:8000/v1/x@y"
+        );
+    }
 }

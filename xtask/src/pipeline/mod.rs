@@ -11,7 +11,6 @@ mod report;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::Context;
 use inference_client::{Client, ModelConfig};
 use schema::paths::{Bench, RunPaths};
 
@@ -91,6 +90,7 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
         force: args.force,
         out: &mut out,
         client: &client,
+        stopped: Default::default(),
     };
 
     // Offline assets for embedded models are resolved while loading the models (see `crate::models`).
@@ -144,8 +144,13 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
         started.elapsed().as_secs_f64(),
     )?;
     if !out.incomplete.is_empty() {
-        summary.push_str("\n## Incomplete\n\nThese stages finished without an answer to every prompt (failed after their retries, or not sent because of the cost limit); they are not marked done, and a plain rerun sends what is missing.\n\n| stage | prompts without an answer |\n|---|---:|\n");
+        summary.push_str("\n## Incomplete\n\nThese stages finished without an answer to every prompt (failed after their retries, not sent because of the cost limit, left unjudged by a configured judge, or stopped because their model cannot be used); they are not marked done, and a plain rerun sends what is missing.\n\n| stage | prompts without an answer |\n|---|---:|\n");
         for (name, n) in &out.incomplete {
+            let n = if *n == 0 {
+                "–".to_owned()
+            } else {
+                n.to_string()
+            };
             summary.push_str(&format!("| {name} | {n} |\n"));
         }
     }
@@ -161,7 +166,7 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
     if !out.incomplete.is_empty() {
         let missing: usize = out.incomplete.iter().map(|(_, n)| n).sum();
         return Err(crate::Incomplete(format!(
-            "the run finished with {missing} prompts without an answer in {} stages (see {}); rerun to continue",
+            "the run finished incomplete: {missing} prompts without an answer, in {} stages (see {}); rerun to continue",
             out.incomplete.len(),
             paths.summary().display()
         ))
@@ -182,6 +187,8 @@ pub(crate) struct Stager<'a> {
     pub(crate) out: &'a mut Outcome,
     /// The command's client: a stage after which it counts more unanswered prompts is incomplete.
     client: &'a Client,
+    /// Models whose requests were stopped (stage names end in `:<model>`): their later stages are not run.
+    stopped: std::collections::BTreeSet<String>,
 }
 
 impl Stager<'_> {
@@ -192,6 +199,11 @@ impl Stager<'_> {
         outputs: &[PathBuf],
         body: impl FnOnce() -> anyhow::Result<()>,
     ) -> anyhow::Result<bool> {
+        let model = name.split_once(':').map(|(_, m)| m.to_owned());
+        if let Some(m) = model.as_ref().filter(|m| self.stopped.contains(*m)) {
+            tracing::warn!(stage = name, model = %m, "Not run: this model's requests were stopped.");
+            return Ok(false);
+        }
         if !self.force && self.stamps.is_fresh(name, &fp, outputs) {
             tracing::info!(stage = name, "Up to date; skipped.");
             self.out.stages_skipped.push(name.to_owned());
@@ -199,7 +211,22 @@ impl Stager<'_> {
         }
         tracing::info!(stage = name, "Running.");
         let before = self.client.unfinished();
-        body().with_context(|| format!("stage {name}"))?;
+        if let Err(e) = body() {
+            // A model that cannot be used (bad key, unknown model, the same 400 again and again) stops its own
+            // stage; the other models go on and the run ends incomplete. Out of credits stops everything.
+            match stopped_model(&e) {
+                Some(stop) if !stop.is_out_of_credits() => {
+                    tracing::error!(stage = name, "{stop}");
+                    self.stopped.extend(model);
+                    self.out
+                        .incomplete
+                        .push((format!("{name} (stopped: {stop})"), 0));
+                    self.out.stages_run.push(name.to_owned());
+                    return Ok(true);
+                }
+                _ => return Err(e.context(format!("stage {name}"))),
+            }
+        }
         let missing = self.client.unfinished() - before;
         if missing > 0 {
             tracing::warn!(
@@ -238,6 +265,19 @@ impl Stager<'_> {
         }
         Ok(())
     }
+}
+
+/// The client's "stop this model" error in an error's chain, if that is what ended a stage.
+fn stopped_model(e: &anyhow::Error) -> Option<&inference_client::Error> {
+    e.chain().find_map(|c| {
+        let client = c
+            .downcast_ref::<inference_client::Error>()
+            .or_else(|| match c.downcast_ref::<harness::Error>() {
+                Some(harness::Error::Client(inner)) => Some(inner),
+                _ => None,
+            })?;
+        matches!(client, inference_client::Error::FailFast { .. }).then_some(client)
+    })
 }
 
 /// The vocabulary exists, or is built from the configured corpus.
@@ -323,6 +363,10 @@ fn ifscale_stages(
         scores.push(files.scores());
         labels.push(files.labels());
         attempts.push(files.attempts());
+    }
+    // A model whose stage was stopped (see `Stager::run`) has no files to join.
+    for files in [&mut scores, &mut labels, &mut attempts] {
+        files.retain(|p| p.is_file());
     }
     concat_jsonl(&scores, &paths.ifscale_scores())?;
     concat_jsonl(&labels, &paths.ifscale_labels())?;
@@ -421,6 +465,9 @@ fn rift_stages(
         let [answers, scores] = outputs;
         answer_files.push(answers);
         prompt_files.push(scores);
+    }
+    for files in [&mut answer_files, &mut prompt_files] {
+        files.retain(|p| p.is_file());
     }
     concat_jsonl(&answer_files, &paths.rift_answer_scores())?;
     concat_jsonl(&prompt_files, &paths.rift_prompt_scores())?;

@@ -1,5 +1,5 @@
 //! Repository-wide checks that no compiler or lint enforces (in the spirit of rust-analyzer's `tidy`).
 //! `.ci/run` runs them with every other test.
 
-mod budget;
+mod pipeline;
 mod tidy;

@@ -1,6 +1,6 @@
 //! Provider emulation: model ids that make the mock behave like the real providers the client meets, so tests can
 //! check the client against each one's own shapes. A request whose `model` is not one of these gets the mock's
-//! normal answer.
+//! normal answer. Scripted replies (`MockConfig::replies`) replace the default content of every emulated model.
 //!
 //! - `o-series`: OpenAI's reasoning models: 400 on `max_tokens` and on any `temperature`/`top_p` other than 1;
 //!   reasoning tokens count against `max_completion_tokens` (400 of them per answer), and a budget they exhaust
@@ -15,6 +15,7 @@
 //! - `rate-limited-ms`: each prompt's first request gets a 429 with `retry-after-ms: 50`.
 //! - `stall`: each prompt's first request gets its headers and then nothing (until the connection drops).
 //! - `alias`: answers under another model name (`served-elsewhere-v2`).
+//! - `missing-model`: 404, as for a model id the provider does not serve.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -64,8 +65,13 @@ fn answer(
     v.to_string()
 }
 
-/// The emulated reply for a request, or `None` when its model is not an emulated one.
-pub(super) fn emulate(body: &[u8], st: &EmuState) -> Option<Emulated> {
+/// The emulated reply for a request, or `None` when its model is not an emulated one. `script` gives the
+/// scripted content for a last message (`MockConfig::replies`), which replaces the default "Reply to: …".
+pub(super) fn emulate(
+    body: &[u8],
+    st: &EmuState,
+    script: impl Fn(&str) -> Option<String>,
+) -> Option<Emulated> {
     let req: Value = serde_json::from_slice(body).ok()?;
     let model = req.get("model").and_then(Value::as_str)?.to_owned();
     let last = req
@@ -82,7 +88,7 @@ pub(super) fn emulate(body: &[u8], st: &EmuState) -> Option<Emulated> {
         *n += 1;
         *n
     };
-    let reply = format!("Reply to: {last}");
+    let reply = script(&last).unwrap_or_else(|| format!("Reply to: {last}"));
     let usage = |completion: u64| json!({"prompt_tokens": 20, "completion_tokens": completion});
     let ok = |content: &str| {
         Emulated::Reply(
@@ -208,6 +214,10 @@ pub(super) fn emulate(body: &[u8], st: &EmuState) -> Option<Emulated> {
         } else {
             ok(&reply)
         }),
+        "missing-model" => Some(error(
+            404,
+            "The model `missing-model` does not exist or you do not have access to it.",
+        )),
         "stall" => Some(if nth() == 1 {
             Emulated::Stall
         } else {
