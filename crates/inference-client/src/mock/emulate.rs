@@ -74,6 +74,20 @@ pub(super) fn emulate(
 ) -> Option<Emulated> {
     let req: Value = serde_json::from_slice(body).ok()?;
     let model = req.get("model").and_then(Value::as_str)?.to_owned();
+    const EMULATED: &[&str] = &[
+        "o-series",
+        "vllm-thinker",
+        "openrouter-flaky",
+        "short-context",
+        "rate-limited-ms",
+        "missing-model",
+        "stall",
+        "alias",
+    ];
+    // Anything else gets the mock's normal answer (and its scripted replies are not consumed here).
+    if !EMULATED.contains(&model.as_str()) && !model.starts_with("credits-") {
+        return None;
+    }
     let last = req
         .get("messages")
         .and_then(Value::as_array)
