@@ -217,3 +217,44 @@ pub fn estimate_input_tokens(prompt: &PromptRecord) -> u64 {
         .map(|m| (m.content.chars().count() as u64).div_ceil(4) + 4)
         .sum()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weights_tell_apart_models_behind_one_id() {
+        let a = ModelConfig::ad_hoc("http://127.0.0.1:1/v1", "local");
+        let mut b = a.clone();
+        b.weights_id = Some("q4_k_m".to_owned());
+        assert_ne!(model_identity(&a), model_identity(&b));
+        // Replicas and names do not matter.
+        let mut c = b.clone();
+        c.name = "other".to_owned();
+        c.base_urls = vec!["http://127.0.0.1:2/v1".to_owned()];
+        assert_eq!(model_identity(&b), model_identity(&c));
+    }
+
+    #[test]
+    fn a_gguf_is_known_by_its_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (x, y) = (dir.path().join("x.gguf"), dir.path().join("y.gguf"));
+        std::fs::write(&x, b"weights one").unwrap();
+        std::fs::write(&y, b"weights two").unwrap();
+        let mut m = ModelConfig::ad_hoc("http://127.0.0.1:1/v1", "smol");
+        m.engine = Engine::Embedded;
+        m.gguf = Some(x.clone());
+        let first = model_identity(&m);
+        assert!(
+            first.contains(&schema::sha256_hex(b"weights one")),
+            "{first}"
+        );
+        // Same size, other bytes: another identity.
+        m.gguf = Some(y);
+        assert_ne!(model_identity(&m), first);
+        // The hash is noted beside the file and reused.
+        assert!(dir.path().join("x.gguf.sha256").is_file());
+        m.gguf = Some(x);
+        assert_eq!(model_identity(&m), first);
+    }
+}

@@ -318,6 +318,8 @@ pub fn fetch_stats(addr: SocketAddr) -> io::Result<MockStats> {
 struct Request {
     path: String,
     auth: Option<String>,
+    /// Every header, names in lower case.
+    headers: Vec<(String, String)>,
     body: Vec<u8>,
     close: bool,
 }
@@ -333,6 +335,7 @@ async fn read_request(
     let mut len = 0usize;
     let mut auth = None;
     let mut close = false;
+    let mut headers = Vec::new();
     loop {
         line.clear();
         if r.read_line(&mut line).await? == 0 {
@@ -344,6 +347,7 @@ async fn read_request(
         }
         if let Some((name, value)) = l.split_once(':') {
             let value = value.trim();
+            headers.push((name.trim().to_ascii_lowercase(), value.to_owned()));
             if name.eq_ignore_ascii_case("content-length") {
                 len = value
                     .parse()
@@ -361,6 +365,7 @@ async fn read_request(
     Ok(Some(Request {
         path,
         auth,
+        headers,
         body,
         close,
     }))
@@ -392,7 +397,9 @@ async fn serve_conn(sock: TcpStream, sh: Arc<Shared>) {
             continue;
         }
         sh.stats.requests.fetch_add(1, Ordering::Relaxed);
-        if let Some(e) = emulate::emulate(&req.body, &sh.emu, |last| scripted(last, &sh)) {
+        if let Some(e) =
+            emulate::emulate(&req.body, &req.headers, &sh.emu, |last| scripted(last, &sh))
+        {
             let res = match e {
                 emulate::Emulated::Reply(status, headers, body) => {
                     if status == 200 {

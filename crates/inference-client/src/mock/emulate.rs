@@ -16,6 +16,7 @@
 //! - `stall`: each prompt's first request gets its headers and then nothing (until the connection drops).
 //! - `alias`: answers under another model name (`served-elsewhere-v2`).
 //! - `missing-model`: 404, as for a model id the provider does not serve.
+//! - `echo-headers`: answers with the request's `x-*`, `http-referer` and `api-key` headers (`name=value;…`).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -69,6 +70,7 @@ fn answer(
 /// scripted content for a last message (`MockConfig::replies`), which replaces the default "Reply to: …".
 pub(super) fn emulate(
     body: &[u8],
+    headers: &[(String, String)],
     st: &EmuState,
     script: impl Fn(&str) -> Option<String>,
 ) -> Option<Emulated> {
@@ -83,6 +85,7 @@ pub(super) fn emulate(
         "missing-model",
         "stall",
         "alias",
+        "echo-headers",
     ];
     // Anything else gets the mock's normal answer (and its scripted replies are not consumed here).
     if !EMULATED.contains(&model.as_str()) && !model.starts_with("credits-") {
@@ -228,6 +231,14 @@ pub(super) fn emulate(
         } else {
             ok(&reply)
         }),
+        "echo-headers" => {
+            let shown: Vec<String> = headers
+                .iter()
+                .filter(|(k, _)| k.starts_with("x-") || k == "api-key" || k == "http-referer")
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            Some(ok(&shown.join(";")))
+        }
         "missing-model" => Some(error(
             404,
             "The model `missing-model` does not exist or you do not have access to it.",

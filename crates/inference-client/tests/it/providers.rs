@@ -327,3 +327,52 @@ fn a_401_without_a_key_says_how_to_name_one() {
         "{err}"
     );
 }
+
+#[test]
+fn custom_headers_are_sent_and_secret_ones_come_from_the_environment() {
+    let mock = MockServer::start(MockConfig::new(), 0).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let var = "IFSTRESS_TEST_HEADER_SECRET";
+    // SAFETY: only this test reads or writes this variable.
+    unsafe { std::env::set_var(var, "azure-secret-value") };
+    let mut m = emulated(&mock, "echo-headers");
+    m.headers.insert(
+        "X-Title".to_owned(),
+        inference_client::HeaderValue::Text("ifstress".to_owned()),
+    );
+    m.headers.insert(
+        "api-key".to_owned(),
+        inference_client::HeaderValue::Env {
+            env: var.to_owned(),
+        },
+    );
+    let (_, r) = run(
+        &m,
+        &prompts(1),
+        &dir.path().join("o.jsonl"),
+        &opts(dir.path()),
+    );
+    let content = r[0].content.as_deref().unwrap();
+    assert!(content.contains("x-title=ifstress"), "{content}");
+    assert!(content.contains("api-key=azure-secret-value"), "{content}");
+    // A header variable that is not set is a config error naming it, before anything is sent.
+    m.headers.insert(
+        "api-key".to_owned(),
+        inference_client::HeaderValue::Env {
+            env: "IFSTRESS_TEST_HEADER_UNSET".to_owned(),
+        },
+    );
+    let sent = mock.requests();
+    let err = chat(
+        &m,
+        &prompts(2),
+        &dir.path().join("p.jsonl"),
+        &opts(dir.path()),
+    )
+    .unwrap_err();
+    assert!(
+        err.is_config() && err.to_string().contains("IFSTRESS_TEST_HEADER_UNSET"),
+        "{err}"
+    );
+    assert_eq!(mock.requests(), sent);
+}
