@@ -119,6 +119,7 @@ pub(crate) async fn post(
             message: redactor.clean(&error_chain(&e)),
             retry_after: None,
             should_retry: None,
+            usage: None,
         })?;
     let status = resp.status().as_u16();
     let hints = Hints::from_headers(
@@ -135,6 +136,7 @@ pub(crate) async fn post(
         message: redactor.clean(&error_chain(&e)),
         retry_after: hints.retry_after,
         should_retry: hints.should_retry,
+        usage: None,
     })?;
     if !(200..300).contains(&status) {
         return Err(Failure {
@@ -143,6 +145,7 @@ pub(crate) async fn post(
             message: redactor.clean(&parse::error_message(&bytes)),
             retry_after: hints.retry_after,
             should_retry: hints.should_retry,
+            usage: None,
         });
     }
     Ok((status, bytes.to_vec()))

@@ -26,6 +26,8 @@ pub(crate) struct Failure {
     pub(crate) retry_after: Option<Duration>,
     /// The server's `x-should-retry` header.
     pub(crate) should_retry: Option<bool>,
+    /// Usage the failed answer still reported (a provider may bill a failed attempt).
+    pub(crate) usage: Option<Usage>,
 }
 
 /// The server's error message from a JSON error body (`{"error": {"message": ...}}`), else the body's first 200 characters.
@@ -59,6 +61,7 @@ pub(crate) fn parse_completion(body: &[u8]) -> Result<Completion, Failure> {
         message,
         retry_after: None,
         should_retry: None,
+        usage: None,
     };
     let v: Value = serde_json::from_slice(body)
         .map_err(|e| fail(ErrorClass::InvalidJson, format!("invalid JSON: {e}")))?;
@@ -69,10 +72,9 @@ pub(crate) fn parse_completion(body: &[u8]) -> Result<Completion, Failure> {
             .and_then(Value::as_u64)
             .and_then(|c| u16::try_from(c).ok());
         let class = code.map_or(ErrorClass::ProviderError, crate::retry::status_class);
-        return Err(fail(
-            class,
-            format!("error in body: {}", error_message(body)),
-        ));
+        let mut f = fail(class, format!("error in body: {}", error_message(body)));
+        f.usage = v.get("usage").map(|u| parse_usage(Some(u)));
+        return Err(f);
     }
     let choice = v
         .get("choices")
@@ -112,10 +114,12 @@ pub(crate) fn parse_completion(body: &[u8]) -> Result<Completion, Failure> {
             .get("error")
             .map(|e| format!(": {}", error_message(e.to_string().as_bytes())))
             .unwrap_or_default();
-        return Err(fail(
+        let mut f = fail(
             ErrorClass::ProviderError,
             format!("the provider ended the answer with finish_reason \"error\"{detail}"),
-        ));
+        );
+        f.usage = v.get("usage").map(|u| parse_usage(Some(u)));
+        return Err(f);
     }
     let usage = parse_usage(v.get("usage"));
     let logprobs = choice.get("logprobs").and_then(parse_logprobs);

@@ -241,6 +241,7 @@ mod tests {
             message: String::new(),
             retry_after: None,
             should_retry,
+            usage: None,
         }
     }
 

@@ -513,6 +513,8 @@ impl TaskCtx {
         let mut attempts: Vec<Attempt> = Vec::new();
         let mut last_url: String;
         let mut rng = Jitter::new(&job.key);
+        // What failed attempts that still reported usage cost (a provider may bill them).
+        let mut billed = 0.0;
         let result: Result<(Completion, f64), Failure> = loop {
             let n = attempts.len() as u32 + 1;
             let slot = self.endpoints.acquire().await;
@@ -549,6 +551,11 @@ impl TaskCtx {
                         slot.unreachable();
                     }
                     drop(slot);
+                    if let Some(u) = &f.usage {
+                        billed += u.cost_usd.unwrap_or_else(|| {
+                            m.cost_from_usage(u.prompt_tokens, u.completion_tokens)
+                        });
+                    }
                     let last = retry::decide(&f) != Decision::Retry || n >= m.max_attempts;
                     let delay = if last {
                         Duration::ZERO
@@ -667,7 +674,7 @@ impl TaskCtx {
                     if repeated {
                         // This one is answered (failed); the ones after it are not sent.
                         self.counters.failed.fetch_add(1, Ordering::Relaxed);
-                        self.release_cost(worst, 0.0);
+                        self.release_cost(worst, billed);
                         self.progress.inc(1);
                         let _ = self.tx.send(Written {
                             record,
@@ -675,7 +682,7 @@ impl TaskCtx {
                         });
                         return;
                     }
-                    self.release_cost(worst, 0.0);
+                    self.release_cost(worst, billed);
                     return;
                 }
                 self.counters.failed.fetch_add(1, Ordering::Relaxed);
@@ -683,7 +690,7 @@ impl TaskCtx {
                 false
             }
         };
-        let spent = self.release_cost(worst, cost);
+        let spent = self.release_cost(worst, cost + billed);
         self.progress.inc(1);
         self.progress.set_message(format!(
             "{} tok ${spent:.4}",

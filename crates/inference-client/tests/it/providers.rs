@@ -150,6 +150,17 @@ fn provider_errors_inside_a_200_are_retried_and_the_provider_is_recorded() {
         assert_eq!(rec.usage.cost_usd, Some(0.001));
     }
     assert!((s.spent_usd - 0.002).abs() < 1e-12);
+    // The failed answer that still reported usage (20 prompt tokens) is paid for too: at 1 000 USD per million
+    // input tokens, 0.02 USD per prompt on top of the provider-reported 0.001.
+    let mut priced = m.clone();
+    priced.price_in_per_mtok = 1000.0;
+    let (s, _) = run(
+        &priced,
+        &prompts(4)[2..],
+        &dir.path().join("p.jsonl"),
+        &opts(dir.path()),
+    );
+    assert!((s.spent_usd - 2.0 * 0.021).abs() < 1e-9, "{}", s.spent_usd);
 }
 
 #[test]
