@@ -4,7 +4,6 @@
 //! flags, reads configs, calls the library and prints; [`exit_code`] is the one place errors become exit codes.
 
 mod assets;
-mod bench;
 mod client;
 mod codegen;
 mod ifscale;
@@ -99,7 +98,9 @@ fn main() -> ExitCode {
         Command::Setup(args) => assets::run_setup(&args),
         Command::Test(args) => test::run(&args),
         Command::Infer(args) => infer::run(&args),
-        Command::Bench(bench) => bench::run(&bench),
+        Command::Bench(b) => bench::run(&b, || {
+            assets::ensure(&schema::env::cache_dir(), &assets::SMOLLM2_GGUF)
+        }),
         Command::Ifscale(cmd) => ifscale::run(&cmd),
         Command::ScoreReports(args) => ifscale::score_reports(&args),
         Command::Rift(cmd) => rift::run(&cmd),
@@ -129,6 +130,7 @@ pub(crate) fn exit_code(err: &anyhow::Error) -> u8 {
     }
     let usage = err.chain().any(|e| {
         e.downcast_ref::<UsageError>().is_some()
+            || e.downcast_ref::<bench::UsageError>().is_some()
             || e.downcast_ref::<harness::Error>()
                 .is_some_and(harness::Error::is_usage)
             || e.downcast_ref::<inference_client::Error>()

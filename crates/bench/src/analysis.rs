@@ -13,7 +13,7 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 
 #[derive(Debug, clap::Args)]
-pub(crate) struct AnalysisArgs {
+pub struct AnalysisArgs {
     /// Folder for the synthetic Parquet table (default: `<system temp>/ifstress-bench-analysis`); reused when present.
     #[arg(long)]
     dir: Option<PathBuf>,
@@ -56,7 +56,7 @@ print(json.dumps({
 "#;
 
 #[allow(clippy::print_stdout)]
-pub(crate) fn run(args: &AnalysisArgs) -> anyhow::Result<()> {
+pub fn run(args: &AnalysisArgs) -> anyhow::Result<()> {
     let dir = args
         .dir
         .clone()

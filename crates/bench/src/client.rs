@@ -19,7 +19,7 @@ use schema::{Message, PromptRecord};
 const EXIT_ON_EOF: &str = "IFSTRESS_MOCK_EXIT_ON_EOF";
 
 #[derive(Debug, clap::Args)]
-pub(crate) struct ClientBenchArgs {
+pub struct ClientBenchArgs {
     /// Requests per concurrency level.
     #[arg(long, default_value_t = 10_000)]
     requests: usize,
@@ -52,7 +52,7 @@ pub(crate) struct ClientBenchArgs {
     hang_ms: u64,
 }
 
-pub(crate) fn run(args: &ClientBenchArgs) -> anyhow::Result<()> {
+pub fn run(args: &ClientBenchArgs) -> anyhow::Result<()> {
     if args.serve_mock {
         return serve(args);
     }

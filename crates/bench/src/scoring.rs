@@ -16,7 +16,7 @@ use schema::ifscale::{KeywordStatus, MatchMode};
 use scoring::ifscale::Matcher;
 
 #[derive(Debug, clap::Args)]
-pub(crate) struct ScoringArgs {
+pub struct ScoringArgs {
     /// Vocabulary to draw keywords from (one term per line, or a TSV with a `term` column); synthetic words when absent.
     #[arg(long, default_value = "datasets/vocab/ifscale-paper.txt")]
     vocab: PathBuf,
@@ -129,7 +129,7 @@ fn name(s: KeywordStatus) -> &'static str {
 }
 
 #[allow(clippy::print_stdout)]
-pub(crate) fn run(args: &ScoringArgs) -> anyhow::Result<()> {
+pub fn run(args: &ScoringArgs) -> anyhow::Result<()> {
     let mut rng = Mt19937::new(1);
     let vocab = load_vocab(&args.vocab, &mut rng);
     let filler = load_filler(&args.filler, &vocab);

@@ -20,8 +20,6 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use local_model::{ChatMessage, ChatRequest, Engine, EngineConfig};
 
-use crate::assets;
-
 /// Decode speed the embedded engine must reach relative to llama.cpp.
 const MIN_DECODE_RATIO: f64 = 0.9;
 
@@ -30,7 +28,7 @@ const PROMPT: &str =
     "Write a short story about a lighthouse keeper who finds a message in a bottle.";
 
 #[derive(Debug, clap::Args)]
-pub(crate) struct LocalModelArgs {
+pub struct LocalModelArgs {
     /// GGUF to benchmark (default: the fetched SmolLM2-135M-Instruct).
     #[arg(long)]
     gguf: Option<PathBuf>,
@@ -51,11 +49,14 @@ struct Speed {
 }
 
 #[allow(clippy::print_stdout)]
-pub(crate) fn run(args: &LocalModelArgs) -> anyhow::Result<()> {
+pub fn run(
+    args: &LocalModelArgs,
+    default_gguf: impl Fn() -> anyhow::Result<PathBuf>,
+) -> anyhow::Result<()> {
     let cache = schema::env::cache_dir();
     let gguf = match &args.gguf {
         Some(p) => p.clone(),
-        None => assets::ensure(&cache, &assets::SMOLLM2_GGUF)?,
+        None => default_gguf()?,
     };
     let threads = match args.threads {
         Some(t) => t,

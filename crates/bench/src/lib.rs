@@ -1,0 +1,48 @@
+//! The benchmarks behind `cargo xtask bench <name>`: each runs both sides of a comparison in one go and prints them
+//! side by side (the client against a mock server, the embedded model against llama.cpp's own build, keyword
+//! scoring against Python's `re`, polars against pandas). Each lives in its own module; xtask only parses the flags
+//! and resolves the offline assets.
+
+use std::path::PathBuf;
+
+pub mod analysis;
+pub mod client;
+pub mod local_model;
+pub mod scoring;
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Bench {
+    /// RIFT answer-table aggregation at the paper's scale (≈ 18.6 M rows): polars vs pandas.
+    Analysis(analysis::AnalysisArgs),
+    /// The inference client against a local mock with fixed latency: requests/s and client CPU per request at 64 and 256 in flight.
+    Client(client::ClientBenchArgs),
+    /// The embedded model (SmolLM2 on llama.cpp via llama-cpp-2) against llama.cpp's own build: prompt and decode tok/s.
+    LocalModel(local_model::LocalModelArgs),
+    /// IFScale keyword scoring of ≈ 200 reports: one Python `re.search` per keyword against the one-pass Rust matcher.
+    Scoring(scoring::ScoringArgs),
+}
+
+/// A benchmark called wrongly (bad flags or values); the command line exits with its usage code.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Runs one benchmark; `default_gguf` gives the embedded model's weights when `bench local-model` is not given any.
+pub fn run(
+    bench: &Bench,
+    default_gguf: impl Fn() -> anyhow::Result<PathBuf>,
+) -> anyhow::Result<()> {
+    match bench {
+        Bench::Analysis(args) => analysis::run(args),
+        Bench::Client(args) => client::run(args),
+        Bench::LocalModel(args) => local_model::run(args, default_gguf),
+        Bench::Scoring(args) => scoring::run(args),
+    }
+}
