@@ -32,6 +32,14 @@ fn pipeline(dir: &Path, flags: &[&str]) -> (i32, String) {
         std::fs::read_to_string(dir.join("artifacts/runs/budget/summary.md")).unwrap_or_default();
     let stderr = String::from_utf8_lossy(&out.stderr);
     let last: Vec<&str> = stderr.lines().rev().take(3).collect();
+    // Shown with `--nocapture`: what each run did, for reading the numbers.
+    println!("--- exit {:?}\n{summary}", out.status.code());
+    for l in stderr
+        .lines()
+        .filter(|l| l.contains("Inference run finished") || l.contains("Stopping"))
+    {
+        println!("{l}");
+    }
     (
         out.status.code().unwrap_or(-1),
         format!("{summary}\n{}", last.join("\n")),
@@ -172,7 +180,8 @@ fn both_benchmarks(models: &str, judge_extra: &str) -> String {
 
 /// The issue's setting, done right: an o-series coherence judge (its own request style) and a vLLM thinking model
 /// as RIFT judge, both scripted to give verdicts after their reasoning. The run completes (exit 0) with every
-/// judged item judged: none unjudged, none silently counted wrong.
+/// judged item judged: none unjudged, none silently counted wrong. One report scores 4: coherence over all judged
+/// attempts (6.0, half below 6) differs from the accepted-only view (8.0), as in the paper's coherence section.
 #[test]
 fn reasoning_judges_with_room_to_think_complete_the_run() {
     let mut cfg = MockConfig::new();
@@ -183,7 +192,10 @@ fn reasoning_judges_with_room_to_think_complete_the_run() {
         ),
         (
             "Reply with one JSON object".to_owned(),
-            vec![r#"{"reason": "A coherent report.", "score": 8}"#.to_owned()],
+            vec![
+                r#"{"reason": "A coherent report.", "score": 8}"#.to_owned(),
+                r#"{"reason": "It wanders.", "score": 4}"#.to_owned(),
+            ],
         ),
         (
             "You grade answers to trivia questions".to_owned(),
@@ -216,7 +228,20 @@ fn reasoning_judges_with_room_to_think_complete_the_run() {
     assert!(!summary.contains("## Incomplete"), "{summary}");
     let run = dir.path().join("artifacts/runs/budget");
     let attempts = std::fs::read_to_string(run.join("ifscale/attempts.jsonl")).unwrap();
-    assert_eq!(attempts.matches("\"coherence\":8").count(), 2, "{attempts}");
+    assert_eq!(attempts.matches("\"coherence\":8").count(), 1, "{attempts}");
+    assert_eq!(attempts.matches("\"coherence\":4").count(), 1, "{attempts}");
+    // Coherence over all judged attempts (the paper's view) sees the rejected one; the accepted-only view cannot.
+    let table =
+        std::fs::read_to_string(run.join("tables/ifscale/ifscale_coherence_attempts.md")).unwrap();
+    println!("{table}");
+    assert!(
+        table.contains("| writer | 10 | 2 | 2 | 1/2 | 6.00 | 50.0 | 2.00 | 10 | 8.00 |"),
+        "{table}"
+    );
+    assert!(
+        run.join("figures/ifscale/ifscale_coherence_all_attempts_vs_n.png")
+            .is_file()
+    );
     let answers = std::fs::read_to_string(run.join("rift/answer-scores.jsonl")).unwrap();
     assert!(
         answers.contains("\"judged_by\":\"llm\""),
