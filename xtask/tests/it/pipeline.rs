@@ -32,14 +32,6 @@ fn pipeline(dir: &Path, flags: &[&str]) -> (i32, String) {
         std::fs::read_to_string(dir.join("artifacts/runs/budget/summary.md")).unwrap_or_default();
     let stderr = String::from_utf8_lossy(&out.stderr);
     let last: Vec<&str> = stderr.lines().rev().take(3).collect();
-    // Shown with `--nocapture`: what each run did, for reading the numbers.
-    println!("--- exit {:?}\n{summary}", out.status.code());
-    for l in stderr
-        .lines()
-        .filter(|l| l.contains("Inference run finished") || l.contains("Stopping"))
-    {
-        println!("{l}");
-    }
     (
         out.status.code().unwrap_or(-1),
         format!("{summary}\n{}", last.join("\n")),
@@ -233,7 +225,6 @@ fn reasoning_judges_with_room_to_think_complete_the_run() {
     // Coherence over all judged attempts (the paper's view) sees the rejected one; the accepted-only view cannot.
     let table =
         std::fs::read_to_string(run.join("tables/ifscale/ifscale_coherence_attempts.md")).unwrap();
-    println!("{table}");
     assert!(
         table.contains("| writer | 10 | 2 | 2 | 1/2 | 6.00 | 50.0 | 2.00 | 10 | 8.00 |"),
         "{table}"
