@@ -139,6 +139,7 @@ fn run_cmd(args: &RunArgs) -> anyhow::Result<()> {
         coherence_threshold: cfg.coherence_threshold,
         max_attempts: args.max_attempts.unwrap_or(cfg.max_attempts),
         mode: args.mode.mode(),
+        span: cfg.score_span,
         files: &files,
         client: &args.client.client(&defaults)?,
     })?;

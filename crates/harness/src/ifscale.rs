@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use inference_client::{Client, ModelConfig};
-use prompt_gen::ifscale::{IfscaleConfig, Template, Vocabulary, build_prompts};
+use prompt_gen::ifscale::{IfscaleConfig, ScoreSpan, Template, Vocabulary, build_prompts};
 use schema::ifscale::{AttemptLog, MatchMode, PromptMeta, RejectReason};
 use schema::paths::ModelPaths;
 use schema::{Message, Outcome, PromptRecord, ResponseKey, ResponseRecord};
@@ -60,6 +60,8 @@ pub struct Generation<'a> {
     /// At least 1.
     pub max_attempts: u32,
     pub mode: MatchMode,
+    /// The whole answer or only its `<report>` span.
+    pub span: ScoreSpan,
     /// Responses, judge responses, attempts log, scores and labels (see [`ModelPaths`]).
     pub files: &'a ModelPaths,
     pub client: &'a Client,
@@ -249,7 +251,13 @@ pub fn generate(g: &Generation<'_>) -> Result<GenerationSummary, Error> {
             num_rules: meta.num_rules,
             seed: meta.seed,
             keywords: &meta.keywords,
-            text: acc.map(|r| r.content.as_deref().unwrap_or_default()),
+            text: acc.map(|r| {
+                let text = r.content.as_deref().unwrap_or_default();
+                match g.span {
+                    ScoreSpan::Whole => text,
+                    ScoreSpan::Report => scoring::ifscale::report_span(text),
+                }
+            }),
             latency_s: acc.and_then(|r| r.latency_s),
             output_tokens: acc.map(|r| r.usage.visible_tokens()),
             reasoning_tokens: acc.and_then(|r| r.usage.reasoning_tokens),

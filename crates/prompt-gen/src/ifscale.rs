@@ -96,6 +96,23 @@ pub struct IfscaleConfig {
     /// Generation attempts per sample before it is recorded as failed (the paper: 10).
     #[serde(default = "default_max_attempts")]
     pub max_attempts: u32,
+    /// What is scored: `whole` (the answer as given, as the published analysis did; the default) or `report`
+    /// (only the `<report>…</report>` span the template asks for).
+    #[serde(default)]
+    pub score_span: ScoreSpan,
+}
+
+/// Which part of a generation is scored.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScoreSpan {
+    /// The whole answer, as the published analysis scored the generated text.
+    #[default]
+    Whole,
+    /// Only the text between `<report>` and `</report>` (see `scoring::ifscale::report_span`).
+    Report,
 }
 
 /// JSON-schema stand-in for [`SamplingMode`], which lives in `schema` (no schemars there).

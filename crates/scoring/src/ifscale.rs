@@ -393,6 +393,19 @@ pub fn sample_metrics(statuses: &[KeywordStatus]) -> SampleMetrics {
     }
 }
 
+/// The text between the first `<report>` and the `</report>` after it (to the end when the closing tag is missing;
+/// the whole text when there is no opening tag), so words in a preamble or a trailing note do not count.
+pub fn report_span(text: &str) -> &str {
+    let Some(start) = text.find("<report>") else {
+        return text;
+    };
+    let body = &text[start + "<report>".len()..];
+    match body.find("</report>") {
+        Some(end) => &body[..end],
+        None => body,
+    }
+}
+
 /// One sample to score: who, what was asked, and the report (None when every attempt failed).
 #[derive(Debug, Clone)]
 pub struct SampleInput<'a> {

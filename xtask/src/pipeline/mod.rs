@@ -349,6 +349,7 @@ fn ifscale_stages(
                 coherence_threshold: ifs.coherence_threshold,
                 max_attempts: ifs.max_attempts,
                 mode: schema::ifscale::MatchMode::Paper,
+                span: ifs.score_span,
                 files: &files,
                 client,
             })?;

@@ -60,6 +60,7 @@ fn run(
         coherence_threshold: 6,
         max_attempts: 3,
         mode: MatchMode::Paper,
+        span: Default::default(),
         files: &files,
         client: &client(dir),
     })
@@ -80,6 +81,7 @@ fn generate_once(
         coherence_threshold: 6,
         max_attempts: 1,
         mode: MatchMode::Paper,
+        span: Default::default(),
         files: &ModelPaths::in_dir(dir),
         client: &client(dir),
     })
@@ -233,6 +235,7 @@ fn attempts_whose_configured_judge_never_answers_are_counted_unjudged() {
         coherence_threshold: 6,
         max_attempts: 3,
         mode: MatchMode::Paper,
+        span: Default::default(),
         files: &files,
         client: &client(dir.path()),
     })
@@ -274,6 +277,7 @@ fn a_judge_max_tokens_of_zero_is_a_usage_error_and_nothing_is_sent() {
         coherence_threshold: 6,
         max_attempts: 1,
         mode: MatchMode::Paper,
+        span: Default::default(),
         files: &ModelPaths::in_dir(dir.path()),
         client: &client(dir.path()),
     })

@@ -85,6 +85,7 @@ fn config(sampling: SamplingMode, grid: Vec<u32>, seeds: Vec<u32>) -> IfscaleCon
         judge_extra_body: None,
         coherence_threshold: 6,
         max_attempts: 10,
+        score_span: Default::default(),
     }
 }
 

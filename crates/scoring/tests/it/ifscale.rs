@@ -251,3 +251,14 @@ fn score_sample_counts_and_labels() {
         (SampleStatus::Failed, None, 0)
     );
 }
+
+#[test]
+fn the_report_span_is_what_lies_between_the_tags() {
+    use scoring::ifscale::report_span;
+    assert_eq!(
+        report_span("Sure! <report>\nThe audit.\n</report> Note: tax."),
+        "\nThe audit.\n"
+    );
+    assert_eq!(report_span("Intro <report>cut off"), "cut off");
+    assert_eq!(report_span("no tags at all"), "no tags at all");
+}
