@@ -125,6 +125,12 @@ fn bench_section(run: &RunReport<'_>, paths: &RunPaths, bench: Bench) -> Result<
         }
     }
     if bench == Bench::Ifscale {
+        section.paragraphs.push(
+            "The report prompt is ifstress's own wording (the paper's appendix text is not available to us); an attempt is \
+             one request (a truncated reply and a failed request each use one); failed samples are counted and left out \
+             of the means. See configs/prompts/README.md."
+                .to_owned(),
+        );
         let scores = paths.ifscale_scores();
         if scores.is_file() {
             let judge = run.ifscale == Some(true);

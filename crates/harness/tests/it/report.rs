@@ -186,6 +186,7 @@ fn report_sections_count_from_the_files() {
         link per-sample scores: ifscale/scores.jsonl
         link per-keyword labels: ifscale/labels.jsonl
         link attempts log: ifscale/attempts.jsonl
+        note: The report prompt is ifstress's own wording (the paper's appendix text is not available to us); an attempt is one request (a truncated reply and a failed request each use one); failed samples are counted and left out of the means. See configs/prompts/README.md.
         ## RIFT: instruction topology
         Prompts: 0
         alpha: responses: 0 (ok 0, truncated 0, failed 0; 0 served from the cache in the run that wrote them)
