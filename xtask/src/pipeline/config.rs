@@ -87,7 +87,14 @@ pub(crate) struct RiftPrepSection {
     /// Extra body fields of each judge request (e.g. a provider's thinking switch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) judge_extra_body: Option<serde_json::Map<String, serde_json::Value>>,
-    /// `max_tokens` of each rephrasing request of `cargo xtask rift prep --rephrase-model` (unset: 4096).
+    /// Model (from `models-file`) that rephrases every clue into a self-contained question before clean-up (the
+    /// paper's step 0); unset: the clues are used as they are. Cached and resumable like every model call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) rephrase_model: Option<String>,
+    /// The rephrasing prompt ({category}, {clue}, {response}); default `configs/prompts/rift-rephrase.txt`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) rephrase_template: Option<PathBuf>,
+    /// `max_tokens` of each rephrasing request (unset: 4096).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) rephrase_max_tokens: Option<u32>,
 }

@@ -103,13 +103,34 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
         && !prep.inputs.is_empty()
     {
         let dir = rift.dataset.parent().unwrap_or(Path::new(".")).to_owned();
-        let mut fp = Fingerprint::new("rift-prep");
+        let rephraser = load(prep.rephrase_model.as_deref())?;
+        let template_path = prep
+            .rephrase_template
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("configs/prompts/rift-rephrase.txt"));
+        let mut fp = Fingerprint::new("rift-prep")
+            .value("rephrase-model", &rephraser)?
+            .value("rephrase-call", &prep.rephrase_call())?;
+        if rephraser.is_some() {
+            fp = fp.file(&template_path)?;
+        }
         for p in &prep.inputs {
             fp = fp.file(p)?;
         }
         let outputs = vec![rift.dataset.clone()];
         stage.run("rift-prep", fp, &outputs, || {
-            let prepared = harness::rift::prep(&prep.inputs, &dir, None)?;
+            let template = match &rephraser {
+                Some(_) => harness::read_text(&template_path)?,
+                None => String::new(),
+            };
+            let call = prep.rephrase_call();
+            let rephrase = rephraser.as_ref().map(|model| harness::rift::Rephrase {
+                model,
+                template: &template,
+                call: &call,
+                client: &client,
+            });
+            let prepared = harness::rift::prep(&prep.inputs, &dir, rephrase.as_ref())?;
             print_summary(&prepared.summary.to_markdown());
             Ok(())
         })?;

@@ -291,3 +291,62 @@ fn a_model_that_cannot_be_used_stops_alone() {
     assert!(run.join("ifscale/models/writer/scores.jsonl").is_file());
     assert!(run.join("rift/models/writer/answer-scores.jsonl").is_file());
 }
+
+/// `[rift-prep] rephrase-model`: the pipeline rephrases every clue into a self-contained question before clean-up
+/// (the paper's step 0), and a rerun sends nothing new.
+#[test]
+fn the_pipeline_rephrases_clues_when_a_model_is_named() {
+    let mut cfg = MockConfig::new();
+    cfg.replies = vec![
+        (
+            "professional business report".to_owned(),
+            vec![REPORT.to_owned()],
+        ),
+        (
+            "Reply with one JSON object".to_owned(),
+            vec![r#"{"reason": "Fine.", "score": 8}"#.to_owned()],
+        ),
+        (
+            "You grade answers to trivia questions".to_owned(),
+            vec!["CORRECT".to_owned()],
+        ),
+        (
+            "Rewrite a Jeopardy! clue".to_owned(),
+            vec!["QUESTION: Which city is the rephrased capital?\nANSWER: Canberra".to_owned()],
+        ),
+    ];
+    let mock = MockServer::start(cfg, 0).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    workspace(
+        dir.path(),
+        &mock,
+        &[
+            ("writer", "mock", ""),
+            ("coherence", "mock", ""),
+            ("grader", "mock", ""),
+            ("rephraser", "mock", ""),
+        ],
+    );
+    std::fs::write(
+        dir.path().join("run.toml"),
+        both_benchmarks("\"writer\"", "rephrase-model = \"rephraser\"\n"),
+    )
+    .unwrap();
+    let (code, summary) = pipeline(dir.path(), &[]);
+    assert_eq!(code, 0, "{summary}");
+    let questions =
+        std::fs::read_to_string(dir.path().join("artifacts/jeopardy/questions.jsonl")).unwrap();
+    let n = questions.lines().count();
+    assert!(n > 100, "{n} questions");
+    assert_eq!(
+        questions
+            .matches("Which city is the rephrased capital?")
+            .count(),
+        n,
+        "every question is the rephrased one"
+    );
+    let sent = mock.requests();
+    let (code, _) = pipeline(dir.path(), &[]);
+    assert_eq!(code, 0);
+    assert_eq!(mock.requests(), sent, "a rerun sends nothing");
+}
