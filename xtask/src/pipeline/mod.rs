@@ -518,6 +518,7 @@ fn dry_run(
             client,
         )?);
     }
+    let mut baseline = None;
     if let Some(rift) = &cfg.rift {
         // Before the prep stage ran, sample from the raw clue file (prepared in memory, without rephrasing).
         let mut sample_cfg = rift.clone();
@@ -541,9 +542,37 @@ fn dry_run(
             .rift_prep
             .as_ref()
             .and_then(|p| p.judge_model.as_deref());
+        let first_rift_row = rows.len();
         rows.extend(harness::estimate::rift(&prompts, models, judge, client)?);
+        if let Some(prep) = &cfg.rift_prep
+            && let Some(rephraser) = &prep.rephrase_model
+        {
+            let mut clues = 0;
+            for input in &prep.inputs {
+                clues += jeopardy_prep::load_clues(input)
+                    .map_err(|e| UsageError(e.to_string()))?
+                    .len();
+            }
+            rows.insert(
+                first_rift_row,
+                harness::estimate::Estimate {
+                    stage: "rift rephrase",
+                    model: rephraser.clone(),
+                    note: "one per raw clue, before clean-up (cached: a rerun sends none)".to_owned(),
+                    requests: clues,
+                    est_input_tokens: 0,
+                    worst_case_cost_usd: None,
+                    unbounded: 0,
+                },
+            );
+        }
+        let questions = harness::rift::load_dataset(&sample_cfg.dataset)?.len();
+        baseline = Some(prompt_gen::rift::baseline_description(rift, questions));
     }
     println!("{}", harness::estimate::to_markdown(&rows));
+    if let Some(b) = baseline {
+        println!("RIFT baseline: {b}.");
+    }
     match client.cap_usd() {
         Some(cap) => println!(
             "Run-wide budget: {cap:.2} USD, of which {:.4} already spent by earlier runs ({}).",
