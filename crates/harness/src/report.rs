@@ -64,6 +64,22 @@ pub fn report_input(run: &RunReport<'_>, paths: &RunPaths) -> Result<ReportInput
             sections.push(bench_section(run, paths, bench)?);
         }
     }
+    let cost = crate::cost::cost_markdown(
+        &crate::cost::cost_rows(paths, run.models)?,
+        crate::cost::ledger_total(paths)?,
+    );
+    if let Some(table) = plots::report::table_from_markdown(&cost) {
+        sections.push(Section {
+            heading: "What it cost".to_owned(),
+            tables: vec![table],
+            paragraphs: cost
+                .lines()
+                .filter(|l| !l.is_empty() && !l.starts_with('|') && !l.starts_with('#'))
+                .map(str::to_owned)
+                .collect(),
+            ..Section::default()
+        });
+    }
     Ok(ReportInput {
         title: format!("ifstress run “{}”", run.name),
         subtitle: Some(format!(
@@ -277,12 +293,17 @@ const FIGURE_ORDER: &[(&str, &str)] = &[
 pub fn summary_markdown(
     name: &str,
     paths: &RunPaths,
+    models: &[String],
     stages_run: usize,
     stages_skipped: usize,
     seconds: f64,
 ) -> Result<String, Error> {
     let mut md = format!("# ifstress run `{name}`\n\n");
     md.push_str(&overview::headline_markdown(paths)?);
+    md.push_str(&crate::cost::cost_markdown(
+        &crate::cost::cost_rows(paths, models)?,
+        crate::cost::ledger_total(paths)?,
+    ));
     md.push_str(&format!(
         "Stages run: {stages_run}; up to date and skipped: {stages_skipped}. Finished in {seconds:.1} s.\n\nReport: {}\n",
         paths.report().display()

@@ -160,6 +160,7 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
     let mut summary = harness::report::summary_markdown(
         &cfg.run.name,
         &paths,
+        &cfg.run.models,
         out.stages_run.len(),
         out.stages_skipped.len(),
         started.elapsed().as_secs_f64(),
@@ -558,7 +559,8 @@ fn dry_run(
                 harness::estimate::Estimate {
                     stage: "rift rephrase",
                     model: rephraser.clone(),
-                    note: "one per raw clue, before clean-up (cached: a rerun sends none)".to_owned(),
+                    note: "one per raw clue, before clean-up (cached: a rerun sends none)"
+                        .to_owned(),
                     requests: clues,
                     est_input_tokens: 0,
                     worst_case_cost_usd: None,

@@ -5,7 +5,7 @@ use std::path::Path;
 use expect_test::expect;
 use harness::report::{RunReport, report_input, summary_markdown};
 use schema::ifscale::MatchMode;
-use schema::paths::RunPaths;
+use schema::paths::{Bench, RunPaths};
 use schema::rift::{AnswerScore, JudgeSource, PromptScore, ReplyOutcome, Structure, Verdict};
 use scoring::ifscale::{Matcher, SampleInput, score_sample};
 
@@ -106,6 +106,21 @@ fn write_run(root: &Path) -> RunPaths {
         });
     }
     schema::write_jsonl_atomic(&paths.rift_answer_scores(), &answers).unwrap();
+    // alpha's IFScale generations: one sent (with reasoning tokens and a provider-reported cost), one from the
+    // cache; and the run's spend ledger.
+    let responses = paths.model(Bench::Ifscale, "alpha").responses();
+    std::fs::create_dir_all(responses.parent().unwrap()).unwrap();
+    std::fs::write(
+        &responses,
+        "{\"schema_version\":1,\"id\":\"ifscale-n2-s0\",\"model\":\"alpha\",\"outcome\":\"ok\",\"content\":\"x\",\
+         \"usage\":{\"prompt_tokens\":100,\"completion_tokens\":50,\"reasoning_tokens\":30,\"cost_usd\":0.002},\
+         \"latency_s\":2.0,\"wall_s\":2.0,\"attempts\":[],\"cache_key\":\"k1\"}\n\
+         {\"schema_version\":1,\"id\":\"ifscale-n4-s0\",\"model\":\"alpha\",\"outcome\":\"ok\",\"content\":\"y\",\
+         \"usage\":{\"prompt_tokens\":120,\"completion_tokens\":40},\"latency_s\":1.0,\"wall_s\":1.0,\
+         \"attempts\":[],\"cache_key\":\"k2\",\"cached\":true}\n",
+    )
+    .unwrap();
+    std::fs::write(paths.spend_ledger(), "{\"usd\":0.002}\n{\"usd\":0.0005}\n").unwrap();
     schema::write_jsonl_atomic(&paths.rift_prompt_scores(), &prompts).unwrap();
     paths
 }
@@ -118,7 +133,8 @@ fn structure_name(s: Structure) -> &'static str {
 fn summary_markdown_of_a_fixed_run() {
     let dir = tempfile::tempdir().unwrap();
     let paths = write_run(dir.path());
-    let md = summary_markdown("fixture", &paths, 7, 2, 12.34).unwrap();
+    let models: Vec<String> = MODELS.map(str::to_owned).to_vec();
+    let md = summary_markdown("fixture", &paths, &models, 7, 2, 12.34).unwrap();
     let md = md.replace(&dir.path().display().to_string(), "<run>");
     expect![[r#"
         # ifstress run `fixture`
@@ -138,6 +154,15 @@ fn summary_markdown_of_a_fixed_run() {
         | alpha | linear | 1 | 100.0 | 0 | 0 |
 
         Unjudged answers (no judge verdict) are neither correct nor incorrect; where there are any, accuracy is shown as bounds: unjudged counted wrong … unjudged counted right.
+
+        ## What it cost
+
+        | benchmark | stage | model | requests | from cache | failed | prompt tokens | visible output tokens | reasoning tokens | output tok/s | provider-reported USD |
+        |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|
+        | IFScale | generation | alpha | 2 | 1 | 0 | 220 | 60 | 30 | 25.0 | 0.0020 |
+
+        Judge rows are filed under the model whose answers or reports were judged.
+        Spend recorded in the run's ledger (provider-reported where present, else tokens × the model's prices): 0.0025 USD.
 
         Stages run: 7; up to date and skipped: 2. Finished in 12.3 s.
 
@@ -176,7 +201,7 @@ fn report_sections_count_from_the_files() {
         ifstress run “fixture”
         ## IFScale: instruction density
         Prompts: 0
-        alpha: responses: 0 (ok 0, truncated 0, failed 0; 0 served from the cache in the run that wrote them)
+        alpha: responses: 2 (ok 2, truncated 0, failed 0; 1 served from the cache in the run that wrote them)
         beta: responses: 0 (ok 0, truncated 0, failed 0; 0 served from the cache in the run that wrote them)
         Samples: 3 scored, 1 failed (every attempt rejected; counted, never dropped)
         Coherence judged: no judge model configured: the coherence check was skipped
@@ -199,6 +224,9 @@ fn report_sections_count_from_the_files() {
         link per-answer scores: rift/answer-scores.jsonl
         link per-prompt scores: rift/prompt-scores.jsonl
         note: No LLM judge was configured: answers the deterministic pre-judge could not settle are unjudged (labelled pre_judge_only), neither correct nor incorrect; the tables show accuracy as bounds (unjudged counted wrong … unjudged counted right) beside the unjudged count.
+        ## What it cost
+        note: Judge rows are filed under the model whose answers or reports were judged.
+        note: Spend recorded in the run's ledger (provider-reported where present, else tokens × the model's prices): 0.0025 USD.
     "#]]
     .assert_eq(&shown);
 }

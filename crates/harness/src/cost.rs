@@ -1,0 +1,142 @@
+//! What a run's model calls cost, per benchmark, model and stage, counted from its responses files: requests, how
+//! many came from the cache or failed, prompt, visible output and reasoning tokens, output tokens per second of the
+//! requests sent, and the spend the provider reported. The run's total spend (priced where the provider reports
+//! none) is the spend ledger's.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use schema::paths::{Bench, RunPaths};
+use schema::{Outcome, ResponseRecord};
+
+use crate::Error;
+
+/// One stage of one model.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CostRow {
+    pub bench: &'static str,
+    pub stage: &'static str,
+    /// The evaluated model whose folder holds the file (a judge's calls are filed under the model it judged).
+    pub model: String,
+    pub requests: usize,
+    pub cached: usize,
+    pub failed: usize,
+    pub prompt_tokens: u64,
+    pub visible_tokens: u64,
+    pub reasoning_tokens: u64,
+    /// Output tokens per second of latency, over the requests sent in the run that wrote them (not cached).
+    pub output_tokens_per_s: Option<f64>,
+    /// Sum of the provider-reported costs, when any line carries one.
+    pub reported_usd: Option<f64>,
+}
+
+/// The stages whose responses files a run keeps, per benchmark.
+fn stage_files(paths: &RunPaths, model: &str) -> Vec<(&'static str, &'static str, PathBuf)> {
+    let ifs = paths.model(Bench::Ifscale, model);
+    let rift = paths.model(Bench::Rift, model);
+    vec![
+        ("IFScale", "generation", ifs.responses()),
+        ("IFScale", "coherence judge", ifs.coherence_judge()),
+        ("RIFT", "answers", rift.responses()),
+        ("RIFT", "judge", rift.judge_responses()),
+    ]
+}
+
+/// One row per (benchmark, stage, model) with a responses file.
+pub fn cost_rows(paths: &RunPaths, models: &[String]) -> Result<Vec<CostRow>, Error> {
+    let mut rows = Vec::new();
+    for model in models {
+        for (bench, stage, file) in stage_files(paths, model) {
+            if !file.is_file() {
+                continue;
+            }
+            let (records, _) = schema::read_jsonl_lenient::<ResponseRecord>(&file)?;
+            let mut row = CostRow {
+                bench,
+                stage,
+                model: model.clone(),
+                ..CostRow::default()
+            };
+            let (mut fresh_tokens, mut fresh_seconds) = (0u64, 0.0f64);
+            for r in &records {
+                row.requests += 1;
+                row.cached += usize::from(r.cached);
+                row.failed += usize::from(r.outcome == Outcome::Failed);
+                row.prompt_tokens += r.usage.prompt_tokens;
+                row.visible_tokens += r.usage.visible_tokens();
+                row.reasoning_tokens += r.usage.reasoning_tokens.unwrap_or(0);
+                if let Some(c) = r.usage.cost_usd {
+                    *row.reported_usd.get_or_insert(0.0) += c;
+                }
+                if !r.cached
+                    && let Some(l) = r.latency_s.filter(|l| *l > 0.0)
+                {
+                    fresh_tokens += r.usage.completion_tokens;
+                    fresh_seconds += l;
+                }
+            }
+            row.output_tokens_per_s =
+                (fresh_seconds > 0.0).then(|| fresh_tokens as f64 / fresh_seconds);
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}
+
+/// The spend recorded in a run's ledger (`None` when the run has none).
+pub fn ledger_total(paths: &RunPaths) -> Result<Option<f64>, Error> {
+    let path = paths.spend_ledger();
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    let total = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v.get("usd").and_then(serde_json::Value::as_f64))
+        .sum();
+    Ok(Some(total))
+}
+
+/// The cost table in Markdown, with the ledger's total below it; empty when the run made no model call.
+pub fn cost_markdown(rows: &[CostRow], ledger: Option<f64>) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from(
+        "## What it cost\n\n| benchmark | stage | model | requests | from cache | failed | prompt tokens | visible output tokens | reasoning tokens | output tok/s | provider-reported USD |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for r in rows {
+        let tps = r
+            .output_tokens_per_s
+            .map_or_else(|| "–".to_owned(), |t| format!("{t:.1}"));
+        let usd = r
+            .reported_usd
+            .map_or_else(|| "–".to_owned(), |u| format!("{u:.4}"));
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {tps} | {usd} |",
+            r.bench,
+            r.stage,
+            r.model,
+            r.requests,
+            r.cached,
+            r.failed,
+            r.prompt_tokens,
+            r.visible_tokens,
+            r.reasoning_tokens
+        );
+    }
+    md.push_str("\nJudge rows are filed under the model whose answers or reports were judged.\n");
+    match ledger {
+        Some(total) => {
+            let _ = writeln!(
+                md,
+                "Spend recorded in the run's ledger (provider-reported where present, else tokens × the model's prices): {total:.4} USD.\n"
+            );
+        }
+        None => md.push_str("No spend ledger: nothing in this run was paid for.\n\n"),
+    }
+    md
+}
