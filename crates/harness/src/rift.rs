@@ -305,7 +305,20 @@ pub struct ScoreSummary {
 /// `rift score`: writes answer scores, prompt scores, judge requests and the summary (JSON and Markdown).
 pub fn score(s: &Score<'_>) -> Result<ScoreSummary, Error> {
     let prompts = read_prompts(s.prompts)?;
-    let responses = schema::read_latest_responses(s.responses)?;
+    // A responses file keeps the answers to earlier prompt sets of the same run folder (the client never drops a
+    // paid answer); only the answers to this prompts file are scored.
+    let wanted: std::collections::HashSet<schema::ResponseKey> =
+        prompts.iter().map(schema::ResponseKey::of_prompt).collect();
+    let (responses, other): (Vec<_>, Vec<_>) = schema::read_latest_responses(s.responses)?
+        .into_iter()
+        .partition(|r| wanted.contains(&schema::ResponseKey::of(r)));
+    if !other.is_empty() {
+        tracing::info!(
+            responses = %s.responses.display(),
+            other = other.len(),
+            "Answers to prompts no longer in the prompts file are kept on file and not scored."
+        );
+    }
     let verdicts: Option<Vec<JudgeVerdict>> = match s.verdicts {
         Some(p) => Some(schema::read_jsonl(p)?),
         None => None,

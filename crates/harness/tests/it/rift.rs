@@ -4,7 +4,7 @@ use harness::helper::HelperCall;
 use harness::rift::{Judge, Score, judge, run, score};
 use schema::paths::ModelPaths;
 use schema::rift::{AnswerScore, JudgeSource, PromptMeta, PromptScore, Structure, Verdict};
-use schema::{Message, PromptRecord};
+use schema::{Message, PromptRecord, ResponseRecord};
 
 use crate::support::{client, mock, model};
 
@@ -153,4 +153,23 @@ fn run_judge_and_score_a_tiny_experiment_then_resume_without_sending() {
     assert_eq!((ran.sent, ran.resumed), (0, 2));
     assert_eq!(mock.requests(), 4, "a rerun sends nothing");
     assert_eq!(std::fs::read(files.answer_scores()).unwrap(), before);
+
+    // A prompt set without `base` (the config changed): its answer stays on file, and scoring takes only the
+    // answers to the current prompts.
+    let fewer: Vec<PromptRecord> = prompts.iter().filter(|p| p.id != "base").cloned().collect();
+    schema::write_jsonl_atomic(&prompts_path, &fewer).unwrap();
+    let summary = score(&Score {
+        prompts: &prompts_path,
+        responses: &files.responses(),
+        verdicts: None,
+        judge_settled: false,
+        files: &files,
+    })
+    .unwrap();
+    assert_eq!(summary.table2.len(), 1, "only the linear prompt is scored");
+    let kept: Vec<ResponseRecord> = schema::read_jsonl(&files.responses()).unwrap();
+    assert!(
+        kept.iter().any(|r| r.id == "base"),
+        "the paid answer stays on file"
+    );
 }

@@ -120,7 +120,11 @@ fn downloads_the_10ks_of_the_requested_years_politely() {
         );
     }
     let total = seen[seen.len() - 1].at.duration_since(seen[0].at);
-    assert!(total >= Duration::from_millis(190), "{total:?} for {} requests", seen.len());
+    assert!(
+        total >= Duration::from_millis(190),
+        "{total:?} for {} requests",
+        seen.len()
+    );
     // A second run finds the files and fetches only the index.
     let again = fetch_10k(&cfg(&base), &[1234], &[1999, 2021], dir.path()).unwrap();
     assert_eq!(again.len(), 2);
