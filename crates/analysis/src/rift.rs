@@ -1,5 +1,6 @@
-//! RIFT aggregation: Table 2 (mean ± SE and median accuracy per model × structure), Δ, accuracy by prompt tokens and by
-//! depth, the wrong-question share of incorrect answers, and reply-outcome counts.
+//! RIFT aggregation: Table 2 (mean ± SE and median accuracy per model × structure), Δ and the percentage-point gaps
+//! ([`Delta`]), accuracy by prompt tokens and by depth, the wrong-question share of incorrect answers, reply-outcome
+//! counts, and reasoning vs non-reasoning models ([`ReasoningPair`]).
 //!
 //! Two canonical frames feed it:
 //! - the answer table ([`ANSWER_COLUMNS`]): one row per expected answer, `correct`/`incorrect`/`unjudged` booleans
@@ -19,11 +20,16 @@ use std::path::Path;
 use polars::prelude::*;
 use serde::Serialize;
 
+mod delta;
 mod markdown;
+mod reasoning;
 
+pub use delta::Delta;
 pub use markdown::{fmt_bounds, write_tables};
+pub use reasoning::{ReasoningPair, reasoning_vs_instruct};
 
 use crate::Error;
+use crate::models::ReasoningRule;
 use crate::tables::{f64_col, i64_col, str_col};
 
 /// Columns of the canonical answer table.
@@ -267,19 +273,6 @@ impl StructureStats {
     }
 }
 
-/// Δ = (A_linear − A_jumping) ÷ A_linear × 100 for one model.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Delta {
-    pub model: String,
-    pub linear: Option<f64>,
-    pub jumping: Option<f64>,
-    /// None when either structure has unjudged answers (then only the bounds are known) or A_linear is 0.
-    pub delta: Option<f64>,
-    /// The smallest and largest Δ the accuracy bounds allow (equal to `delta` when every answer was judged).
-    pub delta_lower: Option<f64>,
-    pub delta_upper: Option<f64>,
-}
-
 /// A point of a per-model curve (token bin or depth).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CurvePoint {
@@ -322,10 +315,13 @@ pub struct OutcomeCounts {
 }
 
 /// Settings for [`aggregate`].
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct RiftConfig {
     /// Token-bin width; `None` picks a round width giving at most 20 bins over the largest prompt.
     pub token_bin_width: Option<u64>,
+    /// Which models are reasoning models, for the reasoning-vs-instruct table.
+    #[serde(skip)]
+    pub reasoning: ReasoningRule,
 }
 
 /// Everything the RIFT tables and figures need.
@@ -339,6 +335,8 @@ pub struct RiftSummary {
     pub token_bin_width: Option<u64>,
     pub wrong_question: Vec<WrongQuestion>,
     pub outcomes: Vec<OutcomeCounts>,
+    /// Per structure, each reasoning model beside each non-reasoning model ([`reasoning_vs_instruct`]).
+    pub reasoning_vs_instruct: Vec<ReasoningPair>,
     /// Where Table 2 came from: "prompt-scores" or "answer-scores".
     pub table2_source: String,
     #[serde(skip)]
@@ -562,47 +560,8 @@ pub fn aggregate(
     let mut models: Vec<String> = table2.iter().map(|r| r.model.clone()).collect();
     models.sort();
     models.dedup();
-    let deltas: Vec<Delta> = models
-        .iter()
-        .map(|m| {
-            let get = |s: &str| table2.iter().find(|r| &r.model == m && r.structure == s);
-            let (lin, jump) = (get("linear"), get("jumping"));
-            let all_judged = [lin, jump]
-                .iter()
-                .all(|r| r.is_none_or(|r| r.unjudged == 0));
-            let mean = |r: Option<&StructureStats>| r.and_then(|r| r.mean);
-            let delta = match (mean(lin), mean(jump)) {
-                (Some(l), Some(j)) if l != 0.0 && all_judged => Some((l - j) / l * 100.0),
-                _ => None,
-            };
-            // Δ = (1 − J/L) × 100 is smallest with J high and L low, largest with J low and L high.
-            let bound = |l: Option<f64>, j: Option<f64>| match (l, j) {
-                (Some(l), Some(j)) if l != 0.0 => Some((l - j) / l * 100.0),
-                _ => None,
-            };
-            let (l_lo, l_hi) = (
-                lin.and_then(|r| r.mean_lower),
-                lin.and_then(|r| r.mean_upper),
-            );
-            let (j_lo, j_hi) = (
-                jump.and_then(|r| r.mean_lower),
-                jump.and_then(|r| r.mean_upper),
-            );
-            let (delta_lower, delta_upper) = if all_judged {
-                (delta, delta)
-            } else {
-                (bound(l_lo, j_hi), bound(l_hi, j_lo))
-            };
-            Delta {
-                model: m.clone(),
-                linear: mean(lin),
-                jumping: mean(jump),
-                delta,
-                delta_lower,
-                delta_upper,
-            }
-        })
-        .collect();
+    let deltas = delta::deltas(&models, &table2);
+    let reasoning_vs_instruct = reasoning_vs_instruct(&table2, &cfg.reasoning);
 
     let by_depth = curve(&agg.by_depth, "depth")?;
     let wrong_question = {
@@ -744,37 +703,11 @@ pub fn aggregate(
     frames.insert("rift_table2".to_owned(), table2_df);
     frames.insert("rift_accuracy_by_depth".to_owned(), agg.by_depth);
     frames.insert("rift_wrong_question".to_owned(), agg.wrong_question);
-    let delta_df = DataFrame::new(
-        deltas.len(),
-        vec![
-            Column::new(
-                "model".into(),
-                deltas.iter().map(|d| d.model.as_str()).collect::<Vec<_>>(),
-            ),
-            Column::new(
-                "linear".into(),
-                deltas.iter().map(|d| d.linear).collect::<Vec<_>>(),
-            ),
-            Column::new(
-                "jumping".into(),
-                deltas.iter().map(|d| d.jumping).collect::<Vec<_>>(),
-            ),
-            Column::new(
-                "delta".into(),
-                deltas.iter().map(|d| d.delta).collect::<Vec<_>>(),
-            ),
-            Column::new(
-                "delta_lower".into(),
-                deltas.iter().map(|d| d.delta_lower).collect::<Vec<_>>(),
-            ),
-            Column::new(
-                "delta_upper".into(),
-                deltas.iter().map(|d| d.delta_upper).collect::<Vec<_>>(),
-            ),
-        ],
-    )
-    .map_err(Error::polars("RIFT delta table"))?;
-    frames.insert("rift_delta".to_owned(), delta_df);
+    frames.insert("rift_delta".to_owned(), delta::frame(&deltas)?);
+    frames.insert(
+        "rift_reasoning_vs_instruct".to_owned(),
+        reasoning::frame(&reasoning_vs_instruct)?,
+    );
 
     Ok(RiftSummary {
         models,
@@ -785,6 +718,7 @@ pub fn aggregate(
         token_bin_width,
         wrong_question,
         outcomes,
+        reasoning_vs_instruct,
         table2_source: table2_source.to_owned(),
         frames,
     })

@@ -166,9 +166,7 @@ pub fn headline_markdown(paths: &RunPaths) -> Result<String, Error> {
         let summary = analysis::rift::aggregate_records(
             &answers,
             &prompts,
-            &analysis::rift::RiftConfig {
-                token_bin_width: None,
-            },
+            &analysis::rift::RiftConfig::default(),
         )?;
         md.push_str("## RIFT\n\n| model | structure | prompts | mean accuracy (%) | unjudged answers | wrong-question answers |\n|---|---|---:|---:|---:|---:|\n");
         for t in &summary.table2 {

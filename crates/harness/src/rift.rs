@@ -342,9 +342,7 @@ pub fn score(s: &Score<'_>) -> Result<ScoreSummary, Error> {
     } = analysis::rift::aggregate_records(
         &scored.answers,
         &scored.prompts,
-        &analysis::rift::RiftConfig {
-            token_bin_width: None,
-        },
+        &analysis::rift::RiftConfig::default(),
     )?;
     let summary = ScoreSummary {
         table2,

@@ -165,6 +165,7 @@ pub fn draw_all(inputs: &Inputs) -> Result<Drawn, Error> {
             prompts.as_ref(),
             &analysis::rift::RiftConfig {
                 token_bin_width: None,
+                reasoning: inputs.rule.clone(),
             },
         )?;
         let tables = analysis::rift::write_tables(&summary, &out.join("tables/rift"))?;

@@ -238,7 +238,8 @@ pub struct AnswerScore {
     /// The judge request id, when the pair went to the LLM judge.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_id: Option<String>,
-    /// The incorrect answer matches the expected answer of this other question (1-based number).
+    /// The answer, judged incorrect, matches the expected answer of this other question (1-based number) by the
+    /// pre-judge's matching; never set on a correct, missing or unjudged answer.
     pub wrong_question_of: Option<u32>,
 }
 

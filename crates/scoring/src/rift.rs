@@ -8,11 +8,15 @@
 //!
 //! Pre-judge: both sides are normalized (NFKD without combining marks, lower case, `&` → and, punctuation
 //! removed, a leading article dropped, number words turned into digits); equal strings are correct, and so is a
-//! match with the expected answer minus its parenthetical. An answer that instead equals the expected answer of
-//! another question of the same prompt is settled as incorrect and flagged as answering the wrong question.
-//! An empty slot is missing. Everything else is unsettled: the LLM judge's verdict decides it, and without one
-//! (no judge configured, or every try of the judge failed) it stays unjudged, which is neither correct nor
-//! incorrect.
+//! match with the expected answer minus its parenthetical. An empty slot is missing. Everything else is
+//! unsettled: the LLM judge's verdict decides it, and without one (no judge configured, or every try of the judge
+//! failed) it stays unjudged, which is neither correct nor incorrect.
+//!
+//! Wrong-question flag (the paper's structural adherence): decided after correctness, and only for an answer whose
+//! verdict is incorrect. It is set when the pre-judge's own matching accepts the answer for another question of the
+//! prompt; a match with another question's answer never makes an answer incorrect by itself (it goes to the judge
+//! like any unsettled answer), and a paraphrase of another answer that only a judge could recognise stays
+//! unflagged.
 
 use std::collections::HashMap;
 
@@ -306,10 +310,49 @@ pub fn pre_judge(given: &str, expected: &str) -> Option<bool> {
     if g.is_empty() {
         return Some(false);
     }
-    if g == normalize(expected) || without_parenthetical(expected).is_some_and(|e| e == g) {
-        return Some(true);
+    ExpectedForms::of(expected).accepts(&g).then_some(true)
+}
+
+/// The normal forms the pre-judge accepts for one expected answer: the whole answer, and the answer minus its
+/// parenthetical.
+struct ExpectedForms {
+    whole: String,
+    without_parenthetical: Option<String>,
+}
+
+impl ExpectedForms {
+    fn of(expected: &str) -> Self {
+        Self {
+            whole: normalize(expected),
+            without_parenthetical: without_parenthetical(expected),
+        }
     }
-    None
+
+    /// Whether a normalized, non-empty answer matches.
+    fn accepts(&self, given_norm: &str) -> bool {
+        self.whole == given_norm || self.without_parenthetical.as_deref() == Some(given_norm)
+    }
+}
+
+/// The question an answer judged incorrect belongs to instead: the first other question of the traversal whose
+/// expected answer the pre-judge's own matching accepts for `given` (normalized equality, or the expected answer
+/// minus its parenthetical), skipping questions whose expected answer normalizes to this question's. Deterministic
+/// and conservative: a paraphrase of another question's answer that only a judge would recognise is not flagged.
+/// Call it only for answers whose verdict is [`Verdict::Incorrect`]; a correct, missing or unjudged answer is never
+/// flagged.
+fn wrong_question_of(
+    given: &str,
+    depth: usize,
+    forms: &[ExpectedForms],
+    traversal: &[u32],
+) -> Option<u32> {
+    let g = normalize(given);
+    if g.is_empty() {
+        return None;
+    }
+    (0..forms.len())
+        .find(|&j| j != depth && forms[j].whole != forms[depth].whole && forms[j].accepts(&g))
+        .map(|j| traversal[j])
 }
 
 /// The content-addressed id of a judge request.
@@ -387,7 +430,8 @@ pub fn score(
             parsed.answers = vec![parsed.answers.join(", ")];
         }
         let n = meta.traversal.len();
-        let expected_norm: Vec<String> = meta.expected.iter().map(|e| normalize(e)).collect();
+        let forms: Vec<ExpectedForms> =
+            meta.expected.iter().map(|e| ExpectedForms::of(e)).collect();
         let mut prompt = PromptScore {
             prompt_id: r.id.clone(),
             sample_index: r.sample_index,
@@ -433,11 +477,9 @@ pub fn score(
                 wrong_question_of: None,
             };
             if let Some(given) = given {
-                let g = normalize(given);
-                let other = (0..n).find(|&j| {
-                    j != depth && expected_norm[j] == g && expected_norm[j] != expected_norm[depth]
-                });
-                let pre = pre_judge(given, expected).or(other.map(|_| false));
+                // Correctness first: the pre-judge on this question's own expected answer, else the judge.
+                // Another question's answer never settles it ("Newton" may well be right for "Isaac Newton").
+                let pre = pre_judge(given, expected);
                 a.pre_judge = pre;
                 let wants_judge = pre.is_none() || opts.judge_settled;
                 let id = judge_id(&meta.questions[depth], expected, given);
@@ -463,7 +505,7 @@ pub fn score(
                     (None, Some(None) | None) => (Verdict::Unjudged, JudgeSource::PreJudgeOnly),
                 };
                 if a.verdict == Verdict::Incorrect {
-                    a.wrong_question_of = other.map(|j| meta.traversal[j]);
+                    a.wrong_question_of = wrong_question_of(given, depth, &forms, &meta.traversal);
                 }
             }
             match a.verdict {

@@ -1,10 +1,10 @@
-//! The RIFT tables on disk: every frame as Parquet + CSV, and Table 2, the wrong-question shares and the reply
-//! outcomes as Markdown. Where answers are unjudged a cell shows the accuracy bounds (unjudged counted wrong …
+//! The RIFT tables on disk: every frame as Parquet + CSV, and Table 2 (with Δ and the percentage-point gaps), the
+//! wrong-question shares, the reply outcomes and reasoning vs non-reasoning models as Markdown. Where answers are unjudged a cell shows the accuracy bounds (unjudged counted wrong …
 //! unjudged counted right) instead of one number, beside the unjudged count.
 
 use std::path::{Path, PathBuf};
 
-use super::{RiftSummary, StructureStats};
+use super::{Delta, RiftSummary, StructureStats};
 use crate::Error;
 use crate::tables;
 
@@ -61,6 +61,25 @@ pub fn write_tables(summary: &RiftSummary, dir: &Path) -> Result<Vec<PathBuf>, E
                 Some(d) => fmt_bounds(d.delta_lower, d.delta_upper, 1),
                 None => "–".to_owned(),
             };
+            let gap = |point: fn(&Delta) -> [Option<f64>; 3]| match d.map(point) {
+                Some([Some(p), _, _]) => format!("{p:.1}"),
+                Some([None, lo, hi]) => fmt_bounds(lo, hi, 1),
+                None => "–".to_owned(),
+            };
+            let linear_gap = gap(|d| {
+                [
+                    d.linear_minus_jumping_pp,
+                    d.linear_minus_jumping_pp_lower,
+                    d.linear_minus_jumping_pp_upper,
+                ]
+            });
+            let baseline_gap = gap(|d| {
+                [
+                    d.baseline_minus_jumping_pp,
+                    d.baseline_minus_jumping_pp_lower,
+                    d.baseline_minus_jumping_pp_upper,
+                ]
+            });
             let unjudged = super::STRUCTURES
                 .iter()
                 .map(|s| cell(m, s).map_or_else(|| "–".to_owned(), |r| r.unjudged.to_string()))
@@ -74,6 +93,8 @@ pub fn write_tables(summary: &RiftSummary, dir: &Path) -> Result<Vec<PathBuf>, E
                 mean_cell(cell(m, "jumping")),
                 median_cell(cell(m, "jumping")),
                 delta,
+                linear_gap,
+                baseline_gap,
                 unjudged,
             ]
         })
@@ -81,8 +102,8 @@ pub fn write_tables(summary: &RiftSummary, dir: &Path) -> Result<Vec<PathBuf>, E
     written.push(tables::write_markdown(
         dir,
         "rift_table2",
-        "Table 2: baseline vs linear vs jumping prompt accuracy (%), mean (± standard error) and median over prompts; Δ = (A_linear − A_jumping) / A_linear × 100. Unjudged answers (no judge verdict: none configured, or the judge failed) are neither correct nor incorrect; where there are any, a cell shows bounds: unjudged counted wrong … unjudged counted right.",
-        &["Model", "Baseline mean (± SE)", "Linear mean (± SE)", "Linear median", "Jumping mean (± SE)", "Jumping median", "Δ", "Unjudged answers (baseline / linear / jumping)"],
+        "Table 2: baseline vs linear vs jumping prompt accuracy (%), mean (± standard error) and median over prompts; Δ = (A_linear − A_jumping) / A_linear × 100 (relative, %); beside it the absolute gaps in percentage points, A_linear − A_jumping and A_baseline − A_jumping. Unjudged answers (no judge verdict: none configured, or the judge failed) are neither correct nor incorrect; where there are any, a cell shows bounds: unjudged counted wrong … unjudged counted right.",
+        &["Model", "Baseline mean (± SE)", "Linear mean (± SE)", "Linear median", "Jumping mean (± SE)", "Jumping median", "Δ", "Linear − jumping (pp)", "Baseline − jumping (pp)", "Unjudged answers (baseline / linear / jumping)"],
         &rows,
     )?);
     let wq_rows: Vec<Vec<String>> = summary
@@ -105,6 +126,10 @@ pub fn write_tables(summary: &RiftSummary, dir: &Path) -> Result<Vec<PathBuf>, E
         "Share of incorrect answers that are the answer to a different question of the same prompt. Unjudged answers are not incorrect and stay out of the share.",
         &["Model", "Structure", "Incorrect", "Wrong question", "Share (%)", "Unjudged"],
         &wq_rows,
+    )?);
+    written.extend(super::reasoning::write_markdown(
+        &summary.reasoning_vs_instruct,
+        dir,
     )?);
     let out_rows: Vec<Vec<String>> = summary
         .outcomes

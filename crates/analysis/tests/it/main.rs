@@ -3,4 +3,5 @@
 mod ifscale;
 mod ifscale_extra;
 mod rift;
+mod rift_compare;
 mod tables;

@@ -5,7 +5,7 @@ use analysis::rift::{self, RiftConfig};
 use analysis::synthetic::{self, SyntheticConfig};
 use schema::rift::Verdict;
 
-fn small() -> SyntheticConfig {
+pub(crate) fn small() -> SyntheticConfig {
     SyntheticConfig {
         seed: 11,
         models: 3,
@@ -36,9 +36,7 @@ fn aggregates_match_direct_counts() {
     let s = rift::aggregate(
         rift::answers_frame(&answers).unwrap().lazy(),
         Some(&pf),
-        &RiftConfig {
-            token_bin_width: None,
-        },
+        &RiftConfig::default(),
     )
     .unwrap();
     assert_eq!(s.table2_source, "prompt-scores");
@@ -169,9 +167,7 @@ fn rift_tables_are_byte_identical_and_table2_has_markdown() {
         let s = rift::aggregate(
             rift::answers_frame(&answers).unwrap().lazy(),
             Some(&pf),
-            &RiftConfig {
-                token_bin_width: None,
-            },
+            &RiftConfig::default(),
         )
         .unwrap();
         rift::write_tables(&s, dir).unwrap()
@@ -192,7 +188,7 @@ fn rift_tables_are_byte_identical_and_table2_has_markdown() {
 
 /// The synthetic run with model-1's incorrect answers that answer no other question turned into unjudged ones
 /// (what a run without a judge gives for answers the pre-judge cannot settle).
-fn with_unjudged() -> (
+pub(crate) fn with_unjudged() -> (
     Vec<schema::rift::PromptScore>,
     Vec<schema::rift::AnswerScore>,
     u32,
@@ -221,9 +217,7 @@ fn unjudged_answers_leave_the_denominator_and_give_accuracy_bounds() {
     let (plain_prompts, plain_answers) = synthetic::generate_records(&small());
     let (prompts, answers, turned) = with_unjudged();
     assert!(turned > 50, "the fixture needs unjudged answers: {turned}");
-    let cfg = RiftConfig {
-        token_bin_width: None,
-    };
+    let cfg = RiftConfig::default();
     let plain = rift::aggregate_records(&plain_answers, &plain_prompts, &cfg).unwrap();
     let s = rift::aggregate_records(&answers, &prompts, &cfg).unwrap();
     let from_answers =

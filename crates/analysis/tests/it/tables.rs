@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use analysis::ifscale::{self, AggregateConfig};
+use analysis::models::ReasoningRule;
 use analysis::polars::prelude::*;
 use analysis::rift::{self, RiftConfig};
 use analysis::synthetic::{self, SyntheticConfig};
@@ -52,14 +53,16 @@ fn rift_cfg() -> SyntheticConfig {
 
 /// The RIFT summary of the synthetic run; `with_prompts` false aggregates the answer table alone.
 fn rift_summary(with_prompts: bool) -> rift::RiftSummary {
+    rift_summary_with(with_prompts, &RiftConfig::default())
+}
+
+fn rift_summary_with(with_prompts: bool, cfg: &RiftConfig) -> rift::RiftSummary {
     let (prompts, answers) = synthetic::generate_records(&rift_cfg());
     let pf = rift::prompts_frame(&prompts).unwrap();
     rift::aggregate(
         rift::answers_frame(&answers).unwrap().lazy(),
         with_prompts.then_some(&pf),
-        &RiftConfig {
-            token_bin_width: None,
-        },
+        cfg,
     )
     .unwrap()
 }
@@ -107,13 +110,13 @@ fn rift_table2() {
         |d| rift::write_tables(&s, d),
         "rift_table2",
         expect![[r#"
-            Table 2: baseline vs linear vs jumping prompt accuracy (%), mean (± standard error) and median over prompts; Δ = (A_linear − A_jumping) / A_linear × 100. Unjudged answers (no judge verdict: none configured, or the judge failed) are neither correct nor incorrect; where there are any, a cell shows bounds: unjudged counted wrong … unjudged counted right.
+            Table 2: baseline vs linear vs jumping prompt accuracy (%), mean (± standard error) and median over prompts; Δ = (A_linear − A_jumping) / A_linear × 100 (relative, %); beside it the absolute gaps in percentage points, A_linear − A_jumping and A_baseline − A_jumping. Unjudged answers (no judge verdict: none configured, or the judge failed) are neither correct nor incorrect; where there are any, a cell shows bounds: unjudged counted wrong … unjudged counted right.
 
-            | Model | Baseline mean (± SE) | Linear mean (± SE) | Linear median | Jumping mean (± SE) | Jumping median | Δ | Unjudged answers (baseline / linear / jumping) |
-            |---|---|---|---|---|---|---|---|
-            | synthetic/model-1 | 62.50 (± 18.30) | 32.39 (± 6.09) | 33.48 | 10.07 (± 2.19) | 10.56 | 68.9 | 0 / 0 / 0 |
-            | synthetic/model-2 | 62.50 (± 18.30) | 47.42 (± 6.18) | 50.00 | 18.95 (± 4.96) | 12.52 | 60.0 | 0 / 0 / 0 |
-            | synthetic/model-3 | 100.00 (± 0.00) | 56.20 (± 6.36) | 64.75 | 20.90 (± 2.66) | 17.91 | 62.8 | 0 / 0 / 0 |
+            | Model | Baseline mean (± SE) | Linear mean (± SE) | Linear median | Jumping mean (± SE) | Jumping median | Δ | Linear − jumping (pp) | Baseline − jumping (pp) | Unjudged answers (baseline / linear / jumping) |
+            |---|---|---|---|---|---|---|---|---|---|
+            | synthetic/model-1 | 62.50 (± 18.30) | 32.39 (± 6.09) | 33.48 | 10.07 (± 2.19) | 10.56 | 68.9 | 22.3 | 52.4 | 0 / 0 / 0 |
+            | synthetic/model-2 | 62.50 (± 18.30) | 47.42 (± 6.18) | 50.00 | 18.95 (± 4.96) | 12.52 | 60.0 | 28.5 | 43.6 | 0 / 0 / 0 |
+            | synthetic/model-3 | 100.00 (± 0.00) | 56.20 (± 6.36) | 64.75 | 20.90 (± 2.66) | 17.91 | 62.8 | 35.3 | 79.1 | 0 / 0 / 0 |
         "#]],
     );
 }
@@ -125,13 +128,13 @@ fn rift_table2_from_the_answer_table_alone() {
         |d| rift::write_tables(&s, d),
         "rift_table2",
         expect![[r#"
-            Table 2: baseline vs linear vs jumping prompt accuracy (%), mean (± standard error) and median over prompts; Δ = (A_linear − A_jumping) / A_linear × 100. Unjudged answers (no judge verdict: none configured, or the judge failed) are neither correct nor incorrect; where there are any, a cell shows bounds: unjudged counted wrong … unjudged counted right.
+            Table 2: baseline vs linear vs jumping prompt accuracy (%), mean (± standard error) and median over prompts; Δ = (A_linear − A_jumping) / A_linear × 100 (relative, %); beside it the absolute gaps in percentage points, A_linear − A_jumping and A_baseline − A_jumping. Unjudged answers (no judge verdict: none configured, or the judge failed) are neither correct nor incorrect; where there are any, a cell shows bounds: unjudged counted wrong … unjudged counted right.
 
-            | Model | Baseline mean (± SE) | Linear mean (± SE) | Linear median | Jumping mean (± SE) | Jumping median | Δ | Unjudged answers (baseline / linear / jumping) |
-            |---|---|---|---|---|---|---|---|
-            | synthetic/model-1 | 62.50 (± 18.30) | 32.39 (± 6.09) | 33.48 | 10.07 (± 2.19) | 10.56 | 68.9 | 0 / 0 / 0 |
-            | synthetic/model-2 | 62.50 (± 18.30) | 47.42 (± 6.18) | 50.00 | 18.95 (± 4.96) | 12.52 | 60.0 | 0 / 0 / 0 |
-            | synthetic/model-3 | 100.00 (± 0.00) | 56.20 (± 6.36) | 64.75 | 20.90 (± 2.66) | 17.91 | 62.8 | 0 / 0 / 0 |
+            | Model | Baseline mean (± SE) | Linear mean (± SE) | Linear median | Jumping mean (± SE) | Jumping median | Δ | Linear − jumping (pp) | Baseline − jumping (pp) | Unjudged answers (baseline / linear / jumping) |
+            |---|---|---|---|---|---|---|---|---|---|
+            | synthetic/model-1 | 62.50 (± 18.30) | 32.39 (± 6.09) | 33.48 | 10.07 (± 2.19) | 10.56 | 68.9 | 22.3 | 52.4 | 0 / 0 / 0 |
+            | synthetic/model-2 | 62.50 (± 18.30) | 47.42 (± 6.18) | 50.00 | 18.95 (± 4.96) | 12.52 | 60.0 | 28.5 | 43.6 | 0 / 0 / 0 |
+            | synthetic/model-3 | 100.00 (± 0.00) | 56.20 (± 6.36) | 64.75 | 20.90 (± 2.66) | 17.91 | 62.8 | 35.3 | 79.1 | 0 / 0 / 0 |
         "#]],
     );
 }
@@ -156,6 +159,34 @@ fn rift_wrong_question() {
             | synthetic/model-3 | baseline | 0 | 0 | – | 0 |
             | synthetic/model-3 | jumping | 148 | 61 | 41.2 | 0 |
             | synthetic/model-3 | linear | 79 | 35 | 44.3 | 0 |
+        "#]],
+    );
+}
+
+#[test]
+fn rift_reasoning_vs_instruct() {
+    // model-2 counts as the reasoning model here.
+    let cfg = RiftConfig {
+        reasoning: ReasoningRule {
+            explicit: Some(vec!["synthetic/model-2".to_owned()]),
+        },
+        ..RiftConfig::default()
+    };
+    let s = rift_summary_with(true, &cfg);
+    check(
+        |d| rift::write_tables(&s, d),
+        "rift_reasoning_vs_instruct",
+        expect![[r#"
+            Reasoning vs non-reasoning models: per structure, the mean accuracy (%) of every reasoning model beside every non-reasoning model (all pairs, not only same-family twins: the paper's comparisons also cross sizes, e.g. Qwen3-4B-Thinking vs Qwen3-30B-Instruct). Gap = reasoning − non-reasoning in percentage points. Where a model has unjudged answers its mean shows bounds (unjudged counted wrong … unjudged counted right), and so does the gap.
+
+            | Structure | Reasoning model | Reasoning mean (%) | Non-reasoning model | Non-reasoning mean (%) | Gap (pp) |
+            |---|---|---|---|---|---|
+            | baseline | synthetic/model-2 | 62.50 | synthetic/model-1 | 62.50 | +0.0 |
+            | baseline | synthetic/model-2 | 62.50 | synthetic/model-3 | 100.00 | -37.5 |
+            | linear | synthetic/model-2 | 47.42 | synthetic/model-1 | 32.39 | +15.0 |
+            | linear | synthetic/model-2 | 47.42 | synthetic/model-3 | 56.20 | -8.8 |
+            | jumping | synthetic/model-2 | 18.95 | synthetic/model-1 | 10.07 | +8.9 |
+            | jumping | synthetic/model-2 | 18.95 | synthetic/model-3 | 20.90 | -2.0 |
         "#]],
     );
 }

@@ -54,3 +54,39 @@ fn published_data_and_fixtures_draw_every_ifscale_output() {
     );
     std::fs::remove_dir_all(&out).unwrap();
 }
+
+#[test]
+fn the_reasoning_rule_reaches_the_rift_tables() {
+    let out = tempfile::tempdir().unwrap();
+    let inputs = Inputs {
+        run_dir: None,
+        ifscale_per_sample: None,
+        ifscale_reference_dir: None,
+        ifscale_labels: vec![],
+        ifscale_attempts: vec![],
+        coherence_threshold: 6,
+        rift_dir: None,
+        rift_synthetic: true,
+        out: out.path().to_owned(),
+        rule: ReasoningRule {
+            explicit: Some(vec!["synthetic/model-1".to_owned()]),
+        },
+        bootstrap_resamples: 50,
+        seed: 0,
+    };
+    draw_all(&inputs).unwrap();
+    let md = std::fs::read_to_string(out.path().join("tables/rift/rift_reasoning_vs_instruct.md"))
+        .unwrap();
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| linear |")).collect();
+    assert!(!rows.is_empty(), "{md}");
+    assert!(
+        rows.iter()
+            .all(|r| r.starts_with("| linear | synthetic/model-1 |")),
+        "{md}"
+    );
+    assert!(
+        out.path()
+            .join("tables/rift/rift_reasoning_vs_instruct.parquet")
+            .exists()
+    );
+}

@@ -72,9 +72,7 @@ fn rift_summary() -> rift::RiftSummary {
     rift::aggregate(
         rift::answers_frame(&answers).unwrap().lazy(),
         Some(&pf),
-        &RiftConfig {
-            token_bin_width: None,
-        },
+        &RiftConfig::default(),
     )
     .unwrap()
 }

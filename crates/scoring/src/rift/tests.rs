@@ -19,22 +19,39 @@ fn prompt(jumping: bool) -> PromptRecord {
             ["Capital of France?", "Days in a week?", "Largest planet?"],
         )
     };
+    prompt_with(
+        if jumping { "j" } else { "l" },
+        jumping.then_some(2),
+        traversal,
+        &expected,
+        &questions,
+    )
+}
+
+/// A prompt whose traversal visits `expected[i]` / `questions[i]` at depth i (`jump_k` None: linear).
+fn prompt_with(
+    id: &str,
+    jump_k: Option<u32>,
+    traversal: Vec<u32>,
+    expected: &[&str],
+    questions: &[&str],
+) -> PromptRecord {
     let meta = PromptMeta {
         benchmark: "rift".into(),
-        structure: if jumping {
+        structure: if jump_k.is_some() {
             Structure::Jumping
         } else {
             Structure::Linear
         },
         group_id: "g00000".into(),
         seed: 1,
-        num: 3,
+        num: traversal.len() as u32,
         start_row: 0,
         max_jump_distance: 2,
-        jump_k: jumping.then_some(2),
+        jump_k,
         traversal,
-        expected: expected.map(String::from).to_vec(),
-        questions: questions.map(String::from).to_vec(),
+        expected: expected.iter().map(|s| s.to_string()).collect(),
+        questions: questions.iter().map(|s| s.to_string()).collect(),
         rows: vec![],
         values_normalized: vec![],
     };
@@ -42,7 +59,7 @@ fn prompt(jumping: bool) -> PromptRecord {
         unreachable!()
     };
     PromptRecord {
-        id: if jumping { "j".into() } else { "l".into() },
+        id: id.into(),
         messages: vec![],
         sample_index: 0,
         params: Default::default(),
@@ -88,20 +105,55 @@ fn check(
     outcome: Outcome,
     content: Option<&str>,
 ) -> (PromptScore, Vec<(Verdict, Option<u32>)>) {
-    let p = prompt(jumping);
-    let s = score(
-        std::slice::from_ref(&p),
-        &[response(&p.id, outcome, content)],
-        None,
-        NO_JUDGE,
-    )
-    .unwrap();
+    judged(&prompt(jumping), outcome, content, None)
+}
+
+/// A scripted judge: whether `given` is right for `expected`.
+type Judge = dyn Fn(&str, &str) -> bool;
+
+/// Scores one reply to `p`; with `judge`, a second pass takes the judge's verdict (CORRECT when `judge` returns
+/// true for the request's given and expected answers, else INCORRECT) on every request of the first.
+fn judged(
+    p: &PromptRecord,
+    outcome: Outcome,
+    content: Option<&str>,
+    judge: Option<&Judge>,
+) -> (PromptScore, Vec<(Verdict, Option<u32>)>) {
+    let responses = [response(&p.id, outcome, content)];
+    let prompts = std::slice::from_ref(p);
+    let mut s = score(prompts, &responses, None, NO_JUDGE).unwrap();
+    if let Some(judge) = judge {
+        let replies: Vec<_> = s
+            .judge_requests
+            .iter()
+            .map(|r| {
+                let verdict = if judge(&r.given, &r.expected) {
+                    "CORRECT"
+                } else {
+                    "INCORRECT"
+                };
+                response(&r.id, Outcome::Ok, Some(verdict))
+            })
+            .collect();
+        s = score(
+            prompts,
+            &responses,
+            Some(&parse_verdicts(&replies)),
+            NO_JUDGE,
+        )
+        .unwrap();
+    }
     let answers = s
         .answers
         .iter()
         .map(|a| (a.verdict, a.wrong_question_of))
         .collect();
     (s.prompts[0].clone(), answers)
+}
+
+/// A judge that accepts nothing the pre-judge left open.
+fn strict(_given: &str, _expected: &str) -> bool {
+    false
 }
 
 use Verdict::{Correct as C, Incorrect as I, Missing as M, Unjudged as U};
@@ -123,21 +175,109 @@ fn correct_reply() {
 
 #[test]
 fn jumping_reply_in_linear_order_answers_the_wrong_questions() {
-    // The model ignored the jumps: question 2's answer (seven) where question 3 was due, and vice versa.
-    let (p, a) = check(true, Outcome::Ok, Some("Paris, seven, Jupiter"));
+    // The model ignored the jumps: question 2's answer (seven) where question 3 was due, and vice versa. The
+    // judge decides correctness; the flag follows for the answers it finds incorrect.
+    let p = prompt(true);
+    let (s, a) = judged(
+        &p,
+        Outcome::Ok,
+        Some("Paris, seven, Jupiter"),
+        Some(&strict),
+    );
     assert_eq!(a, vec![(C, None), (I, Some(2)), (I, Some(3))]);
-    assert_eq!((p.correct, p.wrong_question), (1, 2));
+    assert_eq!((s.correct, s.wrong_question), (1, 2));
 }
 
 #[test]
 fn off_by_one_shift() {
     // A skipped first answer shifts everything: each answer belongs to the next question.
-    let (p, a) = check(false, Outcome::Ok, Some("seven, Jupiter"));
+    let p = prompt(false);
+    let (s, a) = judged(&p, Outcome::Ok, Some("seven, Jupiter"), Some(&strict));
     assert_eq!(a, vec![(I, Some(2)), (I, Some(3)), (M, None)]);
     assert_eq!(
-        (p.correct, p.wrong_question, p.missing, p.stopped_early),
+        (s.correct, s.wrong_question, s.missing, s.stopped_early),
         (0, 2, 1, true)
     );
+}
+
+/// Questions 1–3 expect Newton, Paris and Isaac Newton; question 3's "Newton" also equals question 1's answer.
+fn newton_prompt() -> PromptRecord {
+    prompt_with(
+        "newton",
+        None,
+        vec![1, 2, 3],
+        &["Newton", "Paris", "Isaac Newton"],
+        &[
+            "Who formulated the laws of motion?",
+            "Capital of France?",
+            "Who wrote the Principia?",
+        ],
+    )
+}
+
+#[test]
+fn an_answer_right_for_its_own_question_is_never_flagged() {
+    // "Newton" for "Isaac Newton": the pre-judge cannot settle it, so the judge is asked, and it is right.
+    let semantic = |given: &str, expected: &str| expected.ends_with(given);
+    let (s, a) = judged(
+        &newton_prompt(),
+        Outcome::Ok,
+        Some("Newton, Paris, Newton"),
+        Some(&semantic),
+    );
+    assert_eq!(a, vec![(C, None), (C, None), (C, None)]);
+    assert_eq!((s.correct, s.wrong_question, s.judged_by_llm), (3, 0, 1));
+}
+
+#[test]
+fn an_incorrect_answer_equal_to_another_questions_answer_is_flagged() {
+    // The judge finds "Newton" wrong for question 3 (say it wanted the full name): then it is question 1's answer.
+    let (s, a) = judged(
+        &newton_prompt(),
+        Outcome::Ok,
+        Some("Newton, Paris, Newton"),
+        Some(&strict),
+    );
+    assert_eq!(a, vec![(C, None), (C, None), (I, Some(1))]);
+    assert_eq!((s.correct, s.wrong_question), (2, 1));
+    // "the Paris" is question 2's answer by the pre-judge's normalization (a leading article dropped).
+    let (_, a) = judged(
+        &newton_prompt(),
+        Outcome::Ok,
+        Some("Newton, Paris, the Paris"),
+        Some(&strict),
+    );
+    assert_eq!(a[2], (I, Some(2)));
+    // An incorrect answer that is nobody's answer, and a paraphrase of another answer that only a judge could
+    // recognise ("Sir Isaac" for question 3's Isaac Newton, given at question 1), stay unflagged.
+    let (s, a) = judged(
+        &newton_prompt(),
+        Outcome::Ok,
+        Some("Sir Isaac, Lyon, Leibniz"),
+        Some(&strict),
+    );
+    assert_eq!(a, vec![(I, None); 3]);
+    assert_eq!((s.correct, s.wrong_question), (0, 0));
+}
+
+#[test]
+fn unjudged_and_missing_answers_are_never_flagged() {
+    // Without a judge, question 3's "Newton" (another question's answer) is unsettled: unjudged, not flagged.
+    let (s, a) = judged(
+        &newton_prompt(),
+        Outcome::Ok,
+        Some("Newton, , Newton"),
+        None,
+    );
+    assert_eq!(a, vec![(C, None), (M, None), (U, None)]);
+    assert_eq!(
+        (s.correct, s.unjudged, s.missing, s.wrong_question),
+        (1, 1, 1, 0)
+    );
+    // The same without a judge for the jumping prompt answered in linear order.
+    let (s, a) = check(true, Outcome::Ok, Some("Paris, seven, Jupiter"));
+    assert_eq!(a, vec![(C, None), (U, None), (U, None)]);
+    assert_eq!((s.unjudged, s.wrong_question), (2, 0));
 }
 
 #[test]
