@@ -22,6 +22,8 @@ pub struct RunReport<'a> {
     pub ifscale: Option<bool>,
     /// `Some(judge configured)` when RIFT ran.
     pub rift: Option<bool>,
+    /// How the RIFT prompts were drawn (the jump-step rule, the baseline), said in the report.
+    pub rift_notes: &'a [String],
 }
 
 /// Files under `dir` (recursively) ending in `.ext`, sorted.
@@ -183,6 +185,7 @@ fn bench_section(run: &RunReport<'_>, paths: &RunPaths, bench: Bench) -> Result<
                 href: rel(paths, &paths.rift_prompt_scores()),
             });
         }
+        section.paragraphs.extend(run.rift_notes.iter().cloned());
         if run.rift != Some(true) {
             section.paragraphs.push(
                 "No LLM judge was configured: answers the deterministic pre-judge could not settle are unjudged (labelled pre_judge_only), neither correct nor incorrect; the tables show accuracy as bounds (unjudged counted wrong … unjudged counted right) beside the unjudged count.".to_owned(),

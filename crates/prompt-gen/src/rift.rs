@@ -82,8 +82,13 @@ pub struct RiftConfig {
     pub num_min: u32,
     /// Largest number of questions per prompt (the paper: 300; mean 155 with uniform sizes).
     pub num_max: u32,
-    /// Largest jump step k (the paper's example: 18).
+    /// Largest jump step k (the paper's example: 18). The paper shows one example (54 questions, largest jump 18)
+    /// and does not say how k is drawn; a fixed largest step is our assumption.
     pub max_jump_distance: u32,
+    /// When set, a prompt's largest jump step is this fraction of its question count (at least 2) instead of
+    /// `max-jump-distance` (e.g. 1/3 gives 18 for the paper's 54-question example).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_jump_fraction: Option<f64>,
     /// Token limit per reply (the paper: 81 920).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
@@ -324,6 +329,13 @@ pub fn build_experiment(
         temperature: cfg.temperature,
         ..RequestParams::default()
     };
+    if let Some(f) = cfg.max_jump_fraction
+        && !(f > 0.0 && f < 1.0)
+    {
+        return Err(Error::Config(format!(
+            "max-jump-fraction = {f} must lie between 0 and 1"
+        )));
+    }
     let draws = draw_groups(cfg, questions.len())?;
     let mut out = Vec::new();
     for d in &draws {
@@ -337,7 +349,7 @@ pub fn build_experiment(
                 num: d.num,
                 start_row: d.start_row,
                 jumping,
-                max_jump_distance: cfg.max_jump_distance,
+                max_jump_distance: cfg.jump_limit(d.num),
             };
             let record = build_prompt(questions, &spec, &group_id, system.multi, &params)
                 .map_err(|e| Error::Config(format!("group {group_id}: {e}")))?;
@@ -365,6 +377,29 @@ pub fn baseline_rows(cfg: &RiftConfig, len: usize) -> Result<Vec<usize>, Error> 
             rows.sort_unstable();
             Ok(rows)
         }
+    }
+}
+
+impl RiftConfig {
+    /// The largest jump step of a prompt of `num` questions: `max-jump-fraction` × num (at least 2) when set, else
+    /// `max-jump-distance`.
+    pub fn jump_limit(&self, num: u32) -> u32 {
+        match self.max_jump_fraction {
+            Some(f) => ((f * f64::from(num)).floor() as u32).max(2),
+            None => self.max_jump_distance,
+        }
+    }
+
+    /// The jump-step rule in words, for reports.
+    pub fn jump_rule(&self) -> String {
+        let limit = match self.max_jump_fraction {
+            Some(f) => format!("{f} × n (at least 2)"),
+            None => self.max_jump_distance.to_string(),
+        };
+        format!(
+            "jump step k drawn uniformly from 2 ≤ k ≤ min({limit}, n − 2) with gcd(n, k) = 1 (our assumption: the paper \
+             shows one example, n = 54 with largest jump 18, and does not say how k is drawn)"
+        )
     }
 }
 

@@ -40,6 +40,17 @@ pub(super) fn analyse_and_report(
     }
     let report = paths.report();
     stage.run("report", fp, std::slice::from_ref(&report), || {
+        let mut rift_notes = Vec::new();
+        if let Some(rift) = &cfg.rift {
+            rift_notes.push(format!("Prompts: {}.", rift.jump_rule()));
+            if rift.dataset.is_file() {
+                let n = harness::rift::load_dataset(&rift.dataset)?.len();
+                rift_notes.push(format!(
+                    "Baseline: {}.",
+                    prompt_gen::rift::baseline_description(rift, n)
+                ));
+            }
+        }
         let run = RunReport {
             name: &cfg.run.name,
             models: &cfg.run.models,
@@ -49,6 +60,7 @@ pub(super) fn analyse_and_report(
                 .rift
                 .as_ref()
                 .map(|_| cfg.rift_prep.as_ref().is_some_and(|p| p.judge_model.is_some())),
+            rift_notes: &rift_notes,
         };
         let input = harness::report::report_input(&run, paths)?;
         plots::report::write(&input, &report)?;

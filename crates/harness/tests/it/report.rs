@@ -182,6 +182,7 @@ fn report_sections_count_from_the_files() {
         config_text: "[run]\nname = \"fixture\"",
         ifscale: Some(false),
         rift: Some(false),
+        rift_notes: &[],
     };
     let input = report_input(&run, &paths).unwrap();
     let mut shown = format!("{}\n", input.title);

@@ -242,6 +242,34 @@ fn the_baseline_covers_every_question_unless_a_count_is_given() {
 }
 
 #[test]
+fn the_jump_limit_is_fixed_or_a_fraction_of_the_prompt() {
+    let mut cfg = small_config();
+    assert_eq!((cfg.jump_limit(10), cfg.jump_limit(300)), (18, 18));
+    assert!(cfg.jump_rule().contains("min(18, n − 2)") && cfg.jump_rule().contains("assumption"));
+    cfg.max_jump_fraction = Some(1.0 / 3.0);
+    // The paper's example: 54 questions, largest jump 18.
+    assert_eq!(cfg.jump_limit(54), 18);
+    assert_eq!(cfg.jump_limit(4), 2);
+    let system = SystemPrompts {
+        multi: "S",
+        baseline: "B",
+    };
+    let prompts = build_experiment(&questions(), &cfg, system).unwrap();
+    for p in &prompts {
+        let m: PromptMeta =
+            serde_json::from_value(serde_json::Value::Object(p.extra.clone())).unwrap();
+        if let Some(k) = m.jump_k {
+            assert!(k <= m.num / 3, "k = {k} for n = {}", m.num);
+        }
+    }
+    cfg.max_jump_fraction = Some(1.5);
+    let err = build_experiment(&questions(), &cfg, system)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("max-jump-fraction"), "{err}");
+}
+
+#[test]
 fn config_is_strict() {
     let err = toml::from_str::<RiftConfig>("seed = 1\nbogus = 2")
         .unwrap_err()
