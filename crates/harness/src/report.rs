@@ -24,6 +24,8 @@ pub struct RunReport<'a> {
     pub rift: Option<bool>,
     /// How the RIFT prompts were drawn (the jump-step rule, the baseline), said in the report.
     pub rift_notes: &'a [String],
+    /// The prepared dataset's `summary.md` (Table 1 and the drop reasons), when the prep stage wrote one.
+    pub rift_table1: Option<&'a str>,
 }
 
 /// Files under `dir` (recursively) ending in `.ext`, sorted.
@@ -186,6 +188,16 @@ fn bench_section(run: &RunReport<'_>, paths: &RunPaths, bench: Bench) -> Result<
             });
         }
         section.paragraphs.extend(run.rift_notes.iter().cloned());
+        if let Some(md) = run.rift_table1 {
+            let mut table1 = format!(
+                "Table 1: the prepared dataset (our filters and additions are listed in the drop reasons)\n{}",
+                md.split("\n\n").next().unwrap_or("")
+            );
+            table1.push_str(&questions_per_prompt(paths)?);
+            if let Some(t) = plots::report::table_from_markdown(&table1) {
+                section.tables.push(t);
+            }
+        }
         if run.rift != Some(true) {
             section.paragraphs.push(
                 "No LLM judge was configured: answers the deterministic pre-judge could not settle are unjudged (labelled pre_judge_only), neither correct nor incorrect; the tables show accuracy as bounds (unjudged counted wrong … unjudged counted right) beside the unjudged count.".to_owned(),
@@ -291,6 +303,33 @@ const FIGURE_ORDER: &[(&str, &str)] = &[
         "Accuracy vs prompt length in tokens.",
     ),
 ];
+
+/// Table 1's last rows: questions per linear or jumping prompt (min, max, mean) in the run's prompts file.
+fn questions_per_prompt(paths: &RunPaths) -> Result<String, Error> {
+    let file = paths.rift_prompts();
+    if !file.is_file() {
+        return Ok(String::new());
+    }
+    let prompts: Vec<schema::PromptRecord> = schema::read_jsonl(&file)?;
+    let nums: Vec<u32> = prompts
+        .iter()
+        .filter_map(|p| {
+            serde_json::from_value::<schema::rift::PromptMeta>(serde_json::Value::Object(
+                p.extra.clone(),
+            ))
+            .ok()
+        })
+        .filter(|m| m.structure != schema::rift::Structure::Baseline)
+        .map(|m| m.num)
+        .collect();
+    let (Some(min), Some(max)) = (nums.iter().min(), nums.iter().max()) else {
+        return Ok(String::new());
+    };
+    let mean = f64::from(nums.iter().sum::<u32>()) / nums.len() as f64;
+    Ok(format!(
+        "\n| Minimum questions per prompt | {min} |\n| Maximum questions per prompt | {max} |\n| Average questions per prompt | {mean:.0} |\n"
+    ))
+}
 
 /// The Markdown summary printed at the end of a pipeline run: headline numbers per model and where the report is.
 pub fn summary_markdown(

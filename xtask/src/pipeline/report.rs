@@ -41,6 +41,14 @@ pub(super) fn analyse_and_report(
     let report = paths.report();
     stage.run("report", fp, std::slice::from_ref(&report), || {
         let mut rift_notes = Vec::new();
+        let table1 = cfg
+            .rift
+            .as_ref()
+            .and_then(|r| r.dataset.parent())
+            .map(|d| d.join("summary.md"))
+            .filter(|p| p.is_file())
+            .map(std::fs::read_to_string)
+            .transpose()?;
         if let Some(rift) = &cfg.rift {
             rift_notes.push(format!("Prompts: {}.", rift.jump_rule()));
             if rift.dataset.is_file() {
@@ -61,6 +69,7 @@ pub(super) fn analyse_and_report(
                 .as_ref()
                 .map(|_| cfg.rift_prep.as_ref().is_some_and(|p| p.judge_model.is_some())),
             rift_notes: &rift_notes,
+            rift_table1: table1.as_deref(),
         };
         let input = harness::report::report_input(&run, paths)?;
         plots::report::write(&input, &report)?;

@@ -183,6 +183,7 @@ fn report_sections_count_from_the_files() {
         ifscale: Some(false),
         rift: Some(false),
         rift_notes: &[],
+        rift_table1: None,
     };
     let input = report_input(&run, &paths).unwrap();
     let mut shown = format!("{}\n", input.title);
@@ -230,4 +231,63 @@ fn report_sections_count_from_the_files() {
         note: Spend recorded in the run's ledger (provider-reported where present, else tokens × the model's prices): 0.0025 USD.
     "#]]
     .assert_eq(&shown);
+}
+
+#[test]
+fn table_one_gets_the_questions_per_prompt_of_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = write_run(dir.path());
+    let prompt = |id: &str, structure: Structure, num: u32| {
+        let meta = serde_json::json!({
+            "benchmark": "rift", "group_id": "g", "structure": structure, "num": num, "start_row": 0,
+            "seed": 1, "max_jump_distance": 18, "jump_k": null, "traversal": [], "expected": [],
+            "questions": [],
+        });
+        let mut p: schema::PromptRecord = serde_json::from_value(serde_json::json!({
+            "id": id, "messages": [{"role": "user", "content": "q"}],
+        }))
+        .unwrap();
+        p.extra = meta.as_object().unwrap().clone();
+        p
+    };
+    let prompts = vec![
+        prompt("a", Structure::Linear, 10),
+        prompt("b", Structure::Jumping, 13),
+        prompt("c", Structure::Baseline, 1),
+    ];
+    schema::write_jsonl_atomic(&paths.rift_prompts(), &prompts).unwrap();
+    let models: Vec<String> = MODELS.map(str::to_owned).to_vec();
+    let table1 = "| Statistic | Value |\n|---|---|\n| Total question–answer pairs | 300 |\n\n| Drop reason | Pairs |\n|---|---|\n| media | 2 |\n";
+    let run = RunReport {
+        name: "fixture",
+        models: &models,
+        config_text: "",
+        ifscale: None,
+        rift: Some(false),
+        rift_notes: &["Prompts: jump rule.".to_owned()],
+        rift_table1: Some(table1),
+    };
+    let input = report_input(&run, &paths).unwrap();
+    let rift = &input.sections[0];
+    let t = rift
+        .tables
+        .iter()
+        .find(|t| t.caption.starts_with("Table 1"))
+        .expect("Table 1 is in the RIFT section");
+    let rows: Vec<(String, String)> = t
+        .rows
+        .iter()
+        .map(|r| (r[0].clone(), r[1].clone()))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("Total question–answer pairs", "300"),
+            ("Minimum questions per prompt", "10"),
+            ("Maximum questions per prompt", "13"),
+            ("Average questions per prompt", "12"),
+        ]
+        .map(|(a, b)| (a.to_owned(), b.to_owned()))
+    );
+    assert!(rift.paragraphs.contains(&"Prompts: jump rule.".to_owned()));
 }
