@@ -26,8 +26,8 @@ fn json_layout_is_cleaned_in_the_papers_order() {
             ("This river flows through Cairo", "the Nile"),
             ("Paper-thin and served for dessert", "crepes"),
             (
-                "The 1996 musical \"Play On!\" is based on this play",
-                "Twelfth Night"
+                "Our team's spring show \"Storm Warning\" retold this Shakespeare play",
+                "The Tempest"
             ),
         ]
     );
@@ -76,10 +76,10 @@ fn csv_layout_with_leading_space_headers_crlf_dollars_and_none() {
         .iter()
         .map(|q| q.answer.as_str())
         .collect();
-    assert_eq!(kept, vec!["Copernicus", "Aeropostale", "Herman Melville"]);
+    assert_eq!(kept, vec!["Mercury", "Creme brulee", "a grid"]);
     assert_eq!(
         prepared.questions[2].question,
-        "His first novel and bestseller, published in 1846, was set in Polynesia"
+        "Crosswords and sudoku are both filled in, square by square, on one of these"
     );
     // Aired 2006: kept; the 1999 Final has no value.
     assert_eq!(prepared.questions[1].value_normalized, Some(2000));
