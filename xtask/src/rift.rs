@@ -28,6 +28,31 @@ pub(crate) enum Rift {
     Judge(JudgeArgs),
     /// Score responses (with verdicts if given): answer-scores.jsonl, prompt-scores.jsonl, judge-requests.jsonl, summary.
     Score(ScoreArgs),
+    /// Draw a seeded sample of judged answers of a run into a CSV with an empty `human_label` column, to check by hand.
+    Audit(AuditArgs),
+    /// Agreement of the verdicts with the human labels of an audit CSV (overall and per verdict source, Cohen's κ).
+    Agreement(AgreementArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct AuditArgs {
+    /// A run folder (`artifacts/runs/<name>`); its `rift/answer-scores.jsonl` is sampled.
+    #[arg(long)]
+    run_dir: PathBuf,
+    /// How many judged answers (the paper checked 100).
+    #[arg(long, default_value_t = 100)]
+    n: usize,
+    #[arg(long, default_value_t = 0)]
+    seed: u32,
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct AgreementArgs {
+    /// An audit CSV whose `human_label` column is filled in (CORRECT or INCORRECT; empty rows are left out).
+    #[arg(long)]
+    labels: PathBuf,
 }
 
 #[derive(Debug, clap::Args)]
@@ -183,6 +208,15 @@ pub(crate) fn run(cmd: &Rift) -> anyhow::Result<()> {
                 s.requests_sent
             );
             println!("verdicts           {}", s.verdicts_file.display());
+        }
+        Rift::Audit(a) => {
+            let answers = schema::paths::RunPaths::new(&a.run_dir).rift_answer_scores();
+            let n = harness::audit::sample(&answers, a.n, a.seed, &a.out)?;
+            tracing::info!(items = n, out = %a.out.display(), "Wrote the audit sample; fill in `human_label`.");
+        }
+        Rift::Agreement(a) => {
+            let rows = harness::audit::agreement(&a.labels)?;
+            println!("{}", harness::audit::to_markdown(&rows));
         }
         Rift::Score(a) => {
             let summary = harness::rift::score(&Score {

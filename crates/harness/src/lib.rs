@@ -11,6 +11,7 @@
 //! Every model call goes through the caller's `inference_client::Client` (one per command, so one budget and one
 //! embedded engine), and every loop here resumes from its files.
 
+pub mod audit;
 pub mod cost;
 pub mod estimate;
 pub mod fresh;

@@ -188,6 +188,21 @@ fn bench_section(run: &RunReport<'_>, paths: &RunPaths, bench: Bench) -> Result<
             });
         }
         section.paragraphs.extend(run.rift_notes.iter().cloned());
+        // A hand-labelled audit sample (`cargo xtask rift audit --out <run>/rift/audit.csv`, then filled in).
+        let audit = paths.bench(Bench::Rift).join("audit.csv");
+        if audit.is_file() {
+            let rows = crate::audit::agreement(&audit)?;
+            if !rows.is_empty() {
+                let md = format!(
+                    "Judge audit: the verdicts against hand labels of a seeded sample ({})\n{}",
+                    rel(paths, &audit),
+                    crate::audit::to_markdown(&rows)
+                );
+                if let Some(t) = plots::report::table_from_markdown(&md) {
+                    section.tables.push(t);
+                }
+            }
+        }
         if let Some(md) = run.rift_table1 {
             let mut table1 = format!(
                 "Table 1: the prepared dataset (our filters and additions are listed in the drop reasons)\n{}",

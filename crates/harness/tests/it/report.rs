@@ -291,3 +291,63 @@ fn table_one_gets_the_questions_per_prompt_of_the_run() {
     );
     assert!(rift.paragraphs.contains(&"Prompts: jump rule.".to_owned()));
 }
+
+/// `rift audit` then `rift agreement`: a seeded sample of judged answers, labelled by hand, gives agreement and κ.
+#[test]
+fn an_audit_sample_and_its_agreement() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = write_run(dir.path());
+    let out = dir.path().join("audit.csv");
+    let n = harness::audit::sample(&paths.rift_answer_scores(), 100, 3, &out).unwrap();
+    // The fixture's judged answers: 3 linear + 2 jumping settled, the unjudged one left out.
+    assert_eq!(n, 5);
+    let again = dir.path().join("again.csv");
+    harness::audit::sample(&paths.rift_answer_scores(), 100, 3, &again).unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&again).unwrap());
+    // A person agrees with every verdict but the last.
+    let text = std::fs::read_to_string(&out).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let last = lines.len() - 1;
+    for (i, l) in lines.iter_mut().enumerate().skip(1) {
+        let verdict = if l.contains(",CORRECT,") {
+            "CORRECT"
+        } else {
+            "INCORRECT"
+        };
+        let label = match (i == last, verdict) {
+            (false, v) => v,
+            (true, "CORRECT") => "INCORRECT",
+            (true, _) => "CORRECT",
+        };
+        l.push_str(label);
+    }
+    std::fs::write(&out, lines.join("\n") + "\n").unwrap();
+    let rows = harness::audit::agreement(&out).unwrap();
+    let all = rows.iter().find(|r| r.group == "all").unwrap();
+    assert_eq!((all.items, all.agree), (5, 4));
+    assert!(harness::audit::to_markdown(&rows).contains("| all | 5 | 4 | 80.0 |"));
+    // Kept as the run's audit file, the agreement is in the report.
+    std::fs::copy(&out, paths.bench(Bench::Rift).join("audit.csv")).unwrap();
+    let models: Vec<String> = MODELS.map(str::to_owned).to_vec();
+    let run = RunReport {
+        name: "fixture",
+        models: &models,
+        config_text: "",
+        ifscale: None,
+        rift: Some(false),
+        rift_notes: &[],
+        rift_table1: None,
+    };
+    let input = report_input(&run, &paths).unwrap();
+    assert!(
+        input.sections[0]
+            .tables
+            .iter()
+            .any(|t| t.caption.starts_with("Judge audit")
+                && t.rows.iter().any(|r| r[0] == "all" && r[3] == "80.0"))
+    );
+    // A label that is not a verdict names its row.
+    std::fs::write(&out, text.trim_end().to_owned() + "maybe\n").unwrap();
+    let err = harness::audit::agreement(&out).unwrap_err().to_string();
+    assert!(err.contains("human_label") && err.contains("row"), "{err}");
+}
