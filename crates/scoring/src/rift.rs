@@ -28,7 +28,7 @@ use schema::rift::{
 use schema::{Message, Outcome, PromptRecord, RequestParams, ResponseRecord};
 use serde_json::{Map, Value};
 
-mod prejudge;
+pub mod prejudge;
 
 pub use prejudge::{EXPLANATION_BLOCKERS, EXPLANATION_STARTS, normalize, pre_judge};
 use prejudge::{ExpectedForms, GivenForms};
