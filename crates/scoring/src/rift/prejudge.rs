@@ -5,20 +5,24 @@
 //!
 //! Normal form ([`normalize`]), applied to both sides:
 //!
-//! 1. Unicode NFKD without combining marks (`é` → `e`); the dashes `‐ ‑ ‒ – — ― −` read as `-`.
+//! 1. Unicode NFKD without combining marks (`é` → `e`); the dashes `‐ ‑ ‒ – — ― −` read as `-`; a run of
+//!    superscript digits or signs is marked as an exponent with `^` (`10²` → `10 ^ 2`, never `102`).
 //! 2. Words are runs of letters and digits. A word is lower-cased unless it has an upper-case letter after its first
 //!    character (`CO`, `NaCl`, `H2O`, `iPhone` keep their case, so `Co` ≠ `CO`; `Paris` = `paris`).
 //! 3. Inside numbers nothing is lost: a `.` followed by a digit (`3.14`, `.5`) and a `,` between two digits
 //!    (`1,000`) stay in the word, so `15` ≠ `1.5` and `314` ≠ `3.14`.
 //! 4. Joiners: a `.` after a letter (`D.C.` → `dc`, `Dr.` → `dr`) and an apostrophe between letters or digits
 //!    (`O'Leary` → `oleary`) are removed without a break.
-//! 5. `&` is the word `and`. A `-` before a digit is its own token (a minus sign or a range: `-40` ≠ `40`).
+//! 5. `&` is the word `and`. A `-` before a digit is its own token (a minus sign or a range: `-40` ≠ `40`); a `-`
+//!    after a lone `a`, `an` or `the` and before a letter joins (`A-ha` → `aha`, so the article rule cannot drop
+//!    it).
 //! 6. Separators (become a break): white space, quotes (`" ' ‘ ’ “ ” „ « » ‹ ›` and `` ` ``), markdown emphasis
 //!    (`*`, `_`), `( ) [ ] { }`, `, ; : ! ?`, other `.` and `-`. Any other symbol (`+ # % $ / ~ = °` …) is kept
 //!    as its own token (`C++` ≠ `C`, `~~Paris~~` ≠ `Paris`).
 //! 7. Number words become digits only as a well-formed number phrase: `twenty-one` → `21`, `one hundred and five`
 //!    → `105`, `two thousand and three` → `2003`. Adjacent numbers are never summed: `nine nine` → `9 9`,
-//!    `Nineteen Eighty-Four` → `19 84`. The ordinals `first` … `twelfth` become `1st` … `12th`.
+//!    `Nineteen Eighty-Four` → `19 84`. The ordinals `first` … `twelfth` become `1st` … `12th` (`second` only
+//!    before another word: alone it may be the unit of time).
 //! 8. One leading article (`a`, `an`, `the`) is dropped when something other than a lone number follows it
 //!    (`The Nile` = `Nile`, but `The One` ≠ `1`).
 //!
@@ -251,7 +255,21 @@ fn finish(w: Vec<String>) -> String {
 
 /// Rules 1–6: the tokens of an answer, before number words and articles.
 fn words(s: &str) -> Vec<String> {
-    let chars: Vec<char> = s
+    // A run of superscript digits or signs is an exponent: `^` marks it so that `10²` stays apart from `102`.
+    let mut marked = String::with_capacity(s.len());
+    let mut in_superscript = false;
+    for c in s.chars() {
+        let sup = matches!(
+            c,
+            '\u{00b9}' | '\u{00b2}' | '\u{00b3}' | '\u{2070}' | '\u{2074}'..='\u{207b}'
+        );
+        if sup && !in_superscript {
+            marked.push('^');
+        }
+        in_superscript = sup;
+        marked.push(c);
+    }
+    let chars: Vec<char> = marked
         .nfkd()
         .filter(|c| !is_combining_mark(*c))
         .map(|c| match c {
@@ -294,6 +312,9 @@ fn words(s: &str) -> Vec<String> {
                 flush(&mut out, &mut word, &mut seg);
                 out.push("and".to_owned());
             }
+            '-' if next.is_some_and(char::is_alphabetic) && is_article(&word, &seg) => {
+                fold(&mut word, &mut seg)
+            }
             '-' if digit(next) => {
                 flush(&mut out, &mut word, &mut seg);
                 out.push("-".to_owned());
@@ -307,6 +328,14 @@ fn words(s: &str) -> Vec<String> {
     }
     flush(&mut out, &mut word, &mut seg);
     out
+}
+
+/// Whether the token being built is an article (`A-ha` must not lose its `A` as an article would).
+fn is_article(word: &str, seg: &str) -> bool {
+    word.is_empty()
+        && ["a", "an", "the"]
+            .iter()
+            .any(|a| seg.eq_ignore_ascii_case(a))
 }
 
 /// Characters that only separate words (rule 6).
@@ -466,7 +495,9 @@ fn numbers_to_digits(w: &[String]) -> Vec<String> {
                 i += n;
             }
             None => {
-                out.push(ordinal(&w[i]).map_or_else(|| w[i].clone(), str::to_owned));
+                // "second" is also a unit of time: an ordinal only before another word ("Second Amendment").
+                let ord = ordinal(&w[i]).filter(|_| w[i] != "second" || i + 1 < w.len());
+                out.push(ord.map_or_else(|| w[i].clone(), str::to_owned));
                 i += 1;
             }
         }

@@ -48,6 +48,13 @@ const CASES: &[(&str, &str, Want)] = &[
     ("1/2", "1-2", Open),
     ("~~Paris~~", "Paris", Open),
     ("5", "5%", Open),
+    ("102", "10\u{b2}", Open),
+    ("10^2", "10\u{b2}", Correct),
+    ("H2O", "H\u{2082}O", Correct),
+    ("Ha", "A-ha", Open),
+    ("A-Team", "Team", Open),
+    ("2nd", "second", Open),
+    ("2nd Amendment", "the Second Amendment", Correct),
     // Decimal numbers survive intact.
     ("3.14", "3.14", Correct),
     ("1.5", "one point five", Open),
