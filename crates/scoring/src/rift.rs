@@ -6,11 +6,12 @@
 //! the inference client; [`parse_verdicts`] reads its responses back; [`score`] with the verdicts gives the final
 //! scores. Nothing here calls a model.
 //!
-//! Pre-judge: both sides are normalized (NFKD without combining marks, lower case, `&` → and, punctuation
-//! removed, a leading article dropped, number words turned into digits); equal strings are correct, and so is a
-//! match with the expected answer minus its parenthetical. An empty slot is missing. Everything else is
-//! unsettled: the LLM judge's verdict decides it, and without one (no judge configured, or every try of the judge
-//! failed) it stays unjudged, which is neither correct nor incorrect.
+//! Pre-judge ([`prejudge`], rules in its docs and `docs/rift-judging.md`): it only settles what is certain. A
+//! form of the given answer (normalized; also without a leading `What is` / `Who is`, or before a dash followed by
+//! an explanation) equal to a form of the expected answer (normalized; also without a quoted-note parenthetical,
+//! or either side of a final `(or X)`) is correct; an answer without a letter or digit is incorrect; an empty slot
+//! is missing. Everything else is unsettled: the LLM judge's verdict decides it, and without one (no judge
+//! configured, or every try of the judge failed) it stays unjudged, which is neither correct nor incorrect.
 //!
 //! Wrong-question flag (the paper's structural adherence): decided after correctness, and only for an answer whose
 //! verdict is incorrect. It is set when the pre-judge's own matching accepts the answer for another question of the
@@ -26,8 +27,11 @@ use schema::rift::{
 };
 use schema::{Message, Outcome, PromptRecord, RequestParams, ResponseRecord};
 use serde_json::{Map, Value};
-use unicode_normalization::UnicodeNormalization;
-use unicode_normalization::char::is_combining_mark;
+
+pub mod prejudge;
+
+pub use prejudge::{EXPLANATION_BLOCKERS, EXPLANATION_STARTS, normalize, pre_judge};
+use prejudge::{ExpectedForms, GivenForms};
 
 /// Errors of RIFT scoring: responses that do not match the prompts.
 #[derive(Debug, thiserror::Error)]
@@ -180,178 +184,20 @@ fn clean_item(s: &str) -> String {
     t.to_owned()
 }
 
-/// The pre-judge's normal form of an answer.
-pub fn normalize(s: &str) -> String {
-    let folded: String = s
-        .nfkd()
-        .filter(|c| !is_combining_mark(*c))
-        .collect::<String>()
-        .to_lowercase();
-    let mut cleaned = String::with_capacity(folded.len());
-    for c in folded.chars() {
-        match c {
-            '&' => cleaned.push_str(" and "),
-            '\'' | '\u{2019}' | '.' => {}
-            c if c.is_alphanumeric() => cleaned.push(c),
-            _ => cleaned.push(' '),
-        }
-    }
-    let mut tokens: Vec<&str> = cleaned.split_whitespace().collect();
-    if tokens.len() > 1 && matches!(tokens[0], "a" | "an" | "the") {
-        tokens.remove(0);
-    }
-    numbers_to_digits(&tokens).join(" ")
-}
-
-fn unit(w: &str) -> Option<u64> {
-    const UNITS: [&str; 20] = [
-        "zero",
-        "one",
-        "two",
-        "three",
-        "four",
-        "five",
-        "six",
-        "seven",
-        "eight",
-        "nine",
-        "ten",
-        "eleven",
-        "twelve",
-        "thirteen",
-        "fourteen",
-        "fifteen",
-        "sixteen",
-        "seventeen",
-        "eighteen",
-        "nineteen",
-    ];
-    const TENS: [&str; 8] = [
-        "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
-    ];
-    UNITS
-        .iter()
-        .position(|u| *u == w)
-        .map(|i| i as u64)
-        .or_else(|| {
-            TENS.iter()
-                .position(|t| *t == w)
-                .map(|i| 20 + 10 * i as u64)
-        })
-}
-
-fn ordinal(w: &str) -> Option<&'static str> {
-    const ORD: [(&str, &str); 12] = [
-        ("first", "1st"),
-        ("second", "2nd"),
-        ("third", "3rd"),
-        ("fourth", "4th"),
-        ("fifth", "5th"),
-        ("sixth", "6th"),
-        ("seventh", "7th"),
-        ("eighth", "8th"),
-        ("ninth", "9th"),
-        ("tenth", "10th"),
-        ("eleventh", "11th"),
-        ("twelfth", "12th"),
-    ];
-    ORD.iter().find(|(a, _)| *a == w).map(|(_, b)| *b)
-}
-
-/// Runs of number words become one digit string ("twenty one" → "21", "one hundred and five" → "105").
-fn numbers_to_digits(tokens: &[&str]) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < tokens.len() {
-        if unit(tokens[i]).is_none() {
-            out.push(
-                ordinal(tokens[i])
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| tokens[i].to_owned()),
-            );
-            i += 1;
-            continue;
-        }
-        let (mut total, mut current) = (0u64, 0u64);
-        let mut j = i;
-        while j < tokens.len() {
-            let w = tokens[j];
-            if let Some(v) = unit(w) {
-                current += v;
-            } else if w == "hundred" {
-                current = current.max(1) * 100;
-            } else if w == "thousand" || w == "million" {
-                let scale = if w == "thousand" { 1_000 } else { 1_000_000 };
-                total += current.max(1) * scale;
-                current = 0;
-            } else if w == "and" && j + 1 < tokens.len() && unit(tokens[j + 1]).is_some() && j > i {
-            } else {
-                break;
-            }
-            j += 1;
-        }
-        out.push((total + current).to_string());
-        i = j;
-    }
-    out
-}
-
-fn without_parenthetical(s: &str) -> Option<String> {
-    let open = s.find('(')?;
-    let close = s[open..].find(')')? + open;
-    let rest = format!("{} {}", &s[..open], &s[close + 1..]);
-    let n = normalize(&rest);
-    (!n.is_empty()).then_some(n)
-}
-
-/// The pre-judge on one pair: Some(true) for a normalized match, None when it cannot tell.
-pub fn pre_judge(given: &str, expected: &str) -> Option<bool> {
-    let g = normalize(given);
-    if g.is_empty() {
-        return Some(false);
-    }
-    ExpectedForms::of(expected).accepts(&g).then_some(true)
-}
-
-/// The normal forms the pre-judge accepts for one expected answer: the whole answer, and the answer minus its
-/// parenthetical.
-struct ExpectedForms {
-    whole: String,
-    without_parenthetical: Option<String>,
-}
-
-impl ExpectedForms {
-    fn of(expected: &str) -> Self {
-        Self {
-            whole: normalize(expected),
-            without_parenthetical: without_parenthetical(expected),
-        }
-    }
-
-    /// Whether a normalized, non-empty answer matches.
-    fn accepts(&self, given_norm: &str) -> bool {
-        self.whole == given_norm || self.without_parenthetical.as_deref() == Some(given_norm)
-    }
-}
-
 /// The question an answer judged incorrect belongs to instead: the first other question of the traversal whose
-/// expected answer the pre-judge's own matching accepts for `given` (normalized equality, or the expected answer
-/// minus its parenthetical), skipping questions whose expected answer normalizes to this question's. Deterministic
-/// and conservative: a paraphrase of another question's answer that only a judge would recognise is not flagged.
-/// Call it only for answers whose verdict is [`Verdict::Incorrect`]; a correct, missing or unjudged answer is never
-/// flagged.
+/// expected answer the pre-judge's own matching accepts for `given` (see [`prejudge`]: the same given and expected
+/// forms that make an answer correct), skipping questions whose expected answer normalizes to this question's.
+/// Deterministic and conservative: a paraphrase of another question's answer that only a judge would recognise is
+/// not flagged. Call it only for answers whose verdict is [`Verdict::Incorrect`]; a correct, missing or unjudged
+/// answer is never flagged.
 fn wrong_question_of(
-    given: &str,
+    given: &GivenForms,
     depth: usize,
     forms: &[ExpectedForms],
     traversal: &[u32],
 ) -> Option<u32> {
-    let g = normalize(given);
-    if g.is_empty() {
-        return None;
-    }
     (0..forms.len())
-        .find(|&j| j != depth && forms[j].whole != forms[depth].whole && forms[j].accepts(&g))
+        .find(|&j| j != depth && forms[j].whole != forms[depth].whole && forms[j].accepts(given))
         .map(|j| traversal[j])
 }
 
@@ -479,7 +325,8 @@ pub fn score(
             if let Some(given) = given {
                 // Correctness first: the pre-judge on this question's own expected answer, else the judge.
                 // Another question's answer never settles it ("Newton" may well be right for "Isaac Newton").
-                let pre = pre_judge(given, expected);
+                let given_forms = GivenForms::of(given);
+                let pre = given_forms.verdict(&forms[depth]);
                 a.pre_judge = pre;
                 let wants_judge = pre.is_none() || opts.judge_settled;
                 let id = judge_id(&meta.questions[depth], expected, given);
@@ -505,7 +352,8 @@ pub fn score(
                     (None, Some(None) | None) => (Verdict::Unjudged, JudgeSource::PreJudgeOnly),
                 };
                 if a.verdict == Verdict::Incorrect {
-                    a.wrong_question_of = wrong_question_of(given, depth, &forms, &meta.traversal);
+                    a.wrong_question_of =
+                        wrong_question_of(&given_forms, depth, &forms, &meta.traversal);
                 }
             }
             match a.verdict {

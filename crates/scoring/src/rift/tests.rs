@@ -541,3 +541,38 @@ fn verdicts_of_retried_judge_requests() {
         ]
     );
 }
+
+#[test]
+fn the_wrong_question_flag_matches_like_the_pre_judge() {
+    // Question 1's parenthetical matters, question 2 accepts either name, question 3 expects Paris.
+    let p = prompt_with(
+        "forms",
+        None,
+        vec![1, 2, 3],
+        &["Henry (VIII)", "Burma (or Myanmar)", "Paris"],
+        &[
+            "Which king broke with Rome?",
+            "Which country is now called Myanmar?",
+            "Capital of France?",
+        ],
+    );
+    // Without a judge: "Henry" is unsettled (unjudged), "What is Myanmar?" is correct at question 2.
+    let (s, a) = judged(
+        &p,
+        Outcome::Ok,
+        Some("Henry, What is Myanmar?, Paris"),
+        None,
+    );
+    assert_eq!(a, vec![(U, None), (C, None), (C, None)]);
+    assert_eq!((s.correct, s.unjudged), (2, 1));
+    // Answers shifted by one, judged incorrect: each is flagged with the question whose forms accept it, and the
+    // bare "Henry" given at question 3 is nobody's answer (question 1 wants Henry VIII).
+    let (s, a) = judged(
+        &p,
+        Outcome::Ok,
+        Some("Myanmar - which used to be Burma, **Paris**, Henry"),
+        Some(&strict),
+    );
+    assert_eq!(a, vec![(I, Some(2)), (I, Some(3)), (I, None)]);
+    assert_eq!((s.correct, s.wrong_question), (0, 2));
+}

@@ -1,0 +1,509 @@
+//! The RIFT deterministic pre-judge: settles an (answer, expected answer) pair only when the outcome is certain.
+//!
+//! A false CORRECT is the worst error a judge can make, so every rule here may only make two strings equal when
+//! they certainly say the same thing; anything else is left unsettled for the LLM judge (or stays unjudged).
+//!
+//! Normal form ([`normalize`]), applied to both sides:
+//!
+//! 1. Unicode NFKD without combining marks (`é` → `e`); the dashes `‐ ‑ ‒ – — ― −` read as `-`; a run of
+//!    superscript digits or signs is marked as an exponent with `^` (`10²` → `10 ^ 2`, never `102`).
+//! 2. Words are runs of letters and digits. A word is lower-cased unless it has an upper-case letter after its first
+//!    character (`CO`, `NaCl`, `H2O`, `iPhone` keep their case, so `Co` ≠ `CO`; `Paris` = `paris`).
+//! 3. Inside numbers nothing is lost: a `.` followed by a digit (`3.14`, `.5`) and a `,` between two digits
+//!    (`1,000`) stay in the word, so `15` ≠ `1.5` and `314` ≠ `3.14`.
+//! 4. Joiners: a `.` after a letter (`D.C.` → `dc`, `Dr.` → `dr`) and an apostrophe between letters or digits
+//!    (`O'Leary` → `oleary`) are removed without a break.
+//! 5. `&` is the word `and`. A `-` before a digit is its own token (a minus sign or a range: `-40` ≠ `40`); a `-`
+//!    after a lone `a`, `an` or `the` and before a letter joins (`A-ha` → `aha`, so the article rule cannot drop
+//!    it).
+//! 6. Separators (become a break): white space, quotes (`" ' ‘ ’ “ ” „ « » ‹ ›` and `` ` ``), markdown emphasis
+//!    (`*`, `_`), `( ) [ ] { }`, `, ; : ! ?`, other `.` and `-`. Any other symbol (`+ # % $ / ~ = °` …) is kept
+//!    as its own token (`C++` ≠ `C`, `~~Paris~~` ≠ `Paris`).
+//! 7. Number words become digits only as a well-formed number phrase: `twenty-one` → `21`, `one hundred and five`
+//!    → `105`, `two thousand and three` → `2003`. Adjacent numbers are never summed: `nine nine` → `9 9`,
+//!    `Nineteen Eighty-Four` → `19 84`. The ordinals `first` … `twelfth` become `1st` … `12th` (`second` only
+//!    before another word: alone it may be the unit of time).
+//! 8. One leading article (`a`, `an`, `the`) is dropped when something other than a lone number follows it
+//!    (`The Nile` = `Nile`, but `The One` ≠ `1`).
+//!
+//! Forms of the given answer (any may match): the whole answer; the answer without a leading `What is` / `Who is`
+//! (`what|who|where|when|which` + `is|are|was|were`, with something after it); and, when the answer goes on after
+//! a dash (`—`, `–`, or ` - ` / ` -- ` with spaces around) with an explanation, the part before the dash (also
+//! without `What is`). The tail counts as an explanation when its first word is one of [`EXPLANATION_STARTS`] and
+//! no word of it is one of [`EXPLANATION_BLOCKERS`] (a correction or hedge: `no`, `actually`, `or`, `but` …).
+//!
+//! Forms of the expected answer (any may match): the whole answer; with a single parenthetical that is only a quoted
+//! note (`Herman Melville ("Typee")`), the answer without it; with a single `(or X)` at its end
+//! (`Burma (or Myanmar)`), each alternative (`Burma`, `Myanmar`). Any other parenthetical stays part of the answer
+//! (`Henry (VIII)` accepts `Henry VIII`, never `Henry`).
+//!
+//! Verdicts: a given form equal to an expected form is CORRECT; otherwise an answer without any letter or digit is
+//! INCORRECT when the expected answer has one; everything else is unsettled. The wrong-question flag uses the same
+//! matching ([`ExpectedForms::accepts`]).
+
+use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::char::is_combining_mark;
+
+/// First words of a tail after a dash that make it an explanation of the answer before the dash.
+pub const EXPLANATION_STARTS: &[&str] = &[
+    "because", "since", "as", "which", "who", "whose", "where", "when", "known", "named", "called",
+    "located", "born", "it", "its", "this", "he", "she", "they", "his", "her", "their", "ie", "eg",
+];
+
+/// Words that keep a tail after a dash from being a mere explanation: corrections, alternatives and hedges.
+pub const EXPLANATION_BLOCKERS: &[&str] = &[
+    "no",
+    "not",
+    "nor",
+    "never",
+    "or",
+    "but",
+    "however",
+    "although",
+    "though",
+    "actually",
+    "wait",
+    "correction",
+    "sorry",
+    "instead",
+    "rather",
+    "maybe",
+    "perhaps",
+    "possibly",
+    "probably",
+    "unless",
+    "except",
+    "wrong",
+    "incorrect",
+    "mistake",
+    "unsure",
+    "guess",
+    "isnt",
+    "wasnt",
+    "arent",
+    "werent",
+    "dont",
+    "doesnt",
+    "didnt",
+    "cant",
+    "cannot",
+    "wont",
+];
+
+/// The pre-judge's normal form of an answer (rules 1–8 of the module docs), its tokens joined by single spaces.
+pub fn normalize(s: &str) -> String {
+    finish(words(s))
+}
+
+/// The pre-judge on one pair: Some(true) when a form of `given` equals a form of `expected`, Some(false) when
+/// `given` has no letter or digit and `expected` has one, None when it cannot tell.
+pub fn pre_judge(given: &str, expected: &str) -> Option<bool> {
+    GivenForms::of(given).verdict(&ExpectedForms::of(expected))
+}
+
+/// The normal forms of a given answer that the pre-judge tries.
+pub(crate) struct GivenForms {
+    forms: Vec<String>,
+    has_alnum: bool,
+}
+
+impl GivenForms {
+    pub(crate) fn of(given: &str) -> Self {
+        let mut forms = Vec::new();
+        let mut add = |raw: &str| {
+            let w = words(raw);
+            if let Some(rest) = without_question_form(&w) {
+                forms.push(finish(rest.to_vec()));
+            }
+            forms.push(finish(w));
+        };
+        add(given);
+        if let Some(head) = head_before_explanation(given) {
+            add(head);
+        }
+        forms.retain(|f| !f.is_empty());
+        Self {
+            forms,
+            has_alnum: given.chars().any(char::is_alphanumeric),
+        }
+    }
+
+    /// The pre-judge's verdict against one expected answer (see [`pre_judge`]).
+    pub(crate) fn verdict(&self, expected: &ExpectedForms) -> Option<bool> {
+        if expected.accepts(self) {
+            Some(true)
+        } else if !self.has_alnum && expected.has_alnum {
+            Some(false)
+        } else {
+            None
+        }
+    }
+}
+
+/// The normal forms the pre-judge accepts for one expected answer.
+pub(crate) struct ExpectedForms {
+    /// The whole expected answer, normalized.
+    pub(crate) whole: String,
+    /// Every accepted form, `whole` first.
+    forms: Vec<String>,
+    has_alnum: bool,
+}
+
+impl ExpectedForms {
+    pub(crate) fn of(expected: &str) -> Self {
+        let whole = normalize(expected);
+        let mut forms = vec![whole.clone()];
+        forms.extend(parenthetical_forms(expected));
+        forms.retain(|f| !f.is_empty());
+        Self {
+            whole,
+            forms,
+            has_alnum: expected.chars().any(char::is_alphanumeric),
+        }
+    }
+
+    /// Whether some form of the given answer equals some accepted form.
+    pub(crate) fn accepts(&self, given: &GivenForms) -> bool {
+        given.forms.iter().any(|g| self.forms.contains(g))
+    }
+}
+
+/// Forms of an expected answer with one parenthetical: without a quoted note, or each side of a final `(or X)`.
+fn parenthetical_forms(expected: &str) -> Vec<String> {
+    let Some(open) = expected.find('(') else {
+        return Vec::new();
+    };
+    let Some(close) = expected[open..].find(')').map(|i| i + open) else {
+        return Vec::new();
+    };
+    let (before, inner, after) = (
+        &expected[..open],
+        expected[open + 1..close].trim(),
+        &expected[close + 1..],
+    );
+    if after.contains(['(', ')']) || inner.contains('(') {
+        return Vec::new();
+    }
+    if is_quoted(inner) {
+        return vec![normalize(&format!("{before} {after}"))];
+    }
+    let alternative = inner
+        .get(..3)
+        .filter(|h| h.eq_ignore_ascii_case("or "))
+        .map(|_| &inner[3..]);
+    match alternative {
+        Some(alt) if after.trim().is_empty() && !before.trim().is_empty() => {
+            vec![normalize(before), normalize(alt)]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Whether a parenthetical's text is one quotation (`"Typee"`, `“Typee”`, `'Typee'`).
+fn is_quoted(inner: &str) -> bool {
+    const PAIRS: [(char, char); 4] = [
+        ('"', '"'),
+        ('\u{201c}', '\u{201d}'),
+        ('\'', '\''),
+        ('\u{2018}', '\u{2019}'),
+    ];
+    PAIRS.iter().any(|&(open, close)| {
+        inner.chars().count() > 2
+            && inner.starts_with(open)
+            && inner.ends_with(close)
+            && !inner[open.len_utf8()..inner.len() - close.len_utf8()].contains([open, close])
+    })
+}
+
+/// The part of a given answer before a dash that is followed by an explanation (module docs), if any.
+fn head_before_explanation(given: &str) -> Option<&str> {
+    let at = [" - ", " -- ", "\u{2014}", "\u{2013}"]
+        .iter()
+        .filter_map(|d| given.find(d).map(|i| (i, d.len())))
+        .min()?;
+    let (head, tail) = (&given[..at.0], &given[at.0 + at.1..]);
+    let tail = words(tail);
+    let first = tail.first()?;
+    let explains = EXPLANATION_STARTS.contains(&first.as_str())
+        && !tail
+            .iter()
+            .any(|w| EXPLANATION_BLOCKERS.contains(&w.as_str()));
+    (explains && !head.trim().is_empty()).then_some(head)
+}
+
+/// The words after a leading `What is` / `Who is` (and the like), when something follows it.
+fn without_question_form(w: &[String]) -> Option<&[String]> {
+    let question = matches!(
+        w.first().map(String::as_str),
+        Some("what" | "who" | "where" | "when" | "which")
+    ) && matches!(
+        w.get(1).map(String::as_str),
+        Some("is" | "are" | "was" | "were")
+    );
+    (question && w.len() > 2).then(|| &w[2..])
+}
+
+/// Number words turned into digits, then a leading article dropped (rules 7–8).
+fn finish(w: Vec<String>) -> String {
+    let mut w = numbers_to_digits(&w);
+    let lone_number = w.len() == 2 && w[1].starts_with(|c: char| c.is_ascii_digit());
+    if w.len() > 1 && matches!(w[0].as_str(), "a" | "an" | "the") && !lone_number {
+        w.remove(0);
+    }
+    w.join(" ")
+}
+
+/// Rules 1–6: the tokens of an answer, before number words and articles.
+fn words(s: &str) -> Vec<String> {
+    // A run of superscript digits or signs is an exponent: `^` marks it so that `10²` stays apart from `102`.
+    let mut marked = String::with_capacity(s.len());
+    let mut in_superscript = false;
+    for c in s.chars() {
+        let sup = matches!(
+            c,
+            '\u{00b9}' | '\u{00b2}' | '\u{00b3}' | '\u{2070}' | '\u{2074}'..='\u{207b}'
+        );
+        if sup && !in_superscript {
+            marked.push('^');
+        }
+        in_superscript = sup;
+        marked.push(c);
+    }
+    let chars: Vec<char> = marked
+        .nfkd()
+        .filter(|c| !is_combining_mark(*c))
+        .map(|c| match c {
+            '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
+            c => c,
+        })
+        .collect();
+    let mut out = Vec::new();
+    // `word` holds the finished segments of the current token, `seg` the letters and digits not yet case-folded.
+    let (mut word, mut seg) = (String::new(), String::new());
+    let fold = |word: &mut String, seg: &mut String| {
+        let keeps_case = seg.chars().skip(1).any(char::is_uppercase);
+        if keeps_case {
+            word.push_str(seg);
+        } else {
+            word.extend(seg.chars().flat_map(char::to_lowercase));
+        }
+        seg.clear();
+    };
+    let flush = |out: &mut Vec<String>, word: &mut String, seg: &mut String| {
+        fold(word, seg);
+        if !word.is_empty() {
+            out.push(std::mem::take(word));
+        }
+    };
+    for (i, &c) in chars.iter().enumerate() {
+        let prev = i.checked_sub(1).map(|j| chars[j]);
+        let next = chars.get(i + 1).copied();
+        let digit = |c: Option<char>| c.is_some_and(|c| c.is_ascii_digit());
+        let alnum = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+        match c {
+            c if c.is_alphanumeric() => seg.push(c),
+            '.' if digit(next) => seg.push('.'),
+            ',' if digit(prev) && digit(next) => seg.push(','),
+            '.' if prev.is_some_and(char::is_alphabetic) => fold(&mut word, &mut seg),
+            '\'' | '\u{2019}' | '\u{02bc}' if alnum(prev) && alnum(next) => {
+                fold(&mut word, &mut seg)
+            }
+            '&' => {
+                flush(&mut out, &mut word, &mut seg);
+                out.push("and".to_owned());
+            }
+            '-' if next.is_some_and(char::is_alphabetic) && is_article(&word, &seg) => {
+                fold(&mut word, &mut seg)
+            }
+            '-' if digit(next) => {
+                flush(&mut out, &mut word, &mut seg);
+                out.push("-".to_owned());
+            }
+            c if c.is_whitespace() || is_separator(c) => flush(&mut out, &mut word, &mut seg),
+            c => {
+                flush(&mut out, &mut word, &mut seg);
+                out.push(c.to_string());
+            }
+        }
+    }
+    flush(&mut out, &mut word, &mut seg);
+    out
+}
+
+/// Whether the token being built is an article (`A-ha` must not lose its `A` as an article would).
+fn is_article(word: &str, seg: &str) -> bool {
+    word.is_empty()
+        && ["a", "an", "the"]
+            .iter()
+            .any(|a| seg.eq_ignore_ascii_case(a))
+}
+
+/// Characters that only separate words (rule 6).
+fn is_separator(c: char) -> bool {
+    matches!(
+        c,
+        '"' | '\''
+            | '\u{2018}'
+            | '\u{2019}'
+            | '\u{201c}'
+            | '\u{201d}'
+            | '\u{201e}'
+            | '\u{02bc}'
+            | '\u{00ab}'
+            | '\u{00bb}'
+            | '\u{2039}'
+            | '\u{203a}'
+            | '`'
+            | '*'
+            | '_'
+            | '('
+            | ')'
+            | '['
+            | ']'
+            | '{'
+            | '}'
+            | ','
+            | ';'
+            | ':'
+            | '!'
+            | '?'
+            | '.'
+            | '-'
+    )
+}
+
+/// The value of a number word below 100 that can stand alone or end a phrase: `zero` … `nineteen` as units, and
+/// the tens.
+fn small(w: &str) -> Option<Small> {
+    const UNITS: [&str; 20] = [
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+    ];
+    const TENS: [&str; 8] = [
+        "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
+    ];
+    if let Some(i) = UNITS.iter().position(|u| *u == w) {
+        return Some(Small::Unit(i as u64));
+    }
+    TENS.iter()
+        .position(|t| *t == w)
+        .map(|i| Small::Tens(20 + 10 * i as u64))
+}
+
+#[derive(Clone, Copy)]
+enum Small {
+    /// 0–19.
+    Unit(u64),
+    /// 20, 30, … 90.
+    Tens(u64),
+}
+
+fn ordinal(w: &str) -> Option<&'static str> {
+    const ORD: [(&str, &str); 12] = [
+        ("first", "1st"),
+        ("second", "2nd"),
+        ("third", "3rd"),
+        ("fourth", "4th"),
+        ("fifth", "5th"),
+        ("sixth", "6th"),
+        ("seventh", "7th"),
+        ("eighth", "8th"),
+        ("ninth", "9th"),
+        ("tenth", "10th"),
+        ("eleventh", "11th"),
+        ("twelfth", "12th"),
+    ];
+    ORD.iter().find(|(a, _)| *a == w).map(|(_, b)| *b)
+}
+
+/// A number below 100 at `w[i..]`: a unit (`zero` only alone, which the caller checks), a teen, or a tens word
+/// optionally followed by a unit 1–9. Returns the value and the number of words read.
+fn below_100(w: &[String], i: usize) -> Option<(u64, usize)> {
+    match small(w.get(i)?)? {
+        Small::Unit(u) => Some((u, 1)),
+        Small::Tens(t) => match w.get(i + 1).and_then(|n| small(n)) {
+            Some(Small::Unit(u @ 1..=9)) => Some((t + u, 2)),
+            _ => Some((t, 1)),
+        },
+    }
+}
+
+/// A number below 1000 at `w[i..]`: `<1–9> hundred [and] [below 100]` or a number below 100.
+fn below_1000(w: &[String], i: usize) -> Option<(u64, usize)> {
+    if let (Some(Small::Unit(h @ 1..=9)), Some("hundred")) = (
+        w.get(i).and_then(|x| small(x)),
+        w.get(i + 1).map(String::as_str),
+    ) {
+        let and = usize::from(w.get(i + 2).is_some_and(|x| x == "and"));
+        if let Some((v, n)) = below_100(w, i + 2 + and).filter(|&(v, _)| v > 0) {
+            return Some((h * 100 + v, 2 + and + n));
+        }
+        return Some((h * 100, 2));
+    }
+    below_100(w, i)
+}
+
+/// A well-formed number phrase at `w[i..]`: `[<1–999> million] [<1–999> thousand] [[and] <1–999>]`, with at least
+/// one part. `zero` only counts as a number on its own. Returns the value and the number of words read.
+fn number_phrase(w: &[String], i: usize) -> Option<(u64, usize)> {
+    let (mut total, mut at) = (0u64, i);
+    for (scale, word) in [(1_000_000, "million"), (1_000, "thousand")] {
+        if let Some((v, n)) = below_1000(w, at).filter(|&(v, _)| v > 0)
+            && w.get(at + n).is_some_and(|x| x == word)
+        {
+            total += v * scale;
+            at += n + 1;
+        }
+    }
+    let and = usize::from(at > i && w.get(at).is_some_and(|x| x == "and"));
+    match below_1000(w, at + and) {
+        Some((v, n)) if v > 0 || at == i => {
+            total += v;
+            at += and + n;
+        }
+        _ => {}
+    }
+    (at > i).then_some((total, at - i))
+}
+
+/// Each well-formed number phrase becomes one digit string; other words pass, ordinals become `1st` … `12th`.
+fn numbers_to_digits(w: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < w.len() {
+        match number_phrase(w, i) {
+            Some((v, n)) => {
+                out.push(v.to_string());
+                i += n;
+            }
+            None => {
+                // "second" is also a unit of time: an ordinal only before another word ("Second Amendment").
+                let ord = ordinal(&w[i]).filter(|_| w[i] != "second" || i + 1 < w.len());
+                out.push(ord.map_or_else(|| w[i].clone(), str::to_owned));
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
