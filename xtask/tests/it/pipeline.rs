@@ -156,6 +156,31 @@ const REPORT: &str = "<report>\n# Results\n\nOur revenue rose this year because 
     product line, and the board expects the same discipline to carry the company through the next two quarters while \
     the outlook for every segment stays stable and strong.\n</report>";
 
+/// A mock for whole runs: IFScale prompts get [`REPORT`], coherence judges the `coherence` verdicts in turn, RIFT
+/// judges CORRECT, and each `(marker, reply)` of `more` its reply.
+fn judged_mock(coherence: &[&str], more: &[(&str, &str)]) -> MockServer {
+    let mut cfg = MockConfig::new();
+    cfg.replies = vec![
+        (
+            "professional business report".to_owned(),
+            vec![REPORT.to_owned()],
+        ),
+        (
+            "Reply with one JSON object".to_owned(),
+            coherence.iter().map(|c| (*c).to_owned()).collect(),
+        ),
+        (
+            "You grade answers to trivia questions".to_owned(),
+            vec!["CORRECT".to_owned()],
+        ),
+    ];
+    cfg.replies.extend(
+        more.iter()
+            .map(|(m, r)| ((*m).to_owned(), vec![(*r).to_owned()])),
+    );
+    MockServer::start(cfg, 0).unwrap()
+}
+
 fn both_benchmarks(models: &str, judge_extra: &str) -> String {
     format!(
         "[run]\nname = \"budget\"\nmodels-file = \"models.toml\"\nmodels = [{models}]\ncache = \"cache.sqlite\"\n\n\
@@ -176,25 +201,13 @@ fn both_benchmarks(models: &str, judge_extra: &str) -> String {
 /// attempts (6.0, half below 6) differs from the accepted-only view (8.0), as in the paper's coherence section.
 #[test]
 fn reasoning_judges_with_room_to_think_complete_the_run() {
-    let mut cfg = MockConfig::new();
-    cfg.replies = vec![
-        (
-            "professional business report".to_owned(),
-            vec![REPORT.to_owned()],
-        ),
-        (
-            "Reply with one JSON object".to_owned(),
-            vec![
-                r#"{"reason": "A coherent report.", "score": 8}"#.to_owned(),
-                r#"{"reason": "It wanders.", "score": 4}"#.to_owned(),
-            ],
-        ),
-        (
-            "You grade answers to trivia questions".to_owned(),
-            vec!["CORRECT".to_owned()],
-        ),
-    ];
-    let mock = MockServer::start(cfg, 0).unwrap();
+    let mock = judged_mock(
+        &[
+            r#"{"reason": "A coherent report.", "score": 8}"#,
+            r#"{"reason": "It wanders.", "score": 4}"#,
+        ],
+        &[],
+    );
     let dir = tempfile::tempdir().unwrap();
     workspace(
         dir.path(),
@@ -248,22 +261,7 @@ fn reasoning_judges_with_room_to_think_complete_the_run() {
 /// the run ends incomplete (exit 3) with the stopped stage listed.
 #[test]
 fn a_model_that_cannot_be_used_stops_alone() {
-    let mut cfg = MockConfig::new();
-    cfg.replies = vec![
-        (
-            "professional business report".to_owned(),
-            vec![REPORT.to_owned()],
-        ),
-        (
-            "Reply with one JSON object".to_owned(),
-            vec![r#"{"reason": "A coherent report.", "score": 8}"#.to_owned()],
-        ),
-        (
-            "You grade answers to trivia questions".to_owned(),
-            vec!["CORRECT".to_owned()],
-        ),
-    ];
-    let mock = MockServer::start(cfg, 0).unwrap();
+    let mock = judged_mock(&[r#"{"reason": "A coherent report.", "score": 8}"#], &[]);
     let dir = tempfile::tempdir().unwrap();
     workspace(
         dir.path(),
@@ -296,26 +294,13 @@ fn a_model_that_cannot_be_used_stops_alone() {
 /// (the paper's step 0), and a rerun sends nothing new.
 #[test]
 fn the_pipeline_rephrases_clues_when_a_model_is_named() {
-    let mut cfg = MockConfig::new();
-    cfg.replies = vec![
-        (
-            "professional business report".to_owned(),
-            vec![REPORT.to_owned()],
-        ),
-        (
-            "Reply with one JSON object".to_owned(),
-            vec![r#"{"reason": "Fine.", "score": 8}"#.to_owned()],
-        ),
-        (
-            "You grade answers to trivia questions".to_owned(),
-            vec!["CORRECT".to_owned()],
-        ),
-        (
-            "Rewrite a Jeopardy! clue".to_owned(),
-            vec!["QUESTION: Which city is the rephrased capital?\nANSWER: Canberra".to_owned()],
-        ),
-    ];
-    let mock = MockServer::start(cfg, 0).unwrap();
+    let mock = judged_mock(
+        &[r#"{"reason": "A coherent report.", "score": 8}"#],
+        &[(
+            "Rewrite a Jeopardy! clue",
+            "QUESTION: Which city is the rephrased capital?\nANSWER: Canberra",
+        )],
+    );
     let dir = tempfile::tempdir().unwrap();
     workspace(
         dir.path(),
