@@ -1,4 +1,4 @@
-//! `cargo xtask rift prep | prompts | run | judge | score`: flags → config → `harness::rift` → printed summary.
+//! `cargo xtask rift prep | prompts | run | judge | score | audit | agreement | judge-pairs`: flags → config → `harness::rift` → printed summary.
 
 use std::path::PathBuf;
 
@@ -32,6 +32,34 @@ pub(crate) enum Rift {
     Audit(AuditArgs),
     /// Agreement of the verdicts with the human labels of an audit CSV (overall and per verdict source, Cohen's κ).
     Agreement(AgreementArgs),
+    /// Judge a CSV of (id, question, expected, given) pairs directly with the pre-judge (and the LLM judge with
+    /// `--judge-model`) into `id, verdict, source`; with a `label` column, print coverage and precision per kind.
+    JudgePairs(JudgePairsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct JudgePairsArgs {
+    /// A CSV with the columns `id, question, expected, given` (optional `kind` and `label`; others are ignored).
+    #[arg(long)]
+    input: PathBuf,
+    /// The verdicts CSV to write (`id, verdict, source`).
+    #[arg(long)]
+    out: PathBuf,
+    /// Send what the pre-judge cannot settle to this judge model; without it those pairs are UNDECIDED.
+    #[arg(long)]
+    judge_model: Option<String>,
+    /// Folder for judge-prompts.jsonl, judge-responses.jsonl and verdicts.jsonl (default: `<out>` without its
+    /// extension, plus `-judge`).
+    #[arg(long)]
+    judge_dir: Option<PathBuf>,
+    /// The judge prompt ({question}, {expected}, {given}).
+    #[arg(long, default_value = "configs/prompts/rift-judge.txt")]
+    judge_template: PathBuf,
+    /// A config whose `[rift-prep]` section sets the judge's request settings and tries.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    client: ClientArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -217,6 +245,46 @@ pub(crate) fn run(cmd: &Rift) -> anyhow::Result<()> {
         Rift::Agreement(a) => {
             let rows = harness::audit::agreement(&a.labels)?;
             println!("{}", harness::audit::to_markdown(&rows));
+        }
+        Rift::JudgePairs(a) => {
+            let pairs = harness::pairs::read_pairs(&a.input)?;
+            let judged = match &a.judge_model {
+                None => harness::pairs::judge_pairs(&pairs, None)?,
+                Some(name) => {
+                    let judge = crate::models::load_model(a.client.models_file(&defaults), name)?;
+                    let template = harness::read_text(&a.judge_template)?;
+                    let call = rift_judge_call(prep_section(a.config.as_deref())?.as_ref());
+                    let dir = a.judge_dir.clone().unwrap_or_else(|| {
+                        let stem = a.out.file_stem().unwrap_or_default().to_string_lossy();
+                        a.out.with_file_name(format!("{stem}-judge"))
+                    });
+                    harness::pairs::judge_pairs(
+                        &pairs,
+                        Some(&harness::pairs::PairJudge {
+                            judge: &judge,
+                            template: &template,
+                            call: &call,
+                            files: &ModelPaths::in_dir(&dir),
+                            client: &a.client.client(&defaults)?,
+                        }),
+                    )?
+                }
+            };
+            harness::pairs::write_verdicts(&a.out, &judged)?;
+            let count =
+                |s: harness::pairs::PairSource| judged.iter().filter(|j| j.source == s).count();
+            tracing::info!(
+                pairs = judged.len(),
+                pre_judge = count(harness::pairs::PairSource::PreJudge),
+                llm = count(harness::pairs::PairSource::Llm),
+                unjudged = count(harness::pairs::PairSource::Unjudged),
+                out = %a.out.display(),
+                "Wrote pair verdicts."
+            );
+            let stats = harness::pairs::kind_stats(&pairs, &judged);
+            if !stats.is_empty() {
+                println!("{}", harness::pairs::to_markdown(&stats));
+            }
         }
         Rift::Score(a) => {
             let summary = harness::rift::score(&Score {

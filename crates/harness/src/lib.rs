@@ -18,6 +18,7 @@ pub mod fresh;
 pub mod helper;
 pub mod ifscale;
 pub mod overview;
+pub mod pairs;
 pub mod report;
 pub mod reports;
 pub mod rift;

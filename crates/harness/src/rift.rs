@@ -218,48 +218,7 @@ pub fn judge(j: &Judge<'_>) -> Result<JudgeSummary, Error> {
     let resp_path = j.files.judge_responses();
     let verdict_path = j.files.verdicts();
     schema::write_jsonl_atomic(&j.files.judge_prompts(), &judge_prompts)?;
-    // The highest try asked per judge id: replies of later tries in the file (from an earlier run with other
-    // settings) are not this run's, so a rerun reads exactly what the first run read.
-    let mut asked: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
-    let read_verdicts =
-        |asked: &std::collections::HashMap<&str, u32>| -> Result<Vec<JudgeVerdict>, Error> {
-            let responses: Vec<_> = schema::read_latest_responses(&resp_path)?
-                .into_iter()
-                .filter(|r| {
-                    asked
-                        .get(r.id.as_str())
-                        .is_some_and(|&t| r.sample_index <= t)
-                })
-                .collect();
-            Ok(scoring::rift::parse_verdicts(&responses))
-        };
-    let mut open: Vec<&PromptRecord> = judge_prompts.iter().collect();
-    let mut sent = 0;
-    for try_index in 0..j.call.tries {
-        if open.is_empty() {
-            break;
-        }
-        let batch: Vec<PromptRecord> = open
-            .iter()
-            .map(|p| PromptRecord {
-                sample_index: try_index,
-                ..(*p).clone()
-            })
-            .collect();
-        tracing::info!(requests = batch.len(), judge_try = try_index + 1, judge = %j.judge.name, "Judging unsettled answers.");
-        j.client.chat(j.judge, &batch, &resp_path)?;
-        sent += batch.len();
-        for p in &open {
-            asked.insert(p.id.as_str(), try_index);
-        }
-        let settled: std::collections::HashSet<String> = read_verdicts(&asked)?
-            .into_iter()
-            .filter(|v| v.verdict.is_some())
-            .map(|v| v.id)
-            .collect();
-        open.retain(|p| !settled.contains(&p.id));
-    }
-    let verdicts = read_verdicts(&asked)?;
+    let (verdicts, sent) = ask_judge(j.judge, &judge_prompts, j.call, &resp_path, j.client)?;
     schema::write_jsonl_atomic(&verdict_path, &verdicts)?;
     let judged = verdicts.iter().filter(|v| v.verdict.is_some()).count();
     let summary = JudgeSummary {
@@ -273,6 +232,60 @@ pub fn judge(j: &Judge<'_>) -> Result<JudgeSummary, Error> {
     }
     tracing::info!(requests = judge_prompts.len(), judged, out = %summary.verdicts_file.display(), "Wrote verdicts.");
     Ok(summary)
+}
+
+/// The judge's retry loop, shared by [`judge`] and `crate::pairs`: sends `judge_prompts` to `judge`, asking again
+/// (next `sample_index`) while a reply cannot be read, up to `call.tries` times; responses go to `resp_path` (and
+/// resume from it). Returns one verdict per judge id that got a reply, and how many requests were sent.
+pub fn ask_judge(
+    judge: &ModelConfig,
+    judge_prompts: &[PromptRecord],
+    call: &HelperCall,
+    resp_path: &Path,
+    client: &Client,
+) -> Result<(Vec<JudgeVerdict>, usize), Error> {
+    // The highest try asked per judge id: replies of later tries in the file (from an earlier run with other
+    // settings) are not this run's, so a rerun reads exactly what the first run read.
+    let mut asked: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+    let read_verdicts =
+        |asked: &std::collections::HashMap<&str, u32>| -> Result<Vec<JudgeVerdict>, Error> {
+            let responses: Vec<_> = schema::read_latest_responses(resp_path)?
+                .into_iter()
+                .filter(|r| {
+                    asked
+                        .get(r.id.as_str())
+                        .is_some_and(|&t| r.sample_index <= t)
+                })
+                .collect();
+            Ok(scoring::rift::parse_verdicts(&responses))
+        };
+    let mut open: Vec<&PromptRecord> = judge_prompts.iter().collect();
+    let mut sent = 0;
+    for try_index in 0..call.tries {
+        if open.is_empty() {
+            break;
+        }
+        let batch: Vec<PromptRecord> = open
+            .iter()
+            .map(|p| PromptRecord {
+                sample_index: try_index,
+                ..(*p).clone()
+            })
+            .collect();
+        tracing::info!(requests = batch.len(), judge_try = try_index + 1, judge = %judge.name, "Judging unsettled answers.");
+        client.chat(judge, &batch, resp_path)?;
+        sent += batch.len();
+        for p in &open {
+            asked.insert(p.id.as_str(), try_index);
+        }
+        let settled: std::collections::HashSet<String> = read_verdicts(&asked)?
+            .into_iter()
+            .filter(|v| v.verdict.is_some())
+            .map(|v| v.id)
+            .collect();
+        open.retain(|p| !settled.contains(&p.id));
+    }
+    Ok((read_verdicts(&asked)?, sent))
 }
 
 /// What [`score`] needs.

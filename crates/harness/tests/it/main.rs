@@ -1,6 +1,7 @@
 //! The harness's loops against the inference client's mock server (127.0.0.1 only, scripted replies).
 
 mod ifscale;
+mod pairs;
 mod report;
 mod reports;
 mod rift;
