@@ -29,8 +29,10 @@
 //! - `trie`: the keywords and stems compiled into a byte trie, and the walk of one token through it.
 //! - `memo`: tokens packed into 16 bytes, the hash table they key, and the memo of what each short token marks.
 //! - `strict`: strict mode.
+//! - `marks`: where the labelled keywords occur in a text (for showing a report).
 //! - `retry`: the generation retry rules ([`check_response`]) and the coherence judge's prompt and answer.
 
+mod marks;
 mod memo;
 mod retry;
 mod strict;
@@ -46,6 +48,7 @@ pub use retry::{
     CONSTRAINT_LIST_MIN_PARTS, CoherenceVerdict, MIN_WORDS, check_response, coherence_judge_prompt,
     is_constraint_list, parse_coherence_verdict, word_count,
 };
+pub use marks::{Mark, marks};
 pub use tokenizer::lowercase;
 
 use memo::{BuildFnv, Memo, Table, index_key};
