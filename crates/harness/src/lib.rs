@@ -14,6 +14,7 @@
 pub mod audit;
 pub mod cost;
 pub mod estimate;
+pub mod explorer;
 pub mod fresh;
 pub mod helper;
 pub mod ifscale;

@@ -113,7 +113,7 @@ fn read_inner<T: DeserializeOwned>(
     Ok((records, report))
 }
 
-fn parse_line<T: DeserializeOwned>(text: &str) -> Result<T, (String, String)> {
+pub(crate) fn parse_line<T: DeserializeOwned>(text: &str) -> Result<T, (String, String)> {
     let de = &mut serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(de).map_err(|err| {
         let field = err.path().to_string();

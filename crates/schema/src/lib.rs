@@ -6,6 +6,7 @@
 pub mod env;
 pub mod ifscale;
 mod io;
+mod line_index;
 pub mod paths;
 mod records;
 mod responses;
@@ -19,6 +20,7 @@ pub use records::{
     Attempt, ErrorClass, Logprobs, Message, Outcome, PromptRecord, RequestParams, ResponseRecord,
     Served, Usage,
 };
+pub use line_index::LineIndex;
 pub use responses::{ResponseKey, latest_per_key, read_latest_responses};
 
 /// Version of every record layout in this crate; bump it when a field changes meaning or disappears.

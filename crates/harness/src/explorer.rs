@@ -1,0 +1,406 @@
+//! The run explorer: every IFScale sample and every RIFT prompt of a run, as self-contained HTML pages that open
+//! from disk (no server, no network, no CDN) under `<run>/explorer/`.
+//!
+//! - `index.html` lists the benchmarks and models with their page counts and sizes;
+//! - `<bench>-<model>.html` lists every sample of one benchmark and model (filterable, sortable), each linking to
+//!   the detail page that holds it (`…-p001.html#sample=<id>`);
+//! - detail pages hold the samples themselves (an IFScale report with its keywords marked, the keyword list and the
+//!   attempt history; a RIFT traversal table, the raw reply and its folded reasoning), split so that no page
+//!   exceeds [`Options::max_page_bytes`].
+//!
+//! Safety: all data travels as one JSON block whose `<`, `>` and `&` are escaped (so no string can close the block),
+//! the one script renders it with `textContent` only, control, bidirectional and zero-width characters are shown as
+//! visible `⟨U+…⟩` codes, and a Content-Security-Policy allows only this page's own script and style (by hash) and
+//! no network at all. Size: the samples are read one model at a time, RIFT answers and responses by key from a
+//! [`schema::LineIndex`], so memory stays bounded by one page whatever the run's size.
+
+mod ifscale;
+mod rift;
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use schema::paths::{Bench, RunPaths};
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::Error;
+
+pub use ifscale::IfscaleSource;
+
+const SCRIPT: &str = include_str!("explorer/explorer.js");
+const STYLE: &str = include_str!("explorer/explorer.css");
+
+/// How the explorer is written.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// No page is larger than this (a sample that alone exceeds it has its long texts shortened).
+    pub max_page_bytes: usize,
+    /// Longest text of one field shown (the rest is cut with a note naming the file that has it all).
+    pub max_field_bytes: usize,
+    /// How IFScale reports were scored (whole answer or between the report tags).
+    pub span: prompt_gen::ifscale::ScoreSpan,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            max_page_bytes: 20_000_000,
+            max_field_bytes: 1_000_000,
+            span: prompt_gen::ifscale::ScoreSpan::Whole,
+        }
+    }
+}
+
+/// One benchmark and model's pages.
+#[derive(Debug, Clone, Serialize)]
+pub struct Entry {
+    pub bench: &'static str,
+    pub model: String,
+    pub samples: usize,
+    /// The sample list page (file name under the explorer folder).
+    pub index: String,
+    /// Detail pages and their sizes in bytes.
+    #[serde(skip)]
+    pub page_bytes: Vec<u64>,
+    pub pages: usize,
+    pub largest_mb: f64,
+    pub total_mb: f64,
+    /// A sample worth opening first (id and 0-based page): the IFScale report with the most keywords found, the
+    /// RIFT prompt with the most answers to another question.
+    #[serde(skip)]
+    pub showcase: Option<(String, usize)>,
+}
+
+/// What was written.
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// `<run>/explorer/index.html`.
+    pub home: PathBuf,
+    pub entries: Vec<Entry>,
+}
+
+impl Written {
+    /// The detail page and URL fragment that open the showcase sample of `bench` (of the first model that has one):
+    /// what the pipeline's explorer screenshots show.
+    pub fn showcase(&self, bench: Bench) -> Option<(PathBuf, String)> {
+        let dir = self.home.parent()?;
+        self.entries
+            .iter()
+            .filter(|e| e.bench == bench.as_str())
+            .find_map(|e| {
+                let (id, page) = e.showcase.as_ref()?;
+                Some((
+                    dir.join(detail_name(bench, &e.model, page + 1)),
+                    format!("sample={id}"),
+                ))
+            })
+    }
+}
+
+/// Writes the explorer of a run folder for `models` (those without files for a benchmark are left out), replacing
+/// the previous one only once the new one is complete.
+pub fn write(
+    paths: &RunPaths,
+    run_name: &str,
+    models: &[String],
+    opts: &Options,
+) -> Result<Written, Error> {
+    let dir = paths.root.join("explorer");
+    let tmp = paths.root.join(".explorer.tmp");
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
+    }
+    std::fs::create_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
+    let mut entries = Vec::new();
+    for model in models {
+        let m = paths.model(Bench::Ifscale, model);
+        if m.scores().is_file() {
+            let source = IfscaleSource::open(paths, &m, model)?;
+            entries.push(source.write(&tmp, run_name, opts)?);
+        }
+    }
+    for model in models {
+        let m = paths.model(Bench::Rift, model);
+        if m.prompt_scores().is_file() {
+            entries.push(rift::write(&m, model, &tmp, run_name, opts)?);
+        }
+    }
+    let home = Page {
+        title: format!("Run explorer: {run_name}"),
+        data: serde_json::json!({
+            "kind": "home",
+            "run": run_name,
+            "max_page_mb": opts.max_page_bytes as f64 / 1e6,
+            "entries": entries,
+        }),
+    };
+    home.write(&tmp.join("index.html"))?;
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    }
+    std::fs::rename(&tmp, &dir).map_err(|e| Error::io(&dir, e))?;
+    Ok(Written {
+        home: dir.join("index.html"),
+        entries,
+    })
+}
+
+/// A model name as it appears in file names: letters, digits, `.`, `_` and `-`; anything else becomes `_`.
+fn file_part(model: &str) -> String {
+    model
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn index_name(bench: Bench, model: &str) -> String {
+    format!("{}-{}.html", bench.as_str(), file_part(model))
+}
+
+fn detail_name(bench: Bench, model: &str, page: usize) -> String {
+    format!("{}-{}-p{page:03}.html", bench.as_str(), file_part(model))
+}
+
+/// Model or dataset text made safe to show: control, bidirectional-override and zero-width characters become a
+/// visible `⟨U+XXXX⟩` (newlines and tabs stay), and text longer than `max` bytes is cut with a note.
+fn shown(text: &str, max: usize, whole_in: &Path) -> String {
+    let mut out = String::with_capacity(text.len().min(max) + 16);
+    for c in text.chars() {
+        if out.len() >= max {
+            out.push_str(&format!(
+                "\n… [cut here for display: {} bytes in all, see {}]",
+                text.len(),
+                whole_in.display()
+            ));
+            break;
+        }
+        if is_hidden(c) {
+            out.push_str(&format!("⟨U+{:04X}⟩", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn is_hidden(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c as u32,
+            0x061C | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x2069 | 0xFEFF)
+}
+
+/// One HTML page: the shell, the script, the style and the data.
+struct Page {
+    title: String,
+    data: Value,
+}
+
+impl Page {
+    fn render(&self) -> Result<String, Error> {
+        let data = serde_json::to_string(&self.data).map_err(|e| Error::Output {
+            path: PathBuf::from("explorer"),
+            message: e.to_string(),
+        })?;
+        Ok(html(&self.title, &data))
+    }
+
+    fn write(&self, path: &Path) -> Result<u64, Error> {
+        let text = self.render()?;
+        schema::write_atomic(path, text.as_bytes())?;
+        Ok(text.len() as u64)
+    }
+}
+
+/// The page around a JSON data block.
+fn html(title: &str, data_json: &str) -> String {
+    let data = escape_json_for_html(data_json);
+    let title = plots::report::escape(title);
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src '{}'; style-src '{}'; \
+         img-src 'none'; connect-src 'none'; base-uri 'none'; form-action 'none'\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{title}</title>\n\
+         <style>{STYLE}</style></head>\n<body><main id=\"app\"></main>\n\
+         <script type=\"application/json\" id=\"data\">{data}</script>\n<script>{SCRIPT}</script>\n</body></html>\n",
+        csp_hash(SCRIPT),
+        csp_hash(STYLE),
+    )
+}
+
+fn csp_hash(text: &str) -> String {
+    format!(
+        "sha256-{}",
+        base64::engine::general_purpose::STANDARD.encode(Sha256::digest(text.as_bytes()))
+    )
+}
+
+/// JSON that can sit inside a `<script>` element: `<`, `>` and `&` as `\u003c`, `\u003e`, `\u0026` (valid JSON,
+/// the same strings), so no data can end the element or open a comment.
+fn escape_json_for_html(json: &str) -> String {
+    let mut out = String::with_capacity(json.len() + 64);
+    for c in json.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Detail pages of one benchmark and model, filled sample by sample and cut before a page would exceed the limit.
+struct Pager<'a> {
+    dir: &'a Path,
+    bench: Bench,
+    model: &'a str,
+    run: &'a str,
+    limit: usize,
+    /// Serialized samples of the page being filled, and their bytes.
+    current: Vec<String>,
+    bytes: usize,
+    /// Sizes of the pages written.
+    written: Vec<u64>,
+}
+
+/// Bytes of the page around its samples (the script, the style, the shell), with room to spare.
+const SHELL_BYTES: usize = SCRIPT.len() + STYLE.len() + 4096;
+
+impl<'a> Pager<'a> {
+    fn new(dir: &'a Path, bench: Bench, model: &'a str, run: &'a str, limit: usize) -> Pager<'a> {
+        Pager {
+            dir,
+            bench,
+            model,
+            run,
+            limit,
+            current: Vec::new(),
+            bytes: 0,
+            written: Vec::new(),
+        }
+    }
+
+    /// Adds one sample (already shortened to fit a page) and returns the 0-based page it lands on.
+    fn push(&mut self, sample: &impl Serialize) -> Result<usize, Error> {
+        let json = serde_json::to_string(sample).map_err(|e| Error::Output {
+            path: self.dir.to_owned(),
+            message: e.to_string(),
+        })?;
+        // Escaping can grow `<`, `>`, `&` sixfold: count what the page will hold.
+        let size = json.len() + 5 * json.matches(['<', '>', '&']).count() + 1;
+        if !self.current.is_empty() && SHELL_BYTES + self.bytes + size > self.limit {
+            self.flush(true)?;
+        }
+        self.current.push(json);
+        self.bytes += size;
+        Ok(self.written.len())
+    }
+
+    fn flush(&mut self, more: bool) -> Result<(), Error> {
+        let page = self.written.len() + 1;
+        let samples = format!("[{}]", self.current.join(","));
+        let data = format!(
+            "{{\"kind\":\"detail\",\"bench\":{},\"model\":{},\"run\":{},\"index\":{},\"prev\":{},\"next\":{},\"samples\":{samples}}}",
+            json_str(self.bench.as_str()),
+            json_str(self.model),
+            json_str(self.run),
+            json_str(&index_name(self.bench, self.model)),
+            if page > 1 {
+                json_str(&detail_name(self.bench, self.model, page - 1))
+            } else {
+                "null".to_owned()
+            },
+            if more {
+                json_str(&detail_name(self.bench, self.model, page + 1))
+            } else {
+                "null".to_owned()
+            },
+        );
+        let text = html(
+            &format!("{} {} page {page}", self.bench.as_str(), self.model),
+            &data,
+        );
+        let path = self.dir.join(detail_name(self.bench, self.model, page));
+        schema::write_atomic(&path, text.as_bytes())?;
+        self.written.push(text.len() as u64);
+        self.current.clear();
+        self.bytes = 0;
+        Ok(())
+    }
+
+    /// Writes the last page and the sample list page; `rows` end with their page number.
+    fn finish(
+        mut self,
+        columns: &[&str],
+        numeric: &[bool],
+        filters: &[&str],
+        rows: Vec<Value>,
+        showcase: Option<(String, usize)>,
+    ) -> Result<Entry, Error> {
+        if !self.current.is_empty() {
+            self.flush(false)?;
+        }
+        let pages: Vec<String> = (1..=self.written.len())
+            .map(|p| detail_name(self.bench, self.model, p))
+            .collect();
+        let samples = rows.len();
+        let index = Page {
+            title: format!("{} {}", self.bench.as_str(), self.model),
+            data: serde_json::json!({
+                "kind": "index",
+                "bench": self.bench.as_str(),
+                "model": self.model,
+                "run": self.run,
+                "columns": columns,
+                "numeric": numeric,
+                "filters": filters,
+                "pages": pages,
+                "rows": rows,
+            }),
+        };
+        let name = index_name(self.bench, self.model);
+        let index_bytes = index.write(&self.dir.join(&name))?;
+        let largest = self
+            .written
+            .iter()
+            .copied()
+            .chain([index_bytes])
+            .max()
+            .unwrap_or(0);
+        let total: u64 = self.written.iter().sum::<u64>() + index_bytes;
+        Ok(Entry {
+            bench: self.bench.as_str(),
+            model: self.model.to_owned(),
+            samples,
+            index: name,
+            pages: self.written.len(),
+            page_bytes: self.written,
+            largest_mb: (largest as f64 / 1e4).round() / 100.0,
+            total_mb: (total as f64 / 1e4).round() / 100.0,
+            showcase,
+        })
+    }
+}
+
+fn json_str(s: &str) -> String {
+    serde_json::Value::String(s.to_owned()).to_string()
+}
+
+/// Rounds for display (the data block stays small and readable).
+fn round(x: Option<f64>, digits: i32) -> Option<f64> {
+    let f = 10f64.powi(digits);
+    x.filter(|v| v.is_finite()).map(|v| (v * f).round() / f)
+}
+
+#[cfg(test)]
+mod tests;

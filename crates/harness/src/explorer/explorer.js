@@ -1,0 +1,200 @@
+// The run explorer's one script. Everything it shows comes from the JSON data block of the page and is put into
+// the page as text nodes (textContent), never as markup, so model output cannot become elements or scripts.
+(function () {
+  'use strict';
+  var D = JSON.parse(document.getElementById('data').textContent);
+  var root = document.getElementById('app');
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function add(parent, child) { parent.appendChild(child); return child; }
+  function fmt(v, digits) {
+    if (v === null || v === undefined || v === '') return '—';
+    if (typeof v === 'number') return Number.isInteger(v) ? String(v) : v.toFixed(digits === undefined ? 1 : digits);
+    return String(v);
+  }
+  // Links only ever point at pages this run wrote (names from the data block, checked here) plus a fragment.
+  function safePage(name) { return /^[A-Za-z0-9._-]+\.html$/.test(name) ? name : '#'; }
+  function link(page, id) { return safePage(page) + '#sample=' + encodeURIComponent(id); }
+  function table(parent, head, rows, numeric) {
+    var t = add(parent, el('table'));
+    var tr = add(add(t, el('thead')), el('tr'));
+    head.forEach(function (h, i) { add(tr, el('th', numeric && numeric[i] ? 'num' : '', h)); });
+    var body = add(t, el('tbody'));
+    rows.forEach(function (r) {
+      var row = add(body, el('tr'));
+      r.forEach(function (c, i) {
+        var td = add(row, el('td', numeric && numeric[i] ? 'num' : ''));
+        if (c instanceof Node) td.appendChild(c); else td.textContent = fmt(c, 2);
+      });
+    });
+    return t;
+  }
+  function stats(parent, pairs) {
+    var s = add(parent, el('div', 'stats'));
+    pairs.forEach(function (p) { var d = add(s, el('div', '', p[0])); add(d, el('b', '', fmt(p[1], 2))); });
+  }
+
+  function header(title) {
+    var h = add(document.body, el('header'));
+    h.appendChild(el('h1', '', title));
+    var nav = add(h, el('div'));
+    var home = add(nav, el('a', '', 'All benchmarks and models'));
+    home.href = 'index.html';
+    if (D.index) { var a = add(nav, el('a', '', 'All samples of ' + D.model)); a.href = safePage(D.index); }
+    var rep = add(nav, el('a', '', 'Report'));
+    rep.href = '../report.html';
+    document.body.appendChild(root);
+  }
+
+  // ---- Home: the benchmarks and models of the run.
+  function home() {
+    header('Run explorer: ' + D.run);
+    add(root, el('p', 'note', 'One page per benchmark and model lists every sample; details are split over pages of at most ' +
+      fmt(D.max_page_mb, 0) + ' MB. The pages open from disk with no server and no network.'));
+    table(root, ['benchmark', 'model', 'samples', 'detail pages', 'largest page (MB)', 'all pages (MB)'],
+      D.entries.map(function (e) {
+        var a = el('a', '', e.model); a.href = safePage(e.index);
+        return [e.bench, a, e.samples, e.pages, e.largest_mb, e.total_mb];
+      }), [false, false, true, true, true, true]);
+  }
+
+  // ---- Index: every sample of one benchmark and model, filterable and sortable.
+  function index() {
+    header((D.bench === 'ifscale' ? 'IFScale' : 'RIFT') + ' samples: ' + D.model);
+    var bar = add(root, el('div', 'bar'));
+    var filters = [];
+    D.filters.forEach(function (f) {
+      var col = D.columns.indexOf(f);
+      var values = [];
+      D.rows.forEach(function (r) { if (values.indexOf(r[col]) < 0) values.push(r[col]); });
+      values.sort(function (a, b) { return a < b ? -1 : a > b ? 1 : 0; });
+      add(bar, el('label', '', f));
+      var s = add(bar, el('select'));
+      add(s, el('option', '', 'all')).value = '';
+      values.forEach(function (v, i) { var o = add(s, el('option', '', fmt(v))); o.value = String(i); });
+      filters.push({ col: col, select: s, values: values });
+    });
+    add(bar, el('label', '', 'id contains'));
+    var search = add(bar, el('input'));
+    var count = add(bar, el('span', 'note'));
+    var holder = add(root, el('div'));
+    var sortCol = 0, asc = true;
+    var LIMIT = 2000;
+    function draw() {
+      var rows = D.rows.filter(function (r) {
+        if (search.value && String(r[0]).indexOf(search.value) < 0) return false;
+        return filters.every(function (f) { return f.select.value === '' || r[f.col] === f.values[+f.select.value]; });
+      });
+      rows.sort(function (a, b) {
+        var x = a[sortCol], y = b[sortCol];
+        if (x === null) return 1; if (y === null) return -1;
+        var c = x < y ? -1 : x > y ? 1 : 0;
+        return asc ? c : -c;
+      });
+      count.textContent = rows.length + ' of ' + D.rows.length + ' samples' + (rows.length > LIMIT ? ' (first ' + LIMIT + ' shown)' : '');
+      holder.textContent = '';
+      var t = table(holder, D.columns, rows.slice(0, LIMIT).map(function (r) {
+        var a = el('a', '', r[0]); a.href = link(D.pages[r[r.length - 1]], r[0]);
+        return [a].concat(r.slice(1, D.columns.length));
+      }), D.numeric);
+      var ths = t.querySelectorAll('th');
+      ths.forEach(function (th, i) {
+        if (i === sortCol) th.className += ' sorted' + (asc ? ' asc' : '');
+        th.addEventListener('click', function () { if (sortCol === i) asc = !asc; else { sortCol = i; asc = true; } draw(); });
+      });
+    }
+    filters.forEach(function (f) { f.select.addEventListener('change', draw); });
+    search.addEventListener('input', draw);
+    draw();
+  }
+
+  // ---- Detail: the samples of one page, one opened.
+  function detail() {
+    header((D.bench === 'ifscale' ? 'IFScale' : 'RIFT') + ': ' + D.model);
+    var grid = add(root, el('div', 'grid'));
+    var side = add(grid, el('div', 'side'));
+    var main = add(grid, el('div'));
+    if (D.prev) { var p = add(side, el('a', '', '← previous page')); p.href = safePage(D.prev); }
+    var links = {};
+    D.samples.forEach(function (s) {
+      var a = add(side, el('a', '', s.id)); a.href = '#sample=' + encodeURIComponent(s.id); links[s.id] = a;
+    });
+    if (D.next) { var n = add(side, el('a', '', 'next page →')); n.href = safePage(D.next); }
+    function open() {
+      var m = /^#sample=(.*)$/.exec(location.hash);
+      var id = m ? decodeURIComponent(m[1]) : (D.samples[0] && D.samples[0].id);
+      var s = D.samples.filter(function (x) { return x.id === id; })[0] || D.samples[0];
+      Object.keys(links).forEach(function (k) { links[k].className = k === s.id ? 'cur' : ''; });
+      main.textContent = '';
+      if (D.bench === 'ifscale') ifscale(main, s); else rift(main, s);
+    }
+    window.addEventListener('hashchange', open);
+    open();
+  }
+
+  function ifscale(main, s) {
+    add(main, el('h2', '', s.id + ' · N = ' + s.n + ' · seed ' + s.seed));
+    stats(main, [['status', s.status], ['accuracy %', s.accuracy], ['exact', s.exact], ['modified', s.modified],
+      ['omitted', s.omitted], ['attempts', s.attempts], ['coherence', s.coherence], ['visible output tokens', s.output_tokens],
+      ['reasoning tokens', s.reasoning_tokens], ['latency s', s.latency_s]]);
+    add(main, el('h3', '', 'Report' + (s.span === 'report' ? ' (scored between the report tags; grey text was not scored)' : '')));
+    add(main, el('p', 'note', 'Green: the exact keyword. Orange: a modified form. Hover a mark for its keyword and position.'));
+    var text = add(main, el('div', 'text'));
+    if (!s.segs) text.textContent = 'No accepted attempt: the sample failed and is scored as failed.';
+    else s.segs.forEach(function (g) {
+      if (g.length === 1) text.appendChild(document.createTextNode(g[0]));
+      else if (g[1] === -1) add(text, el('span', 'outside', g[0]));
+      else { var mk = add(text, el('mark', g[2], g[0])); mk.title = '#' + (g[1] + 1) + ' ' + s.keywords[g[1]][0]; }
+    });
+    if (s.reasoning) { var d = add(main, el('details')); add(d, el('summary', '', 'Reasoning (' + s.reasoning.length + ' characters)')); add(d, el('div', 'text', s.reasoning)); }
+    var omitted = s.keywords.map(function (k, i) { return [i, k]; }).filter(function (x) { return x[1][1] === 'o'; });
+    add(main, el('h3', '', 'Omitted keywords, in list order (' + omitted.length + ')'));
+    var om = add(main, el('div', 'omitted'));
+    omitted.forEach(function (x) { add(om, el('span', '', '#' + (x[0] + 1) + ' ' + x[1][0])); });
+    add(main, el('h3', '', 'Keyword list'));
+    var kw = add(main, el('div', 'kw'));
+    var names = { e: 'exact', m: 'modified', o: 'omitted', '-': 'not scored' };
+    s.keywords.forEach(function (k, i) {
+      var d = add(kw, el('div', '', (i + 1) + '. ' + k[0] + ' '));
+      add(d, el('span', 'st-' + k[1], names[k[1]] || k[1]));
+    });
+    add(main, el('h3', '', 'Attempts'));
+    table(main, ['attempt', 'accepted', 'rejected because', 'judge score', 'judge reason', 'finish', 'words', 'output tokens', 'reasoning tokens', 'latency s'],
+      s.history.map(function (h) {
+        return [h.attempt, h.accepted ? 'yes' : 'no', h.reason, h.coherence, h.coherence_reason || h.judge_error, h.finish, h.words, h.output_tokens, h.reasoning_tokens, h.latency_s];
+      }), [true, false, false, true, false, false, true, true, true, true]);
+  }
+
+  function rift(main, s) {
+    add(main, el('h2', '', s.id + ' · ' + s.structure + ' · n = ' + s.n + (s.k ? ' · k = ' + s.k : '')));
+    stats(main, [['outcome', s.outcome], ['accuracy % (judged)', s.accuracy], ['correct', s.correct], ['unjudged', s.unjudged],
+      ['wrong question', s.wrong_question], ['missing', s.missing], ['extra', s.extra], ['prompt tokens', s.prompt_tokens],
+      ['output tokens', s.completion_tokens], ['reasoning tokens', s.reasoning_tokens]]);
+    add(main, el('h3', '', 'Traversal'));
+    var rows = {};
+    var t = table(main, ['step', 'question #', 'question', 'gold', 'parsed reply', 'verdict', 'verdict by', 'answer belongs to'],
+      s.steps.map(function (r) {
+        var v = el('span', 'v-' + r[5], r[5]);
+        var wq = null;
+        if (r[7] !== null) {
+          wq = el('a', 'wq', 'question ' + r[7]);
+          wq.addEventListener('click', function () {
+            var row = rows[r[7]];
+            if (row) { row.scrollIntoView({ block: 'center' }); row.className = 'flash'; setTimeout(function () { row.className = ''; }, 1500); }
+          });
+        }
+        return [r[0], r[1], r[2], r[3], r[4], v, r[6], wq];
+      }), [true, true, false, false, false, false, false, false]);
+    t.querySelectorAll('tbody tr').forEach(function (tr, i) { rows[s.steps[i][1]] = tr; });
+    add(main, el('h3', '', 'Raw reply'));
+    add(main, el('div', 'text', s.content === null ? 'No reply.' : s.content));
+    if (s.reasoning) { var d = add(main, el('details')); add(d, el('summary', '', 'Reasoning (' + s.reasoning.length + ' characters)')); add(d, el('div', 'text', s.reasoning)); }
+  }
+
+  if (D.kind === 'home') home(); else if (D.kind === 'index') index(); else detail();
+})();

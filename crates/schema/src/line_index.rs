@@ -1,0 +1,173 @@
+//! Reading a JSONL file too big to hold by key: one pass notes where each key's lines are, then the records of
+//! one key are read back on demand (used by the run explorer for paper-scale answer and response files).
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::hash::Hash;
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+
+use crate::io::{Error, parse_line};
+
+/// Where one run of consecutive lines of a key starts: byte offset, byte length and 1-based first line number.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    offset: u64,
+    len: u64,
+    line: usize,
+}
+
+/// The byte ranges of a JSONL file's lines grouped by a key read from each line.
+#[derive(Debug)]
+pub struct LineIndex<K> {
+    path: PathBuf,
+    file: File,
+    spans: HashMap<K, Vec<Span>>,
+}
+
+impl<K: DeserializeOwned + Hash + Eq> LineIndex<K> {
+    /// Indexes every line by the key `K` deserialized from it (a struct of the few fields that make the key;
+    /// the other fields are skipped). With `latest`, only a key's last line is kept (the newest response).
+    /// A malformed line is an error naming the file and line; an unfinished last line is ignored.
+    pub fn build(path: &Path, latest: bool) -> Result<LineIndex<K>, Error> {
+        let io = |e| Error::Io {
+            path: path.to_owned(),
+            source: e,
+        };
+        let file = File::open(path).map_err(io)?;
+        let mut reader = BufReader::with_capacity(1 << 20, file.try_clone().map_err(io)?);
+        let mut spans: HashMap<K, Vec<Span>> = HashMap::new();
+        let mut buf = Vec::new();
+        let (mut offset, mut line) = (0u64, 0usize);
+        loop {
+            buf.clear();
+            let n = reader.read_until(b'\n', &mut buf).map_err(io)?;
+            if n == 0 {
+                break;
+            }
+            line += 1;
+            let here = Span {
+                offset,
+                len: n as u64,
+                line,
+            };
+            offset += n as u64;
+            let complete = buf.ends_with(b"\n");
+            let text = String::from_utf8_lossy(&buf);
+            let text = text.trim_end_matches(['\n', '\r']);
+            if text.trim().is_empty() {
+                continue;
+            }
+            let key: K = match parse_line(text) {
+                Ok(k) => k,
+                Err(_) if !complete => break,
+                Err((field, message)) => {
+                    return Err(Error::Record {
+                        path: path.to_owned(),
+                        line,
+                        field,
+                        message,
+                    });
+                }
+            };
+            let v = spans.entry(key).or_default();
+            if latest {
+                v.clear();
+            }
+            match v.last_mut() {
+                Some(last) if last.offset + last.len == here.offset => last.len += here.len,
+                _ => v.push(here),
+            }
+        }
+        Ok(LineIndex {
+            path: path.to_owned(),
+            file,
+            spans,
+        })
+    }
+
+    /// Keys found.
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// The records of `key` in file order (none when the key is absent).
+    pub fn read<T: DeserializeOwned>(&self, key: &K) -> Result<Vec<T>, Error> {
+        let mut out = Vec::new();
+        for span in self.spans.get(key).into_iter().flatten() {
+            let mut buf = vec![0; span.len as usize];
+            self.file
+                .read_exact_at(&mut buf, span.offset)
+                .map_err(|e| Error::Io {
+                    path: self.path.clone(),
+                    source: e,
+                })?;
+            let text = String::from_utf8_lossy(&buf);
+            for (i, line) in text.lines().enumerate() {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                out.push(parse_line(line).map_err(|(field, message)| Error::Record {
+                    path: self.path.clone(),
+                    line: span.line + i,
+                    field,
+                    message,
+                })?);
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, PartialEq, Eq, Hash, serde::Deserialize)]
+    struct Key {
+        id: String,
+    }
+
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct Rec {
+        id: String,
+        v: u32,
+    }
+
+    #[test]
+    fn reads_back_each_keys_lines_and_the_latest_one() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("a.jsonl");
+        std::fs::write(
+            &path,
+            "{\"id\":\"a\",\"v\":1}\n{\"id\":\"a\",\"v\":2}\n{\"id\":\"b\",\"v\":3}\n\n{\"id\":\"a\",\"v\":4}\n{\"id\":\"b\"",
+        )
+        .expect("write");
+        let all = LineIndex::<Key>::build(&path, false).expect("index");
+        let key = |s: &str| Key { id: s.to_owned() };
+        let vs = |r: Vec<Rec>| r.into_iter().map(|r| r.v).collect::<Vec<_>>();
+        assert_eq!(vs(all.read(&key("a")).expect("a")), [1, 2, 4]);
+        assert_eq!(vs(all.read(&key("b")).expect("b")), [3]);
+        assert!(all.read::<Rec>(&key("c")).expect("c").is_empty());
+        let latest = LineIndex::<Key>::build(&path, true).expect("index");
+        assert_eq!(vs(latest.read(&key("a")).expect("a")), [4]);
+        assert_eq!(latest.len(), 2);
+    }
+
+    #[test]
+    fn a_malformed_line_names_file_and_line() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("bad.jsonl");
+        std::fs::write(&path, "{\"id\":\"a\"}\n{\"id\":7}\n").expect("write");
+        let err = LineIndex::<Key>::build(&path, false).expect_err("bad line");
+        let msg = err.to_string();
+        assert!(msg.contains("bad.jsonl:2: field `id`"), "{msg}");
+    }
+}
