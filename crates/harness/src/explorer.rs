@@ -161,7 +161,8 @@ fn file_part(model: &str) -> String {
         .collect()
 }
 
-fn index_name(bench: Bench, model: &str) -> String {
+/// The sample list page of one benchmark and model, under `<run>/explorer/`.
+pub fn index_name(bench: Bench, model: &str) -> String {
     format!("{}-{}.html", bench.as_str(), file_part(model))
 }
 

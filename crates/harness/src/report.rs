@@ -124,6 +124,18 @@ fn bench_section(run: &RunReport<'_>, paths: &RunPaths, bench: Bench) -> Result<
         href: rel(paths, &prompts_file),
     });
     for model in run.models {
+        let page = paths
+            .root
+            .join("explorer")
+            .join(crate::explorer::index_name(bench, model));
+        if page.is_file() {
+            section.links.push(Link {
+                label: format!("explorer: every sample of {model}"),
+                href: rel(paths, &page),
+            });
+        }
+    }
+    for model in run.models {
         let responses = paths.model(bench, model).responses();
         let c = overview::count_responses(&responses)?;
         section.denominators.push((

@@ -206,6 +206,15 @@ pub struct Client {
     engines: Mutex<HashMap<String, embedded::EmbeddedHandle>>,
     /// Prompts of every `chat` so far that have no answer: failed after their retries, or not sent (cost limit).
     unfinished: std::sync::atomic::AtomicUsize,
+    /// The overall line of a multi-stage command (see [`Client::plan_stages`]).
+    overall: Mutex<Option<Overall>>,
+}
+
+/// A command's overall progress line, drawn above each call's own bar.
+struct Overall {
+    multi: indicatif::MultiProgress,
+    line: indicatif::ProgressBar,
+    stages: usize,
 }
 
 impl Client {
@@ -234,7 +243,63 @@ impl Client {
             rt,
             engines: Mutex::default(),
             unfinished: std::sync::atomic::AtomicUsize::new(0),
+            overall: Mutex::default(),
         })
+    }
+
+    /// Draws one overall line for a command of `stages` stages expected to ask about `requests` prompts in all
+    /// (answered, resumed or cached): `stage k of n: <name>`, the prompts done and an ETA from the rate so far.
+    /// Each `chat` bar is drawn below it and advances it; a stage that asks more than expected lengthens it.
+    /// Nothing is drawn when progress bars are off or stderr is not a terminal.
+    pub fn plan_stages(&self, stages: usize, requests: u64) {
+        if !self.opts.progress {
+            return;
+        }
+        let multi = indicatif::MultiProgress::with_draw_target(
+            indicatif::ProgressDrawTarget::stderr_with_hz(5),
+        );
+        let line = multi.add(indicatif::ProgressBar::new(requests.max(1)));
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{prefix} {wide_msg} [{pos}/{len} prompts, {elapsed} elapsed, ETA {eta}]",
+        ) {
+            line.set_style(style);
+        }
+        *self.overall.lock().unwrap_or_else(|e| e.into_inner()) = Some(Overall {
+            multi,
+            line,
+            stages,
+        });
+    }
+
+    /// Names the stage now running on the overall line (1-based `k`).
+    pub fn start_stage(&self, k: usize, name: &str) {
+        if let Some(o) = self.overall.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            o.line.set_prefix(format!("stage {k} of {}", o.stages));
+            o.line.set_message(name.to_owned());
+        }
+    }
+
+    /// Removes the overall line.
+    pub fn finish_stages(&self) {
+        if let Some(o) = self.overall.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            o.line.finish_and_clear();
+        }
+    }
+
+    /// The overall line for a `chat` of `total` prompts of which `resumed` are already on file: counted as done.
+    pub(crate) fn overall(
+        &self,
+        resumed: u64,
+        total: u64,
+    ) -> Option<(indicatif::MultiProgress, indicatif::ProgressBar)> {
+        let guard = self.overall.lock().unwrap_or_else(|e| e.into_inner());
+        let o = guard.as_ref()?;
+        let len = o.line.length().unwrap_or(0);
+        if o.line.position() + total > len {
+            o.line.set_length(o.line.position() + total);
+        }
+        o.line.inc(resumed);
+        Some((o.multi.clone(), o.line.clone()))
     }
 
     /// The options this client was built with.

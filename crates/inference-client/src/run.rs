@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use schema::{
     Attempt, ErrorClass, JsonlAppender, Outcome, PromptRecord, ResponseKey, ResponseRecord,
     SCHEMA_VERSION,
@@ -237,7 +237,11 @@ pub(crate) async fn run_prompts(
     );
 
     // The writer thread: cache first, then the output line, in batches.
-    let progress = make_progress(opts.progress, (prompts.len() - summary.resumed) as u64);
+    let progress = make_progress(
+        opts.progress,
+        (prompts.len() - summary.resumed) as u64,
+        client.overall(summary.resumed as u64, prompts.len() as u64),
+    );
     let (tx, rx) = mpsc::channel::<Written>();
     let writer = {
         let identity = identity.clone();
@@ -321,9 +325,12 @@ fn compact(out: &Path, prompts: &[PromptRecord], keys: &[String]) -> Result<(), 
     Ok(())
 }
 
-fn make_progress(enabled: bool, len: u64) -> ProgressBar {
+fn make_progress(enabled: bool, len: u64, overall: Option<(MultiProgress, ProgressBar)>) -> Bars {
     if !enabled {
-        return ProgressBar::hidden();
+        return Bars {
+            call: ProgressBar::hidden(),
+            overall: None,
+        };
     }
     let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr_with_hz(5));
     if let Ok(style) =
@@ -331,7 +338,41 @@ fn make_progress(enabled: bool, len: u64) -> ProgressBar {
     {
         bar.set_style(style);
     }
-    bar
+    match overall {
+        // Below the run's overall line.
+        Some((multi, line)) => Bars {
+            call: multi.add(bar),
+            overall: Some(line),
+        },
+        None => Bars {
+            call: bar,
+            overall: None,
+        },
+    }
+}
+
+/// The per-call bar and, when the command drew one (see [`Client::plan_stages`]), the overall line above it.
+#[derive(Clone)]
+struct Bars {
+    call: ProgressBar,
+    overall: Option<ProgressBar>,
+}
+
+impl Bars {
+    fn inc(&self, n: u64) {
+        self.call.inc(n);
+        if let Some(o) = &self.overall {
+            o.inc(n);
+        }
+    }
+
+    fn set_message(&self, msg: String) {
+        self.call.set_message(msg);
+    }
+
+    fn finish_and_clear(&self) {
+        self.call.finish_and_clear();
+    }
 }
 
 struct Written {
@@ -399,7 +440,7 @@ async fn send_all(
     jobs: Vec<Job>,
     access: http::Access,
     tx: &mpsc::Sender<Written>,
-    progress: &ProgressBar,
+    progress: &Bars,
 ) -> Result<Counters, Error> {
     let opts = client.options();
     let budget = client.budget();
@@ -493,7 +534,7 @@ struct TaskCtx {
     redactor: Arc<Redactor>,
     budget: Arc<Budget>,
     tx: mpsc::Sender<Written>,
-    progress: ProgressBar,
+    progress: Bars,
     /// No API key was configured (a 401 then says how to name one).
     no_key: bool,
 }

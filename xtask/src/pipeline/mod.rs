@@ -83,6 +83,8 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
     if args.dry_run {
         return dry_run(&cfg, &models, &paths, &client);
     }
+    let (stages, requests) = plan(&cfg, models.len(), ifscale_judge.is_some(), rift_judge.is_some());
+    client.plan_stages(stages, requests);
     let stamps = Stamps::new(&run_dir);
     let mut out = Outcome::default();
     let mut stage = Stager {
@@ -91,6 +93,7 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
         out: &mut out,
         client: &client,
         stopped: Default::default(),
+        started: 0,
     };
 
     // Offline assets for embedded models are resolved while loading the models (see `crate::models`).
@@ -157,6 +160,7 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
         )?;
     }
     report::analyse_and_report(&cfg, &config_text, &paths, &mut stage)?;
+    client.finish_stages();
     let mut summary = harness::report::summary_markdown(
         &cfg.run.name,
         &paths,
@@ -197,6 +201,36 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// How many stages the run has and how many prompts its model stages ask (first attempts and judge calls that
+/// can be known before running; the RIFT judge's share depends on the pre-judge and is added as it comes), for the
+/// overall progress line.
+fn plan(cfg: &PipelineConfig, models: usize, ifscale_judge: bool, rift_judge: bool) -> (usize, u64) {
+    let m = models as u64;
+    let mut stages = 3; // analysis, explorer, report
+    let mut requests = 0;
+    if let (Some(_), Some(prep)) = (&cfg.rift, &cfg.rift_prep)
+        && !prep.inputs.is_empty()
+    {
+        stages += 1;
+    }
+    if let Some(ifs) = &cfg.ifscale {
+        stages += 1 + models;
+        let prompts = (ifs.grid.len() * ifs.seeds.len()) as u64;
+        requests += prompts * m * if ifscale_judge { 2 } else { 1 };
+    }
+    if let Some(rift) = &cfg.rift {
+        stages += 1 + models * if rift_judge { 3 } else { 2 };
+        let baseline = match rift.baseline_prompts {
+            Some(n) => u64::from(n),
+            None => std::fs::read(&rift.dataset)
+                .map(|b| b.iter().filter(|&&c| c == b'\n').count() as u64)
+                .unwrap_or(0),
+        };
+        requests += (u64::from(rift.linear_prompts) + u64::from(rift.jumping_prompts) + baseline) * m;
+    }
+    (stages, requests)
+}
+
 #[allow(clippy::print_stdout)]
 fn print_summary(summary: &str) {
     println!("{summary}");
@@ -211,6 +245,8 @@ pub(crate) struct Stager<'a> {
     client: &'a Client,
     /// Models whose requests were stopped (stage names end in `:<model>`): their later stages are not run.
     stopped: std::collections::BTreeSet<String>,
+    /// Stages reached so far (run, skipped or not run), for the overall progress line.
+    started: usize,
 }
 
 impl Stager<'_> {
@@ -221,6 +257,8 @@ impl Stager<'_> {
         outputs: &[PathBuf],
         body: impl FnOnce() -> anyhow::Result<()>,
     ) -> anyhow::Result<bool> {
+        self.started += 1;
+        self.client.start_stage(self.started, name);
         let model = name.split_once(':').map(|(_, m)| m.to_owned());
         if let Some(m) = model.as_ref().filter(|m| self.stopped.contains(*m)) {
             tracing::warn!(stage = name, model = %m, "Not run: this model's requests were stopped.");

@@ -32,9 +32,13 @@ pub(super) fn analyse_and_report(
         crate::plots::analyse_run(&paths.root, &rule)
     })?;
 
+    explorer(cfg, paths, stage)?;
+
     let figures = list_files(&paths.figures(), "png")?;
     let tables = list_files(&paths.tables(), "md")?;
-    let mut fp = Fingerprint::new("report").value("config", &config_text)?;
+    let mut fp = Fingerprint::new("report")
+        .value("config", &config_text)?
+        .file(&paths.root.join("explorer").join("index.html"))?;
     for f in figures.iter().chain(&tables) {
         fp = fp.file(f)?;
     }
@@ -81,6 +85,66 @@ pub(super) fn analyse_and_report(
                 tracing::info!(screenshot = %png.display(), "Rendered the report in headless Chromium.");
             }
             None => tracing::warn!("Chromium not found; the report was not rendered for a screenshot."),
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+/// The per-sample explorer (`harness::explorer`) and its two screenshots: an IFScale sample and a RIFT prompt
+/// opened from their URL fragment, next to `report.png`.
+fn explorer(cfg: &PipelineConfig, paths: &RunPaths, stage: &mut Stager<'_>) -> anyhow::Result<()> {
+    use schema::paths::Bench;
+    let span = cfg
+        .ifscale
+        .as_ref()
+        .map(|c| c.score_span)
+        .unwrap_or_default();
+    let mut fp = Fingerprint::new("explorer")
+        .value("models", &cfg.run.models)?
+        .value("span", &span)?
+        .file(&paths.ifscale_prompts())?;
+    for model in &cfg.run.models {
+        let i = paths.model(Bench::Ifscale, model);
+        let r = paths.model(Bench::Rift, model);
+        for f in [
+            i.scores(),
+            i.labels(),
+            i.attempts(),
+            i.responses(),
+            r.prompt_scores(),
+            r.answer_scores(),
+            r.responses(),
+        ] {
+            fp = fp.file(&f)?;
+        }
+    }
+    let dir = paths.root.join("explorer");
+    stage.run("explorer", fp, std::slice::from_ref(&dir), || {
+        let opts = harness::explorer::Options {
+            span,
+            ..Default::default()
+        };
+        let written = harness::explorer::write(paths, &cfg.run.name, &cfg.run.models, &opts)?;
+        for e in &written.entries {
+            tracing::info!(
+                benchmark = e.bench, model = %e.model, samples = e.samples, pages = e.pages,
+                largest_mb = e.largest_mb, total_mb = e.total_mb, "Wrote the explorer pages."
+            );
+        }
+        let Some(chromium) = plots::screenshot::find_chromium() else {
+            tracing::warn!("Chromium not found; the explorer was not rendered for screenshots.");
+            return Ok(());
+        };
+        for (bench, png) in [
+            (Bench::Ifscale, "explorer-ifscale.png"),
+            (Bench::Rift, "explorer-rift.png"),
+        ] {
+            if let Some((page, fragment)) = written.showcase(bench) {
+                let png = paths.root.join(png);
+                plots::screenshot::screenshot_at(&chromium, &page, Some(&fragment), &png, 1600)?;
+                tracing::info!(screenshot = %png.display(), fragment, "Rendered the explorer in headless Chromium.");
+            }
         }
         Ok(())
     })?;
