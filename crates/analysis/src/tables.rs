@@ -8,12 +8,15 @@ use polars::prelude::*;
 use crate::Error;
 
 /// Writes `<dir>/<name>.parquet` and `<dir>/<name>.csv`, returning the paths written.
+///
+/// Text cells of the CSV that a spreadsheet would run as formulas are defused (`schema::csv_cell`); the Parquet
+/// file keeps the values as they are.
 pub fn write_table(df: &DataFrame, dir: &Path, name: &str) -> Result<Vec<PathBuf>, Error> {
     let mut df = df.clone();
     let mut csv = Vec::new();
     CsvWriter::new(&mut csv)
         .include_header(true)
-        .finish(&mut df)
+        .finish(&mut csv_safe(&df).map_err(Error::polars(format!("writing {name}.csv")))?)
         .map_err(Error::polars(format!("writing {name}.csv")))?;
     let mut parquet = Cursor::new(Vec::new());
     ParquetWriter::new(&mut parquet)
@@ -25,6 +28,25 @@ pub fn write_table(df: &DataFrame, dir: &Path, name: &str) -> Result<Vec<PathBuf
     schema::write_atomic(&csv_path, &csv)?;
     schema::write_atomic(&parquet_path, parquet.get_ref())?;
     Ok(vec![parquet_path, csv_path])
+}
+
+/// The frame with every text column's cells passed through `schema::csv_cell`.
+fn csv_safe(df: &DataFrame) -> PolarsResult<DataFrame> {
+    let mut out = df.clone();
+    for col in df.columns() {
+        if col.dtype() == &DataType::String {
+            let safe: StringChunked = col
+                .str()?
+                .iter()
+                .map(|v| v.map(|s| schema::csv_cell(s).into_owned()))
+                .collect();
+            out.replace(
+                col.name(),
+                safe.with_name(col.name().clone()).into_series().into(),
+            )?;
+        }
+    }
+    Ok(out)
 }
 
 /// Writes a Markdown table `<dir>/<name>.md` with a one-line caption above it.
@@ -107,4 +129,34 @@ pub(crate) fn str_col(df: &DataFrame, name: &str) -> Result<Vec<String>, Error> 
         .iter()
         .map(|v| v.unwrap_or_default().to_owned())
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_cells_that_look_like_formulas_are_defused_in_the_csv_only() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let df = df!(
+            "model" => ["=cmd|' /C calc'!A0", "plain"],
+            "delta_pp" => [-1.5, 2.0],
+        )
+        .expect("frame");
+        write_table(&df, dir.path(), "t").expect("write");
+        let csv = std::fs::read_to_string(dir.path().join("t.csv")).expect("csv");
+        assert_eq!(csv, "model,delta_pp\n'=cmd|' /C calc'!A0,-1.5\nplain,2.0\n");
+        let back =
+            ParquetReader::new(std::fs::File::open(dir.path().join("t.parquet")).expect("parquet"))
+                .finish()
+                .expect("read");
+        assert_eq!(
+            back.column("model")
+                .expect("model")
+                .str()
+                .expect("str")
+                .get(0),
+            Some("=cmd|' /C calc'!A0")
+        );
+    }
 }

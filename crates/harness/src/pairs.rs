@@ -254,8 +254,12 @@ pub fn write_verdicts(out: &Path, judged: &[JudgedPair]) -> Result<(), Error> {
     w.write_record(["id", "verdict", "source"])
         .map_err(|e| io(e.to_string()))?;
     for j in judged {
-        w.write_record([j.id.as_str(), j.verdict.as_str(), j.source.as_str()])
-            .map_err(|e| io(e.to_string()))?;
+        w.write_record([
+            schema::csv_cell(&j.id).as_ref(),
+            j.verdict.as_str(),
+            j.source.as_str(),
+        ])
+        .map_err(|e| io(e.to_string()))?;
     }
     let bytes = w.into_inner().map_err(|e| io(e.to_string()))?;
     schema::write_atomic(out, &bytes)?;

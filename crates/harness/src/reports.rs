@@ -120,7 +120,8 @@ fn write_csv(path: &Path, rows: impl IntoIterator<Item = Vec<String>>) -> Result
     };
     let mut w = csv::Writer::from_writer(Vec::new());
     for row in rows {
-        w.write_record(&row).map_err(|e| err(&e))?;
+        w.write_record(row.iter().map(|c| schema::csv_cell(c).into_owned()))
+            .map_err(|e| err(&e))?;
     }
     let bytes = w.into_inner().map_err(|e| err(&e))?;
     schema::write_atomic(path, &bytes)?;

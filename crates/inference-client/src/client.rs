@@ -273,7 +273,12 @@ impl Client {
 
     /// Names the stage now running on the overall line (1-based `k`).
     pub fn start_stage(&self, k: usize, name: &str) {
-        if let Some(o) = self.overall.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        if let Some(o) = self
+            .overall
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
             o.line.set_prefix(format!("stage {k} of {}", o.stages));
             o.line.set_message(name.to_owned());
         }
@@ -281,7 +286,12 @@ impl Client {
 
     /// Removes the overall line.
     pub fn finish_stages(&self) {
-        if let Some(o) = self.overall.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(o) = self
+            .overall
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
             o.line.finish_and_clear();
         }
     }

@@ -3,6 +3,7 @@
 //! This is the only crate every stage shares.
 //! It knows nothing about HTTP, models, scoring rules or plotting: it defines what a record looks like on disk and how it gets there safely.
 
+mod csv_cell;
 pub mod env;
 pub mod ifscale;
 mod io;
@@ -12,15 +13,16 @@ mod records;
 mod responses;
 pub mod rift;
 
+pub use csv_cell::csv_cell;
 pub use io::{
     Error, JsonlAppender, ReadReport, read_jsonl, read_jsonl_lenient, sha256_hex, write_atomic,
     write_jsonl_atomic,
 };
+pub use line_index::LineIndex;
 pub use records::{
     Attempt, ErrorClass, Logprobs, Message, Outcome, PromptRecord, RequestParams, ResponseRecord,
     Served, Usage,
 };
-pub use line_index::LineIndex;
 pub use responses::{ResponseKey, latest_per_key, read_latest_responses};
 
 /// Version of every record layout in this crate; bump it when a field changes meaning or disappears.

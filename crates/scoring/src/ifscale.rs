@@ -44,11 +44,11 @@ use std::sync::OnceLock;
 
 use schema::ifscale::{KeywordLabel, KeywordStatus, MatchMode, SampleScore, SampleStatus};
 
+pub use marks::{Mark, marks};
 pub use retry::{
     CONSTRAINT_LIST_MIN_PARTS, CoherenceVerdict, MIN_WORDS, check_response, coherence_judge_prompt,
     is_constraint_list, parse_coherence_verdict, word_count,
 };
-pub use marks::{Mark, marks};
 pub use tokenizer::lowercase;
 
 use memo::{BuildFnv, Memo, Table, index_key};

@@ -83,7 +83,12 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
     if args.dry_run {
         return dry_run(&cfg, &models, &paths, &client);
     }
-    let (stages, requests) = plan(&cfg, models.len(), ifscale_judge.is_some(), rift_judge.is_some());
+    let (stages, requests) = plan(
+        &cfg,
+        models.len(),
+        ifscale_judge.is_some(),
+        rift_judge.is_some(),
+    );
     client.plan_stages(stages, requests);
     let stamps = Stamps::new(&run_dir);
     let mut out = Outcome::default();
@@ -204,7 +209,12 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
 /// How many stages the run has and how many prompts its model stages ask (first attempts and judge calls that
 /// can be known before running; the RIFT judge's share depends on the pre-judge and is added as it comes), for the
 /// overall progress line.
-fn plan(cfg: &PipelineConfig, models: usize, ifscale_judge: bool, rift_judge: bool) -> (usize, u64) {
+fn plan(
+    cfg: &PipelineConfig,
+    models: usize,
+    ifscale_judge: bool,
+    rift_judge: bool,
+) -> (usize, u64) {
     let m = models as u64;
     let mut stages = 3; // analysis, explorer, report
     let mut requests = 0;
@@ -226,7 +236,8 @@ fn plan(cfg: &PipelineConfig, models: usize, ifscale_judge: bool, rift_judge: bo
                 .map(|b| b.iter().filter(|&&c| c == b'\n').count() as u64)
                 .unwrap_or(0),
         };
-        requests += (u64::from(rift.linear_prompts) + u64::from(rift.jumping_prompts) + baseline) * m;
+        requests +=
+            (u64::from(rift.linear_prompts) + u64::from(rift.jumping_prompts) + baseline) * m;
     }
     (stages, requests)
 }

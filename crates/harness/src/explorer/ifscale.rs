@@ -137,13 +137,7 @@ impl IfscaleSource {
 
     /// Writes this model's pages into `dir`.
     pub(super) fn write(&self, dir: &Path, run: &str, opts: &Options) -> Result<Entry, Error> {
-        let mut pager = Pager::new(
-            dir,
-            Bench::Ifscale,
-            &self.model,
-            run,
-            opts.max_page_bytes,
-        );
+        let mut pager = Pager::new(dir, Bench::Ifscale, &self.model, run, opts.max_page_bytes);
         let mut rows = Vec::with_capacity(self.scores.len());
         // A sample alone must fit a page: its long texts get at most a third of the page each.
         let field = opts
@@ -184,9 +178,7 @@ impl IfscaleSource {
                 "coherence",
                 "output tokens",
             ],
-            &[
-                false, true, true, false, true, true, true, true, true, true,
-            ],
+            &[false, true, true, false, true, true, true, true, true, true],
             &["N", "status"],
             rows,
             showcase.map(|(_, id, page)| (id, page)),

@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use schema::ifscale::{AttemptLog, KeywordLabel, KeywordStatus, MatchMode, SampleScore, SampleStatus};
+use schema::ifscale::{
+    AttemptLog, KeywordLabel, KeywordStatus, MatchMode, SampleScore, SampleStatus,
+};
 use schema::paths::{Bench, RunPaths};
 use schema::rift::{AnswerScore, JudgeSource, PromptScore, ReplyOutcome, Structure, Verdict};
 use schema::{Outcome, ResponseRecord, Usage};
@@ -49,7 +51,11 @@ fn response(id: &str, sample_index: u32, content: &str, meta: serde_json::Value)
 /// An IFScale model with `samples` samples whose reports are `words` words long, and one RIFT prompt.
 fn fixture(root: &Path, samples: u32, words: usize) -> RunPaths {
     let paths = RunPaths::new(root);
-    let kws = ["growth".to_owned(), format!("x{NASTY}"), "leverage".to_owned()];
+    let kws = [
+        "growth".to_owned(),
+        format!("x{NASTY}"),
+        "leverage".to_owned(),
+    ];
     let m = paths.model(Bench::Ifscale, "m1");
     let (mut prompts, mut scores, mut labels, mut attempts, mut responses) =
         (vec![], vec![], vec![], vec![], vec![]);
@@ -63,7 +69,11 @@ fn fixture(root: &Path, samples: u32, words: usize) -> RunPaths {
             num_rules: 3,
             seed: u64::from(s),
             mode: MatchMode::Paper,
-            status: if failed { SampleStatus::Failed } else { SampleStatus::Scored },
+            status: if failed {
+                SampleStatus::Failed
+            } else {
+                SampleStatus::Scored
+            },
             accuracy: (!failed).then_some(66.67),
             exact: 1,
             modified: 1,
@@ -80,7 +90,11 @@ fn fixture(root: &Path, samples: u32, words: usize) -> RunPaths {
         if !failed {
             for (p, (kw, st)) in kws
                 .iter()
-                .zip([KeywordStatus::Exact, KeywordStatus::Omitted, KeywordStatus::Modified])
+                .zip([
+                    KeywordStatus::Exact,
+                    KeywordStatus::Omitted,
+                    KeywordStatus::Modified,
+                ])
                 .enumerate()
             {
                 labels.push(KeywordLabel {
@@ -179,9 +193,30 @@ fn fixture(root: &Path, samples: u32, words: usize) -> RunPaths {
     jsonl(
         &r.answer_scores(),
         &[
-            answer(0, 1, "Oxygen", Verdict::Correct, JudgeSource::PreJudge, None),
-            answer(1, 3, NASTY, Verdict::Unjudged, JudgeSource::PreJudgeOnly, None),
-            answer(2, 2, "Neon", Verdict::Incorrect, JudgeSource::PreJudge, Some(1)),
+            answer(
+                0,
+                1,
+                "Oxygen",
+                Verdict::Correct,
+                JudgeSource::PreJudge,
+                None,
+            ),
+            answer(
+                1,
+                3,
+                NASTY,
+                Verdict::Unjudged,
+                JudgeSource::PreJudgeOnly,
+                None,
+            ),
+            answer(
+                2,
+                2,
+                "Neon",
+                Verdict::Incorrect,
+                JudgeSource::PreJudge,
+                Some(1),
+            ),
         ],
     );
     jsonl(
@@ -224,7 +259,11 @@ fn hostile_text_in_every_field_stays_data() {
     for f in &files {
         let html = std::fs::read_to_string(f).expect("read");
         let name = f.display();
-        assert_eq!(html.matches("<script").count(), 2, "{name}: only the data block and the page's script");
+        assert_eq!(
+            html.matches("<script").count(),
+            2,
+            "{name}: only the data block and the page's script"
+        );
         assert_eq!(html.matches("</script>").count(), 2, "{name}");
         for bad in ["<img", "<a ", "<!--", "<b>", "\u{202E}", "\u{200B}"] {
             assert!(!html.contains(bad), "{name} contains {bad:?}");
@@ -252,7 +291,11 @@ fn pages_stay_under_their_limit_and_every_sample_is_on_the_page_its_row_names() 
     let written = write(&paths, "run", &["m1".to_owned()], &opts).expect("write");
     let ifs = &written.entries[0];
     assert!(ifs.pages > 3, "{} pages", ifs.pages);
-    assert!(ifs.page_bytes.iter().all(|&b| b as usize <= limit), "{:?}", ifs.page_bytes);
+    assert!(
+        ifs.page_bytes.iter().all(|&b| b as usize <= limit),
+        "{:?}",
+        ifs.page_bytes
+    );
     let ex = dir.path().join("explorer");
     let index = data_block(&std::fs::read_to_string(ex.join("ifscale-m1.html")).expect("index"));
     let pages = index["pages"].as_array().expect("pages");
@@ -312,10 +355,19 @@ fn a_sample_opens_from_the_url_fragment_in_chromium() {
     .expect("render");
     let tags = elements_only(&dom);
     assert!(dom.contains("ifscale-n003-s0 · N = 3"), "the sample opened");
-    assert!(dom.contains("<mark class=\"e\""), "an exact keyword is marked");
-    assert!(dom.contains("<mark class=\"m\""), "a modified keyword is marked");
+    assert!(
+        dom.contains("<mark class=\"e\""),
+        "an exact keyword is marked"
+    );
+    assert!(
+        dom.contains("<mark class=\"m\""),
+        "a modified keyword is marked"
+    );
     assert!(dom.contains("Omitted keywords, in list order (1)"));
-    assert!(dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "model text is text");
+    assert!(
+        dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "model text is text"
+    );
     assert_eq!(tags.matches("<script").count(), 2);
     assert!(!tags.contains("<img"), "{tags}");
     assert!(!javascript_link(&dom));
@@ -328,13 +380,20 @@ fn a_sample_opens_from_the_url_fragment_in_chromium() {
     .expect("render");
     let tags = elements_only(&dom);
     assert!(dom.contains("Traversal"));
-    assert!(dom.contains("<a class=\"wq\">question 1</a>"), "the wrong-question link");
+    assert!(
+        dom.contains("<a class=\"wq\">question 1</a>"),
+        "the wrong-question link"
+    );
     assert!(dom.contains("unjudged (no judge)"));
-    assert!(dom.contains("<details><summary>Reasoning"), "reasoning folded away");
+    assert!(
+        dom.contains("<details><summary>Reasoning"),
+        "reasoning folded away"
+    );
     assert!(!tags.contains("<img"), "{tags}");
     assert!(!javascript_link(&dom));
 
-    let dom = plots::screenshot::dump_dom(&chromium, &ex.join("ifscale-m1.html"), None).expect("render");
+    let dom =
+        plots::screenshot::dump_dom(&chromium, &ex.join("ifscale-m1.html"), None).expect("render");
     assert!(dom.contains("2 of 2 samples"), "the sample list");
     assert!(dom.contains("href=\"ifscale-m1-p001.html#sample=ifscale-n003-s1\""));
 }

@@ -152,14 +152,10 @@ mod tests {
 
     #[test]
     fn marks_follow_the_labels() {
-        let text = "Accounting grew; the Revenue of the OEM rose. Our non-GAAP leverage, leveraging it.";
+        let text =
+            "Accounting grew; the Revenue of the OEM rose. Our non-GAAP leverage, leveraging it.";
         let kws = [
-            "accounts",
-            "revenue",
-            "oem",
-            "non-gaap",
-            "leverage",
-            "absent",
+            "accounts", "revenue", "oem", "non-gaap", "leverage", "absent",
         ];
         assert_eq!(
             marked(text, &kws),
@@ -177,7 +173,8 @@ mod tests {
     fn every_labelled_keyword_is_marked_with_its_label() {
         let text = synthetic_text();
         let kws: Vec<&str> = [
-            "growth", "market", "risks", "capital", "debt", "ratio", "equity", "zeta", "naïve", "déjà",
+            "growth", "market", "risks", "capital", "debt", "ratio", "equity", "zeta", "naïve",
+            "déjà",
         ]
         .to_vec();
         let labels = Matcher::new(MatchMode::Paper, &kws)
@@ -193,7 +190,11 @@ mod tests {
             match label {
                 Omitted => assert!(statuses.is_empty(), "{}", kws[i]),
                 s => {
-                    assert!(!statuses.is_empty(), "{} labelled {s:?} but not marked", kws[i]);
+                    assert!(
+                        !statuses.is_empty(),
+                        "{} labelled {s:?} but not marked",
+                        kws[i]
+                    );
                     assert!(statuses.iter().all(|x| x == s), "{}", kws[i]);
                 }
             }
