@@ -21,6 +21,7 @@
 pub mod coherence;
 pub mod decay;
 pub mod primacy;
+pub mod published;
 pub mod reasoning;
 pub mod results;
 
@@ -600,6 +601,7 @@ pub fn write_tables(summary: &IfscaleSummary, dir: &Path) -> Result<Vec<PathBuf>
     )?);
     written.extend(decay::write_tables(summary, dir)?);
     written.extend(results::write_tables(summary, dir)?);
+    written.push(published::write_table(summary, dir)?);
     written.extend(reasoning::write_tables(summary, dir)?);
 
     // Failed-sample counts and denominators per model.

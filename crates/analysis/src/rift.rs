@@ -22,6 +22,7 @@ use serde::Serialize;
 
 mod delta;
 mod markdown;
+pub mod published;
 mod reasoning;
 
 pub use delta::Delta;

@@ -101,6 +101,61 @@ fn single(
     }
 }
 
+/// The run's models (in colour) over the 24 published configurations (thin grey lines, from the committed
+/// reference data), so a new model can be placed among them; None when every model here is a published one.
+fn over_published(summary: &IfscaleSummary, styles: &ModelStyles) -> Option<Figure> {
+    let published = match analysis::ifscale::published::curves() {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::warn!("The published IFScale curves could not be read: {e}");
+            return None;
+        }
+    };
+    if summary
+        .models
+        .iter()
+        .all(|m| published.iter().any(|c| &c.model == m))
+    {
+        return None;
+    }
+    let grey = plotters::style::RGBColor(190, 190, 190);
+    let mut series: Vec<Series> = published
+        .iter()
+        .map(|c| {
+            let mut s = Series::line(
+                grey,
+                c.points.iter().map(|&(n, a)| (n as f64, Some(a))).collect(),
+            );
+            s.width = 1;
+            s
+        })
+        .collect();
+    series.extend(lines(summary, styles, &|r| r.accuracy));
+    let (_, run_max) = x_range(summary);
+    let mut legend = legend(styles, &summary.models);
+    legend.push(LegendEntry {
+        label: format!("published ({} configurations)", published.len()),
+        color: grey,
+    });
+    Some(Figure {
+        name: "ifscale_accuracy_vs_n_vs_published".to_owned(),
+        title: "IFScale: this run's models over the published configurations (grey)".to_owned(),
+        panels: vec![Panel {
+            title: String::new(),
+            x_label: X_LABEL.to_owned(),
+            y_label: "accuracy (%)".to_owned(),
+            x_range: (0.0, run_max.max(510.0)),
+            y_range: (0.0, 105.0),
+            log_y: false,
+            kind: PanelKind::Lines(series),
+        }],
+        columns: 1,
+        panel_size: (960, 640),
+        legend,
+        legend_title: "model ((r) = reasoning)".to_owned(),
+    })
+}
+
 /// Every IFScale figure as data (drawn by [`draw_all`]).
 pub fn figures(summary: &IfscaleSummary, rule: &ReasoningRule) -> Vec<Figure> {
     let styles = ModelStyles::new(&summary.models, rule);
@@ -160,6 +215,7 @@ pub fn figures(summary: &IfscaleSummary, rule: &ReasoningRule) -> Vec<Figure> {
         p.y_range = (0.0, 105.0);
     }
     out.push(all);
+    out.extend(over_published(summary, &styles));
 
     // Figure 1: the three decay archetypes, each model drawn in the panel of its fitted pattern with its fitted curve.
     let patterns = [

@@ -145,11 +145,19 @@ pub struct PublishedRow {
 /// Reads `published_results_table.csv` (`Model, 10 Instructions accuracy, …, 500 Instructions std.dev, Organization`,
 /// values like `98.0%`).
 pub fn load_published_results(path: &Path) -> Result<Vec<PublishedRow>, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::Input {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })?;
+    parse_published_results(&text, path)
+}
+
+/// Parses the published leaderboard's text (`path` names it in errors).
+pub fn parse_published_results(text: &str, path: &Path) -> Result<Vec<PublishedRow>, Error> {
     let bad = |message: String| Error::Input {
         path: path.to_owned(),
         message,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
     let mut lines = text.lines();
     let header: Vec<String> = lines
         .next()

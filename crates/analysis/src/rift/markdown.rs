@@ -99,10 +99,12 @@ pub fn write_tables(summary: &RiftSummary, dir: &Path) -> Result<Vec<PathBuf>, E
             ]
         })
         .collect();
+    let mut rows = rows;
+    rows.extend(super::published::markdown_rows()?);
     written.push(tables::write_markdown(
         dir,
         "rift_table2",
-        "Table 2: baseline vs linear vs jumping prompt accuracy (%), mean (± standard error) and median over prompts; Δ = (A_linear − A_jumping) / A_linear × 100 (relative, %); beside it the absolute gaps in percentage points, A_linear − A_jumping and A_baseline − A_jumping. Unjudged answers (no judge verdict: none configured, or the judge failed) are neither correct nor incorrect; where there are any, a cell shows bounds: unjudged counted wrong … unjudged counted right.",
+        "Table 2: baseline vs linear vs jumping prompt accuracy (%), mean (± standard error) and median over prompts; Δ = (A_linear − A_jumping) / A_linear × 100 (relative, %); beside it the absolute gaps in percentage points, A_linear − A_jumping and A_baseline − A_jumping. Unjudged answers (no judge verdict: none configured, or the judge failed) are neither correct nor incorrect; where there are any, a cell shows bounds: unjudged counted wrong … unjudged counted right. Rows marked \"(published)\" are the RIFT paper's Table 2, for comparison.",
         &["Model", "Baseline mean (± SE)", "Linear mean (± SE)", "Linear median", "Jumping mean (± SE)", "Jumping median", "Δ", "Linear − jumping (pp)", "Baseline − jumping (pp)", "Unjudged answers (baseline / linear / jumping)"],
         &rows,
     )?);

@@ -110,13 +110,19 @@ fn rift_table2() {
         |d| rift::write_tables(&s, d),
         "rift_table2",
         expect![[r#"
-            Table 2: baseline vs linear vs jumping prompt accuracy (%), mean (± standard error) and median over prompts; Δ = (A_linear − A_jumping) / A_linear × 100 (relative, %); beside it the absolute gaps in percentage points, A_linear − A_jumping and A_baseline − A_jumping. Unjudged answers (no judge verdict: none configured, or the judge failed) are neither correct nor incorrect; where there are any, a cell shows bounds: unjudged counted wrong … unjudged counted right.
+            Table 2: baseline vs linear vs jumping prompt accuracy (%), mean (± standard error) and median over prompts; Δ = (A_linear − A_jumping) / A_linear × 100 (relative, %); beside it the absolute gaps in percentage points, A_linear − A_jumping and A_baseline − A_jumping. Unjudged answers (no judge verdict: none configured, or the judge failed) are neither correct nor incorrect; where there are any, a cell shows bounds: unjudged counted wrong … unjudged counted right. Rows marked "(published)" are the RIFT paper's Table 2, for comparison.
 
             | Model | Baseline mean (± SE) | Linear mean (± SE) | Linear median | Jumping mean (± SE) | Jumping median | Δ | Linear − jumping (pp) | Baseline − jumping (pp) | Unjudged answers (baseline / linear / jumping) |
             |---|---|---|---|---|---|---|---|---|---|
             | synthetic/model-1 | 62.50 (± 18.30) | 32.39 (± 6.09) | 33.48 | 10.07 (± 2.19) | 10.56 | 68.9 | 22.3 | 52.4 | 0 / 0 / 0 |
             | synthetic/model-2 | 62.50 (± 18.30) | 47.42 (± 6.18) | 50.00 | 18.95 (± 4.96) | 12.52 | 60.0 | 28.5 | 43.6 | 0 / 0 / 0 |
             | synthetic/model-3 | 100.00 (± 0.00) | 56.20 (± 6.36) | 64.75 | 20.90 (± 2.66) | 17.91 | 62.8 | 35.3 | 79.1 | 0 / 0 / 0 |
+            | gpt-oss-20b (published) | 73.26 (± 0.15) | 17.75 (± 0.29) | 0.00 | 4.94 (± 0.14) | 0.47 | 72.2 | 12.8 | 68.3 | – |
+            | gpt-oss-120b (published) | 84.83 (± 0.12) | 55.14 (± 0.36) | 76.34 | 13.90 (± 0.24) | 2.94 | 74.8 | 41.2 | 70.9 | – |
+            | Qwen3-4B-Thinking-2507 (published) | 67.07 (± 0.16) | 34.35 (± 0.28) | 24.23 | 8.29 (± 0.17) | 2.23 | 75.9 | 26.1 | 58.8 | – |
+            | Qwen3-4B-Instruct-2507 (published) | 55.71 (± 0.17) | 27.21 (± 0.26) | 14.11 | 1.76 (± 0.03) | 0.66 | 93.5 | 25.4 | 54.0 | – |
+            | Qwen3-30B-A3B-Thinking-2507 (published) | 80.48 (± 0.14) | 51.91 (± 0.34) | 68.57 | 9.25 (± 0.18) | 2.59 | 82.2 | 42.7 | 71.2 | – |
+            | Qwen3-30B-A3B-Instruct-2507 (published) | 75.30 (± 0.15) | 40.00 (± 0.31) | 31.15 | 2.43 (± 0.04) | 1.02 | 93.9 | 37.6 | 72.9 | – |
         "#]],
     );
 }
@@ -128,13 +134,19 @@ fn rift_table2_from_the_answer_table_alone() {
         |d| rift::write_tables(&s, d),
         "rift_table2",
         expect![[r#"
-            Table 2: baseline vs linear vs jumping prompt accuracy (%), mean (± standard error) and median over prompts; Δ = (A_linear − A_jumping) / A_linear × 100 (relative, %); beside it the absolute gaps in percentage points, A_linear − A_jumping and A_baseline − A_jumping. Unjudged answers (no judge verdict: none configured, or the judge failed) are neither correct nor incorrect; where there are any, a cell shows bounds: unjudged counted wrong … unjudged counted right.
+            Table 2: baseline vs linear vs jumping prompt accuracy (%), mean (± standard error) and median over prompts; Δ = (A_linear − A_jumping) / A_linear × 100 (relative, %); beside it the absolute gaps in percentage points, A_linear − A_jumping and A_baseline − A_jumping. Unjudged answers (no judge verdict: none configured, or the judge failed) are neither correct nor incorrect; where there are any, a cell shows bounds: unjudged counted wrong … unjudged counted right. Rows marked "(published)" are the RIFT paper's Table 2, for comparison.
 
             | Model | Baseline mean (± SE) | Linear mean (± SE) | Linear median | Jumping mean (± SE) | Jumping median | Δ | Linear − jumping (pp) | Baseline − jumping (pp) | Unjudged answers (baseline / linear / jumping) |
             |---|---|---|---|---|---|---|---|---|---|
             | synthetic/model-1 | 62.50 (± 18.30) | 32.39 (± 6.09) | 33.48 | 10.07 (± 2.19) | 10.56 | 68.9 | 22.3 | 52.4 | 0 / 0 / 0 |
             | synthetic/model-2 | 62.50 (± 18.30) | 47.42 (± 6.18) | 50.00 | 18.95 (± 4.96) | 12.52 | 60.0 | 28.5 | 43.6 | 0 / 0 / 0 |
             | synthetic/model-3 | 100.00 (± 0.00) | 56.20 (± 6.36) | 64.75 | 20.90 (± 2.66) | 17.91 | 62.8 | 35.3 | 79.1 | 0 / 0 / 0 |
+            | gpt-oss-20b (published) | 73.26 (± 0.15) | 17.75 (± 0.29) | 0.00 | 4.94 (± 0.14) | 0.47 | 72.2 | 12.8 | 68.3 | – |
+            | gpt-oss-120b (published) | 84.83 (± 0.12) | 55.14 (± 0.36) | 76.34 | 13.90 (± 0.24) | 2.94 | 74.8 | 41.2 | 70.9 | – |
+            | Qwen3-4B-Thinking-2507 (published) | 67.07 (± 0.16) | 34.35 (± 0.28) | 24.23 | 8.29 (± 0.17) | 2.23 | 75.9 | 26.1 | 58.8 | – |
+            | Qwen3-4B-Instruct-2507 (published) | 55.71 (± 0.17) | 27.21 (± 0.26) | 14.11 | 1.76 (± 0.03) | 0.66 | 93.5 | 25.4 | 54.0 | – |
+            | Qwen3-30B-A3B-Thinking-2507 (published) | 80.48 (± 0.14) | 51.91 (± 0.34) | 68.57 | 9.25 (± 0.18) | 2.59 | 82.2 | 42.7 | 71.2 | – |
+            | Qwen3-30B-A3B-Instruct-2507 (published) | 75.30 (± 0.15) | 40.00 (± 0.31) | 31.15 | 2.43 (± 0.04) | 1.02 | 93.9 | 37.6 | 72.9 | – |
         "#]],
     );
 }
