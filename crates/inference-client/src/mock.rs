@@ -403,7 +403,16 @@ async fn serve_conn(sock: TcpStream, sh: Arc<Shared>) {
             }
             continue;
         }
-        if let Some((status, body)) = batch::route(&req.method, &req.path, &req, &sh) {
+        // The Batch API's endpoints take faults from the same script, then answer.
+        let batch_api = batch::handles(&req.path);
+        if batch_api && let Some(fault) = pick_fault(&sh) {
+            if write_fault(&mut wr, fault, &req, &sh).await.is_err() || req.close {
+                return;
+            }
+            continue;
+        }
+        if batch_api {
+            let (status, body) = batch::route(&req.method, &req.path, &req, &sh);
             let res = write_response(&mut wr, status, &[], &body, None).await;
             if res.is_err() || req.close {
                 return;
@@ -469,96 +478,95 @@ async fn serve_conn(sock: TcpStream, sh: Arc<Shared>) {
             }
             continue;
         };
-        sh.stats.faults.fetch_add(1, Ordering::Relaxed);
-        let ra = sh.cfg.retry_after_s.to_string();
-        let err = |msg: &str| json!({"error": {"message": msg}}).to_string();
-        let res = match fault {
-            Fault::RateLimited => {
-                write_response(
-                    &mut wr,
-                    429,
-                    &[("Retry-After", &ra)],
-                    err("slow down").as_bytes(),
-                    None,
-                )
-                .await
-            }
-            Fault::RateLimitedDate => {
-                let at = SystemTime::now() + Duration::from_secs(sh.cfg.retry_after_s + 1);
-                let date = httpdate::fmt_http_date(at);
-                write_response(
-                    &mut wr,
-                    429,
-                    &[("Retry-After", &date)],
-                    err("slow down").as_bytes(),
-                    None,
-                )
-                .await
-            }
-            Fault::Unavailable => {
-                write_response(&mut wr, 503, &[], err("overloaded").as_bytes(), None).await
-            }
-            Fault::ServerError => {
-                write_response(&mut wr, 500, &[], err("internal error").as_bytes(), None).await
-            }
-            Fault::RequestTimeout => {
-                write_response(&mut wr, 408, &[], err("request timeout").as_bytes(), None).await
-            }
-            Fault::Conflict => {
-                write_response(&mut wr, 409, &[], err("conflict").as_bytes(), None).await
-            }
-            Fault::Reset => return,
-            Fault::Hang => {
-                tokio::time::sleep(sh.cfg.hang).await;
-                return;
-            }
-            Fault::InvalidJson => {
-                write_response(&mut wr, 200, &[], b"{\"choices\": [ this is not json", None).await
-            }
-            Fault::EmptyChoices => {
-                write_response(&mut wr, 200, &[], br#"{"id":"x","choices":[]}"#, None).await
-            }
-            Fault::TruncatedBody => {
-                let body = completion(&req.body, &sh);
-                let half = body.len() / 2;
-                let _ = write_response(
-                    &mut wr,
-                    200,
-                    &[],
-                    &body.as_bytes()[..half],
-                    Some(body.len()),
-                )
-                .await;
-                return;
-            }
-            Fault::BadRequest => {
-                write_response(
-                    &mut wr,
-                    400,
-                    &[],
-                    err("bad request: context too long").as_bytes(),
-                    None,
-                )
-                .await
-            }
-            Fault::Unauthorized => {
-                let msg = format!(
-                    "Incorrect API key provided: {}",
-                    req.auth.as_deref().unwrap_or("none")
-                );
-                write_response(&mut wr, 401, &[], err(&msg).as_bytes(), None).await
-            }
-            Fault::Forbidden => {
-                write_response(&mut wr, 403, &[], err("forbidden").as_bytes(), None).await
-            }
-            Fault::NotFound => {
-                write_response(&mut wr, 404, &[], err("model not found").as_bytes(), None).await
-            }
-        };
-        if res.is_err() || req.close {
+        if write_fault(&mut wr, fault, &req, &sh).await.is_err() || req.close {
             return;
         }
     }
+}
+
+/// Answers a request with a fault; an error (or a fault that drops the connection) ends the connection.
+async fn write_fault(
+    wr: &mut tokio::net::tcp::OwnedWriteHalf,
+    fault: Fault,
+    req: &Request,
+    sh: &Shared,
+) -> io::Result<()> {
+    sh.stats.faults.fetch_add(1, Ordering::Relaxed);
+    let ra = sh.cfg.retry_after_s.to_string();
+    let err = |msg: &str| json!({"error": {"message": msg}}).to_string();
+    let res = match fault {
+        Fault::RateLimited => {
+            write_response(
+                wr,
+                429,
+                &[("Retry-After", &ra)],
+                err("slow down").as_bytes(),
+                None,
+            )
+            .await
+        }
+        Fault::RateLimitedDate => {
+            let at = SystemTime::now() + Duration::from_secs(sh.cfg.retry_after_s + 1);
+            let date = httpdate::fmt_http_date(at);
+            write_response(
+                wr,
+                429,
+                &[("Retry-After", &date)],
+                err("slow down").as_bytes(),
+                None,
+            )
+            .await
+        }
+        Fault::Unavailable => {
+            write_response(wr, 503, &[], err("overloaded").as_bytes(), None).await
+        }
+        Fault::ServerError => {
+            write_response(wr, 500, &[], err("internal error").as_bytes(), None).await
+        }
+        Fault::RequestTimeout => {
+            write_response(wr, 408, &[], err("request timeout").as_bytes(), None).await
+        }
+        Fault::Conflict => write_response(wr, 409, &[], err("conflict").as_bytes(), None).await,
+        Fault::Reset => return Err(io::Error::other("reset")),
+        Fault::Hang => {
+            tokio::time::sleep(sh.cfg.hang).await;
+            return Err(io::Error::other("hang"));
+        }
+        Fault::InvalidJson => {
+            write_response(wr, 200, &[], b"{\"choices\": [ this is not json", None).await
+        }
+        Fault::EmptyChoices => {
+            write_response(wr, 200, &[], br#"{"id":"x","choices":[]}"#, None).await
+        }
+        Fault::TruncatedBody => {
+            let body = completion(&req.body, sh);
+            let half = body.len() / 2;
+            let _ = write_response(wr, 200, &[], &body.as_bytes()[..half], Some(body.len())).await;
+            return Err(io::Error::other("truncated"));
+        }
+        Fault::BadRequest => {
+            write_response(
+                wr,
+                400,
+                &[],
+                err("bad request: context too long").as_bytes(),
+                None,
+            )
+            .await
+        }
+        Fault::Unauthorized => {
+            let msg = format!(
+                "Incorrect API key provided: {}",
+                req.auth.as_deref().unwrap_or("none")
+            );
+            write_response(wr, 401, &[], err(&msg).as_bytes(), None).await
+        }
+        Fault::Forbidden => write_response(wr, 403, &[], err("forbidden").as_bytes(), None).await,
+        Fault::NotFound => {
+            write_response(wr, 404, &[], err("model not found").as_bytes(), None).await
+        }
+    };
+    res
 }
 
 fn pick_fault(sh: &Shared) -> Option<Fault> {

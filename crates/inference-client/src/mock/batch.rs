@@ -88,22 +88,23 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn error(status: u16, message: &str) -> Option<(u16, Vec<u8>)> {
-    Some((
+fn error(status: u16, message: &str) -> (u16, Vec<u8>) {
+    (
         status,
         json!({"error": {"message": message}})
             .to_string()
             .into_bytes(),
-    ))
+    )
 }
 
-/// The answer to a batch endpoint request, or `None` when the path is not one of them.
-pub(super) fn route(
-    method: &str,
-    path: &str,
-    req: &Request,
-    sh: &Shared,
-) -> Option<(u16, Vec<u8>)> {
+/// Whether a path is one of the Batch API's (`/v1/files…`, `/v1/batches…`).
+pub(super) fn handles(path: &str) -> bool {
+    let path = path.strip_prefix("/v1").unwrap_or(path);
+    path.starts_with("/files") || path.starts_with("/batches")
+}
+
+/// The answer to a Batch API request: status and body.
+pub(super) fn route(method: &str, path: &str, req: &Request, sh: &Shared) -> (u16, Vec<u8>) {
     let path = path.strip_prefix("/v1").unwrap_or(path);
     let st = &sh.batches;
     let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
@@ -119,12 +120,12 @@ pub(super) fn route(
             let size = bytes.len();
             lock(&st.files).insert(id.clone(), bytes);
             st.uploads.fetch_add(1, Ordering::Relaxed);
-            Some((
+            (
                 200,
                 json!({"id": id, "object": "file", "bytes": size, "purpose": "batch"})
                     .to_string()
                     .into_bytes(),
-            ))
+            )
         }
         ("POST", ["batches"]) => {
             let v: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
@@ -150,12 +151,12 @@ pub(super) fn route(
             );
             st.created.fetch_add(1, Ordering::Relaxed);
             st.lines.fetch_add(lines as u64, Ordering::Relaxed);
-            Some((
+            (
                 200,
                 json!({"id": id, "object": "batch", "status": "validating", "input_file_id": file})
                     .to_string()
                     .into_bytes(),
-            ))
+            )
         }
         ("GET", ["batches", id]) => {
             st.polls.fetch_add(1, Ordering::Relaxed);
@@ -186,19 +187,16 @@ pub(super) fn route(
                     }
                 }
             }
-            Some((200, v.to_string().into_bytes()))
+            (200, v.to_string().into_bytes())
         }
         ("GET", ["files", id, "content"]) => {
             st.downloads.fetch_add(1, Ordering::Relaxed);
             match lock(&st.files).get(*id) {
-                Some(b) => Some((200, b.clone())),
+                Some(b) => (200, b.clone()),
                 None => error(404, "no such file"),
             }
         }
-        _ if path.starts_with("/files") || path.starts_with("/batches") => {
-            error(404, "no such route")
-        }
-        _ => None,
+        _ => error(404, "no such route"),
     }
 }
 

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use inference_client::mock::{BatchEnd, MockConfig, MockServer};
+use inference_client::mock::{BatchEnd, Fault, MockConfig, MockServer};
 use inference_client::{BatchMode, BatchOptions, Client, Error, ModelConfig, RunOptions};
 use schema::{Outcome, PromptRecord, ResponseRecord};
 
@@ -357,4 +357,48 @@ fn without_batch_support_chat_batch_is_chat() {
         ModelConfig::ad_hoc("http://127.0.0.1:8000/v1", "m").batch_mode(),
         BatchMode::None
     );
+}
+
+#[test]
+fn batch_calls_are_retried_and_a_refused_key_stops_the_model_without_showing_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = MockConfig::new();
+    cfg.retry_after_s = 0;
+    cfg.script = vec![Fault::RateLimited, Fault::ServerError, Fault::Reset];
+    let flaky = MockServer::start(cfg, 0).unwrap();
+    let prompts = support::prompts(2);
+    let s = Client::new(batch_opts(dir.path()))
+        .unwrap()
+        .chat_batch(
+            &batch_model(&flaky, BatchMode::Openai),
+            &prompts,
+            &dir.path().join("a.jsonl"),
+        )
+        .unwrap();
+    assert_eq!((s.sent, s.failed), (2, 0));
+    assert_eq!(flaky.batch_stats().uploads, 1);
+
+    let var = "IFSTRESS_TEST_BATCH_KEY";
+    let key = "sk-batch-SECRET-123";
+    // SAFETY: this test alone reads or writes this variable.
+    unsafe { std::env::set_var(var, key) };
+    let mut cfg = MockConfig::new();
+    cfg.script = vec![Fault::Unauthorized];
+    let refusing = MockServer::start(cfg, 0).unwrap();
+    let mut model = batch_model(&refusing, BatchMode::Openai);
+    model.api_key_env = Some(var.to_owned());
+    // Another cache: the first part's answers would be copied from it.
+    let other = tempfile::tempdir().unwrap();
+    let out = other.path().join("b.jsonl");
+    let err = Client::new(batch_opts(other.path()))
+        .unwrap()
+        .chat_batch(&model, &prompts, &out)
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, Error::FailFast { status: 401, .. }), "{msg}");
+    assert!(!msg.contains("SECRET"), "{msg}");
+    for f in std::fs::read_dir(inference_client::batch_dir(&out)).unwrap() {
+        let text = std::fs::read_to_string(f.unwrap().path()).unwrap();
+        assert!(!text.contains("SECRET"));
+    }
 }
