@@ -494,7 +494,7 @@ async fn write_fault(
     sh.stats.faults.fetch_add(1, Ordering::Relaxed);
     let ra = sh.cfg.retry_after_s.to_string();
     let err = |msg: &str| json!({"error": {"message": msg}}).to_string();
-    let res = match fault {
+    match fault {
         Fault::RateLimited => {
             write_response(
                 wr,
@@ -527,10 +527,10 @@ async fn write_fault(
             write_response(wr, 408, &[], err("request timeout").as_bytes(), None).await
         }
         Fault::Conflict => write_response(wr, 409, &[], err("conflict").as_bytes(), None).await,
-        Fault::Reset => return Err(io::Error::other("reset")),
+        Fault::Reset => Err(io::Error::other("reset")),
         Fault::Hang => {
             tokio::time::sleep(sh.cfg.hang).await;
-            return Err(io::Error::other("hang"));
+            Err(io::Error::other("hang"))
         }
         Fault::InvalidJson => {
             write_response(wr, 200, &[], b"{\"choices\": [ this is not json", None).await
@@ -542,7 +542,7 @@ async fn write_fault(
             let body = completion(&req.body, sh);
             let half = body.len() / 2;
             let _ = write_response(wr, 200, &[], &body.as_bytes()[..half], Some(body.len())).await;
-            return Err(io::Error::other("truncated"));
+            Err(io::Error::other("truncated"))
         }
         Fault::BadRequest => {
             write_response(
@@ -565,8 +565,7 @@ async fn write_fault(
         Fault::NotFound => {
             write_response(wr, 404, &[], err("model not found").as_bytes(), None).await
         }
-    };
-    res
+    }
 }
 
 fn pick_fault(sh: &Shared) -> Option<Fault> {
