@@ -114,16 +114,17 @@ impl BatchRun<'_> {
         open: &mut Vec<Chunk>,
         counters: &mut Counters,
     ) -> Result<(), Error> {
+        // Open from here on: whatever is still open when this returns has its reservation released.
+        open.extend(chunks);
         let dir = batch_dir(self.out);
         std::fs::create_dir_all(&dir)
             .map_err(|e| Error::Setup(format!("{}: {e}", dir.display())))?;
-        for c in &chunks {
+        for c in open.iter() {
             let input = dir.join(format!("input-{}.jsonl", c.hash));
             if std::fs::read(&input).ok().as_deref() != Some(&c.input[..]) {
                 schema::write_atomic(&input, &c.input)?;
             }
         }
-        open.extend(chunks);
         match self.mode {
             BatchMode::Openai => self.run_openai(&dir, open, counters).await,
             _ => {
@@ -279,21 +280,21 @@ impl BatchRun<'_> {
                     i += 1;
                     continue;
                 }
-                let chunk = open.remove(i);
-                let id = ids.remove(i);
                 let mut files = Vec::new();
                 for (file, name) in [
                     (&batch.output_file_id, "output"),
                     (&batch.error_file_id, "errors"),
                 ] {
                     if let Some(file) = file {
-                        let path = dir.join(format!("{name}-{}.jsonl", chunk.hash));
+                        let path = dir.join(format!("{name}-{}.jsonl", open[i].hash));
                         schema::write_atomic(&path, &api.content(file).await?)?;
                         files.push(path);
                     }
                 }
                 let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
                 let results = read_results(&paths)?;
+                let chunk = open.remove(i);
+                let id = ids.remove(i);
                 let state = dir.join(format!("state-{}.json", chunk.hash));
                 let asked = chunk.jobs.len();
                 let answered = self.write(chunk, results, started, counters);
