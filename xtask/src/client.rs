@@ -3,7 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use inference_client::{Client, RunOptions};
+use std::time::Duration;
+
+use inference_client::{BatchOptions, Client, RunOptions};
+
+use crate::UsageError;
 
 /// How a command talks to models: where they are declared, the cache, and the run-time knobs.
 #[derive(Debug, Clone, clap::Args)]
@@ -29,6 +33,16 @@ pub(crate) struct ClientArgs {
     /// Skip the fsync after each written batch (a killed process still loses nothing; a power cut might).
     #[arg(long)]
     pub(crate) no_fsync: bool,
+    /// Send the large judge stages and the RIFT baseline as provider batch jobs (OpenAI Batch API, or an input
+    /// file for vLLM's run_batch: see `batch` in the models file and docs/scaling.md).
+    #[arg(long)]
+    pub(crate) batch: bool,
+    /// Seconds between two polls of a submitted batch job.
+    #[arg(long, default_value_t = 30.0, requires = "batch")]
+    pub(crate) batch_poll_s: f64,
+    /// Stop waiting for batch jobs after this many seconds (they go on; a rerun resumes them) [default: wait].
+    #[arg(long, requires = "batch")]
+    pub(crate) batch_wait_s: Option<f64>,
 }
 
 /// What a command uses when a client flag is not given: a stand-alone command's defaults, or the pipeline config's.
@@ -61,11 +75,11 @@ impl ClientArgs {
 
     /// The command's inference client (one per command: one budget, embedded engines loaded once).
     pub(crate) fn client(&self, defaults: &ClientDefaults) -> anyhow::Result<Client> {
-        Ok(Client::new(self.run_options(defaults))?)
+        Ok(Client::new(self.run_options(defaults)?)?)
     }
 
     /// The inference client's run options: each flag over its default.
-    fn run_options(&self, defaults: &ClientDefaults) -> RunOptions {
+    fn run_options(&self, defaults: &ClientDefaults) -> anyhow::Result<RunOptions> {
         let mut o = RunOptions::new(self.cache.clone().unwrap_or_else(|| defaults.cache.clone()));
         o.concurrency = self.concurrency;
         o.max_cost_usd = self.max_cost.or(defaults.max_cost_usd);
@@ -73,6 +87,25 @@ impl ClientArgs {
         o.progress = !self.no_progress;
         o.durable = !self.no_fsync;
         o.ledger.clone_from(&defaults.ledger);
-        o
+        if self.batch {
+            let seconds = |flag: &str, s: f64| {
+                if s.is_finite() && s >= 0.0 {
+                    Ok(Duration::from_secs_f64(s))
+                } else {
+                    Err(UsageError(format!(
+                        "--{flag} must be a non-negative number of seconds, got {s}"
+                    )))
+                }
+            };
+            o.batch = Some(BatchOptions {
+                poll_interval: seconds("batch-poll-s", self.batch_poll_s)?,
+                max_wait: self
+                    .batch_wait_s
+                    .map(|s| seconds("batch-wait-s", s))
+                    .transpose()?,
+                ..BatchOptions::default()
+            });
+        }
+        Ok(o)
     }
 }

@@ -159,6 +159,9 @@ pub(crate) fn build_default(corpus: &Path, out: &Path) -> anyhow::Result<()> {
             refresh: false,
             no_progress: false,
             no_fsync: false,
+            batch: false,
+            batch_poll_s: 30.0,
+            batch_wait_s: None,
         },
     })
 }

@@ -9,6 +9,7 @@
 //! The judge's request settings (`max_tokens`, reasoning, tries) are the caller's [`HelperCall`]. An attempt the
 //! judge gives no usable verdict for after every try is *unjudged*: it keeps its `judge_error` and stands on the
 //! other rules, and the summary counts it ([`GenerationSummary::unjudged`], [`GenerationSummary::judge_failure_share`]).
+//! Judge requests go through `Client::chat_batch`: provider batch jobs when the client runs them (`--batch`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -338,7 +339,7 @@ fn judge_attempts(
             })
             .collect();
         tracing::info!(attempt, judge_try = try_index + 1, requests = batch.len(), judge = %judge.name, "Judging coherence.");
-        g.client.chat(judge, &batch, &judge_path)?;
+        let sent = g.client.chat_batch(judge, &batch, &judge_path)?;
         let verdicts = latest_by_key(&judge_path)?;
         let mut still = Vec::new();
         for (&d, req) in open.iter().zip(&batch) {
@@ -372,6 +373,11 @@ fn judge_attempts(
             }
         }
         open = still;
+        if sent.batch_pending > 0 {
+            // Verdicts still to come from a batch job (vLLM's run_batch): the stage is incomplete, and the next
+            // run reads them before asking again.
+            break;
+        }
     }
     // No usable verdict after every try: the attempt stands on the other rules, and the log says why.
     for d in open {

@@ -10,6 +10,9 @@
 //! `sample_index`, up to `tries` times; an answer whose judge request never got a verdict is *unjudged* (never
 //! correct, never incorrect, counted on its own). So is an answer the pre-judge cannot settle when no judge is
 //! configured: a designed outcome of an offline run, not a failure.
+//!
+//! Judge requests and the single-question baseline prompts go through `Client::chat_batch`: provider batch jobs
+//! when the client runs them (`--batch`); answers still waiting for a batch job leave the stage incomplete.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -135,17 +138,51 @@ pub fn limit_per_structure(prompts: Vec<PromptRecord>, limit: usize) -> Vec<Prom
 
 /// `rift run`: one model over a prompts list through the inference client, into the responses file `out`.
 /// Failed prompts are written (they score as failed replies) and a rerun retries them.
+///
+/// The single-question baseline prompts go through [`Client::chat_batch`] (provider batch jobs when the client
+/// runs them), the multi-question prompts through `chat`; both write the same responses file.
 pub fn run(
     model: &ModelConfig,
     prompts: &[PromptRecord],
     out: &Path,
     client: &Client,
 ) -> Result<RunSummary, Error> {
-    let s = client.chat(model, prompts, out)?;
+    let is_baseline =
+        |p: &PromptRecord| p.extra.get("structure").and_then(|v| v.as_str()) == Some("baseline");
+    let (baseline, multi): (Vec<PromptRecord>, Vec<PromptRecord>) =
+        if client.options().batch.is_some() {
+            prompts.iter().cloned().partition(is_baseline)
+        } else {
+            (Vec::new(), prompts.to_vec())
+        };
+    let mut s = client.chat(model, &multi, out)?;
+    if !baseline.is_empty() {
+        let b = client.chat_batch(model, &baseline, out)?;
+        s = add_summaries(s, &b);
+    }
     if s.failed > 0 {
         tracing::warn!(failed = s.failed, out = %out.display(), "Some prompts failed; they score as failed replies, and a rerun retries them.");
     }
     Ok(s)
+}
+
+/// Two calls' summaries as one.
+fn add_summaries(a: RunSummary, b: &RunSummary) -> RunSummary {
+    RunSummary {
+        total: a.total + b.total,
+        resumed: a.resumed + b.resumed,
+        cached: a.cached + b.cached,
+        sent: a.sent + b.sent,
+        requests: a.requests + b.requests,
+        failed: a.failed + b.failed,
+        truncated: a.truncated + b.truncated,
+        skipped_for_cost: a.skipped_for_cost + b.skipped_for_cost,
+        batch_pending: a.batch_pending + b.batch_pending,
+        spent_usd: a.spent_usd + b.spent_usd,
+        prompt_tokens: a.prompt_tokens + b.prompt_tokens,
+        completion_tokens: a.completion_tokens + b.completion_tokens,
+        wall_s: a.wall_s + b.wall_s,
+    }
 }
 
 /// What [`judge`] needs.
@@ -273,10 +310,16 @@ pub fn ask_judge(
             })
             .collect();
         tracing::info!(requests = batch.len(), judge_try = try_index + 1, judge = %judge.name, "Judging unsettled answers.");
-        client.chat(judge, &batch, resp_path)?;
+        let s = client.chat_batch(judge, &batch, resp_path)?;
         sent += batch.len();
         for p in &open {
             asked.insert(p.id.as_str(), try_index);
+        }
+        if s.batch_pending > 0 {
+            // Answers still to come from a batch job (vLLM's run_batch): the next run reads them before
+            // asking again.
+            tracing::warn!(pending = s.batch_pending, judge = %judge.name, "Judge requests wait for a batch job; rerun once it has run.");
+            break;
         }
         let settled: std::collections::HashSet<String> = read_verdicts(&asked)?
             .into_iter()

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use schema::{PromptRecord, ResponseKey};
 
-use crate::config::{Engine, ModelConfig};
+use crate::config::{BatchMode, Engine, ModelConfig};
 use crate::run::{DryRunReport, RunSummary};
 use crate::{Error, embedded};
 
@@ -28,6 +28,34 @@ pub struct RunOptions {
     /// A spend ledger (JSONL, one line per paid request) kept with a run: what it holds counts against
     /// `max_cost_usd`, so the cap covers reruns too.
     pub ledger: Option<PathBuf>,
+    /// Run [`Client::chat_batch`] calls as provider batch jobs (for models whose provider takes them); `None`
+    /// makes `chat_batch` the same as `chat`.
+    pub batch: Option<BatchOptions>,
+}
+
+/// How batch jobs are run: see [`Client::chat_batch`] and the `batch` module.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchOptions {
+    /// Time between two polls of a submitted batch.
+    pub poll_interval: std::time::Duration,
+    /// Stop waiting after this long (the batch goes on at the provider; a rerun resumes polling it).
+    pub max_wait: Option<std::time::Duration>,
+    /// Most requests per batch job (the OpenAI Batch API takes 50 000); more prompts make several jobs.
+    pub max_requests: usize,
+    /// The `completion_window` asked for (OpenAI takes `"24h"`).
+    pub completion_window: String,
+}
+
+impl Default for BatchOptions {
+    /// Polls every 30 s, waits as long as the batch runs, 50 000 requests per job, a 24 h window.
+    fn default() -> BatchOptions {
+        BatchOptions {
+            poll_interval: std::time::Duration::from_secs(30),
+            max_wait: None,
+            max_requests: 50_000,
+            completion_window: "24h".to_owned(),
+        }
+    }
 }
 
 impl RunOptions {
@@ -41,6 +69,7 @@ impl RunOptions {
             progress: true,
             durable: true,
             ledger: None,
+            batch: None,
         }
     }
 
@@ -55,6 +84,13 @@ impl RunOptions {
         if self.concurrency == Some(0) {
             return Err(Error::Config(
                 "concurrency must be at least 1 (got 0)".to_owned(),
+            ));
+        }
+        if let Some(b) = &self.batch
+            && b.max_requests == 0
+        {
+            return Err(Error::Config(
+                "batch jobs need at least 1 request each (got 0)".to_owned(),
             ));
         }
         Ok(())
@@ -335,11 +371,49 @@ impl Client {
         prompts: &[PromptRecord],
         out: &Path,
     ) -> Result<RunSummary, Error> {
+        self.run(model, prompts, out, None)
+    }
+
+    /// Like [`Client::chat`], but as provider batch jobs when the options ask for them (`RunOptions::batch`) and
+    /// the model's provider takes them (`ModelConfig::batch_mode`); otherwise exactly `chat`.
+    ///
+    /// The prompts still to send go into OpenAI Batch API input files (`<out>.batch/input-<hash>.jsonl`, one
+    /// request per line, `custom_id` = the cache key). With `batch = "openai"` each file is uploaded, its batch
+    /// created, polled and its output and error files downloaded; with `batch = "file"` it is left for vLLM's
+    /// `run_batch` (the log names the command), and a later call reads `output-<hash>.jsonl` beside it. Answers
+    /// become the same records, cache entries and costs as `chat`'s; failed lines are written as failed and sent
+    /// again by the next run; prompts still waiting for a batch count in [`RunSummary::batch_pending`] and in
+    /// [`Client::unfinished`]. A batch that ends `failed`, `expired` or `cancelled` is an error, after what it
+    /// answered is written.
+    pub fn chat_batch(
+        &self,
+        model: &ModelConfig,
+        prompts: &[PromptRecord],
+        out: &Path,
+    ) -> Result<RunSummary, Error> {
+        let mode = model.batch_mode();
+        match &self.opts.batch {
+            Some(b) if mode != BatchMode::None => self.run(model, prompts, out, Some((b, mode))),
+            Some(_) => {
+                tracing::info!(model = %model.name, "This model's provider takes no batch jobs (`batch` in the model config); sending its requests one by one.");
+                self.chat(model, prompts, out)
+            }
+            None => self.chat(model, prompts, out),
+        }
+    }
+
+    fn run(
+        &self,
+        model: &ModelConfig,
+        prompts: &[PromptRecord],
+        out: &Path,
+        batch: Option<(&BatchOptions, BatchMode)>,
+    ) -> Result<RunSummary, Error> {
         let s = self
             .rt
-            .block_on(crate::run::run_prompts(self, model, prompts, out))?;
+            .block_on(crate::run::run_prompts(self, model, prompts, out, batch))?;
         self.unfinished.fetch_add(
-            s.failed + s.skipped_for_cost,
+            s.failed + s.skipped_for_cost + s.batch_pending,
             std::sync::atomic::Ordering::Relaxed,
         );
         Ok(s)

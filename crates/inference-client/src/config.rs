@@ -49,6 +49,30 @@ impl TokenLimitField {
     }
 }
 
+/// How a model's provider takes batch jobs (`cargo xtask … --batch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum BatchMode {
+    /// The OpenAI Batch API: upload the input file (`/v1/files`), create the batch (`/v1/batches`), poll it,
+    /// download the output and error files.
+    Openai,
+    /// Write the input file and leave it for an offline runner (vLLM's `run_batch`); its output file is read by
+    /// the next run.
+    File,
+    /// No batch jobs: `--batch` sends this model's requests one by one as usual.
+    None,
+}
+
+impl BatchMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BatchMode::Openai => "openai",
+            BatchMode::File => "file",
+            BatchMode::None => "none",
+        }
+    }
+}
+
 /// A custom header's value: literal text, or `{ env = "VAR" }` to read a secret from the environment (never logged).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
@@ -135,6 +159,11 @@ pub struct ModelConfig {
     /// USD per million output tokens.
     #[serde(default)]
     pub price_out_per_mtok: f64,
+    /// How `--batch` runs this model's requests: `"openai"` (the provider's Batch API), `"file"` (an input file for
+    /// vLLM's `run_batch`, whose output the next run reads) or `"none"`; unset means `"openai"` when every base URL
+    /// is `https://api.openai.com/…`, else `"none"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<BatchMode>,
     /// Embedded engine: the GGUF file (when unset, the caller resolves a default, e.g. the fetched SmolLM2).
     #[serde(default)]
     pub gguf: Option<PathBuf>,
@@ -197,6 +226,7 @@ impl ModelConfig {
             retry_max_s: default_retry_max_s(),
             price_in_per_mtok: 0.0,
             price_out_per_mtok: 0.0,
+            batch: None,
             gguf: None,
             threads: None,
         }
@@ -225,6 +255,14 @@ impl ModelConfig {
                     ));
                 }
             }
+        }
+        if self.engine == Engine::Embedded
+            && matches!(self.batch, Some(BatchMode::Openai | BatchMode::File))
+        {
+            return Err(bad(
+                "batch",
+                "the embedded engine takes no batch jobs (use \"none\" or leave it unset)",
+            ));
         }
         if self.max_concurrency == 0 {
             return Err(bad("max-concurrency", "must be at least 1"));
@@ -277,6 +315,26 @@ impl ModelConfig {
             return Err(bad("price-in-per-mtok", "prices must not be negative"));
         }
         Ok(())
+    }
+
+    /// How `--batch` runs this model: its `batch` field, else the Batch API for OpenAI's own endpoint and none
+    /// for any other server (the embedded engine never batches).
+    pub fn batch_mode(&self) -> BatchMode {
+        if self.engine == Engine::Embedded {
+            return BatchMode::None;
+        }
+        self.batch.unwrap_or_else(|| {
+            let openai = !self.base_urls.is_empty()
+                && self
+                    .base_urls
+                    .iter()
+                    .all(|u| u.starts_with("https://api.openai.com/"));
+            if openai {
+                BatchMode::Openai
+            } else {
+                BatchMode::None
+            }
+        })
     }
 
     /// Worst-case USD for one request: its input tokens plus `max_tokens` of output.

@@ -36,6 +36,10 @@ pub enum Error {
     /// The cost limit stops a call that cannot leave work undone (e.g. embeddings).
     #[error("{0}")]
     Budget(String),
+    /// A batch job ended without answering (`failed`, `expired`, `cancelled`), or is still running when the
+    /// wait ends; what it answered is written first.
+    #[error("{0}")]
+    Batch(String),
     /// A request failed with a status that retrying cannot fix (401, 402, 403, 404, the same 400 again and
     /// again): this model's requests stop. `url` is the endpoint, without any credentials in it.
     #[error("model {model:?} at {url}: HTTP {status} ({class}): {message}")]

@@ -103,24 +103,26 @@ pub(crate) async fn post(
     timeout: Duration,
     redactor: &Redactor,
 ) -> Result<(u16, Vec<u8>), Failure> {
-    let resp = client
-        .post(url)
-        .body(body)
-        .timeout(timeout)
-        .send()
-        .await
-        .map_err(|e| Failure {
-            class: if e.is_timeout() {
-                ErrorClass::Timeout
-            } else {
-                ErrorClass::Connection
-            },
-            status: None,
-            message: redactor.clean(&error_chain(&e)),
-            retry_after: None,
-            should_retry: None,
-            usage: None,
-        })?;
+    send(client.post(url).body(body).timeout(timeout), redactor).await
+}
+
+/// Sends a request; a 2xx body comes back as bytes, anything else as a classified failure.
+pub(crate) async fn send(
+    request: reqwest::RequestBuilder,
+    redactor: &Redactor,
+) -> Result<(u16, Vec<u8>), Failure> {
+    let resp = request.send().await.map_err(|e| Failure {
+        class: if e.is_timeout() {
+            ErrorClass::Timeout
+        } else {
+            ErrorClass::Connection
+        },
+        status: None,
+        message: redactor.clean(&error_chain(&e)),
+        retry_after: None,
+        should_retry: None,
+        usage: None,
+    })?;
     let status = resp.status().as_u16();
     let hints = Hints::from_headers(
         |name| resp.headers().get(name).and_then(|v| v.to_str().ok()),

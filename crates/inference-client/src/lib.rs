@@ -14,6 +14,7 @@
 //! It deliberately knows nothing about benchmarks, prompts' meaning or scoring: prompts are opaque chat messages
 //! with ride-along fields. The embedded engine (`engine = "embedded"`) is a local server reached over the same HTTP path.
 
+mod batch;
 mod body;
 mod cache;
 mod client;
@@ -30,9 +31,10 @@ mod redact;
 mod retry;
 mod run;
 
+pub use batch::batch_dir;
 pub use body::estimate_input_tokens;
 pub use cache::Cache;
-pub use client::{Client, RunOptions};
-pub use config::{Engine, HeaderValue, ModelConfig, Models, TokenLimitField};
+pub use client::{BatchOptions, Client, RunOptions};
+pub use config::{BatchMode, Engine, HeaderValue, ModelConfig, Models, TokenLimitField};
 pub use error::Error;
 pub use run::{DryRunReport, RunSummary};

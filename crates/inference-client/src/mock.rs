@@ -16,7 +16,11 @@
 //!
 //! Some model ids emulate real providers' own behaviour (o-series, vLLM thinking, OpenRouter errors, out of
 //! credits, short context, `retry-after-ms`, a stalled body, an alias): see the `emulate` module.
+//!
+//! The OpenAI Batch API's endpoints (upload, create, poll, download) answer batch lines the same way, with
+//! markers for failed lines and `MockConfig::batch_end` for batches that end badly: see the `batch` module.
 
+mod batch;
 mod emulate;
 
 use std::collections::VecDeque;
@@ -29,6 +33,8 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
+
+pub use batch::{BatchEnd, BatchStats};
 
 /// One kind of injected fault.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -135,6 +141,8 @@ pub struct MockConfig {
     pub retry_after_s: u64,
     /// How long a `Hang` fault stalls.
     pub hang: Duration,
+    /// How batch jobs end (`/v1/batches`; see the `batch` module).
+    pub batch_end: BatchEnd,
     /// Scripted contents: (marker, contents). The n-th answered request whose last message contains the marker
     /// (the first marker that matches) gets the n-th content, the last one once they run out.
     pub replies: Vec<(String, Vec<String>)>,
@@ -152,6 +160,7 @@ impl MockConfig {
             retry_after_s: 1,
             hang: Duration::from_secs(5),
             replies: Vec::new(),
+            batch_end: BatchEnd::Completed,
         }
     }
 }
@@ -190,6 +199,7 @@ struct Shared {
     replied: Mutex<Vec<usize>>,
     stop: AtomicBool,
     emu: emulate::EmuState,
+    batches: batch::BatchState,
 }
 
 /// A running mock; stops when dropped.
@@ -213,6 +223,7 @@ impl MockServer {
             stats: Stats::default(),
             stop: AtomicBool::new(false),
             emu: emulate::EmuState::default(),
+            batches: batch::BatchState::default(),
         });
         let sh = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
@@ -266,6 +277,11 @@ impl MockServer {
         snapshot(&self.shared.stats)
     }
 
+    /// What the batch endpoints did so far.
+    pub fn batch_stats(&self) -> BatchStats {
+        self.shared.batches.stats()
+    }
+
     /// Chat-completion requests received so far.
     pub fn requests(&self) -> u64 {
         self.shared.stats.requests.load(Ordering::Relaxed)
@@ -316,6 +332,7 @@ pub fn fetch_stats(addr: SocketAddr) -> io::Result<MockStats> {
 }
 
 struct Request {
+    method: String,
     path: String,
     auth: Option<String>,
     /// Every header, names in lower case.
@@ -331,6 +348,7 @@ async fn read_request(
     if r.read_line(&mut line).await? == 0 {
         return Ok(None);
     }
+    let method = line.split_whitespace().next().unwrap_or("GET").to_owned();
     let path = line.split_whitespace().nth(1).unwrap_or("/").to_owned();
     let mut len = 0usize;
     let mut auth = None;
@@ -363,6 +381,7 @@ async fn read_request(
     let mut body = vec![0u8; len];
     r.read_exact(&mut body).await?;
     Ok(Some(Request {
+        method,
         path,
         auth,
         headers,
@@ -380,6 +399,22 @@ async fn serve_conn(sock: TcpStream, sh: Arc<Shared>) {
             let body = json!({"requests": s.requests, "ok": s.ok, "faults": s.faults}).to_string();
             let _ = write_response(&mut wr, 200, &[], body.as_bytes(), None).await;
             if req.close {
+                return;
+            }
+            continue;
+        }
+        // The Batch API's endpoints take faults from the same script, then answer.
+        let batch_api = batch::handles(&req.path);
+        if batch_api && let Some(fault) = pick_fault(&sh) {
+            if write_fault(&mut wr, fault, &req, &sh).await.is_err() || req.close {
+                return;
+            }
+            continue;
+        }
+        if batch_api {
+            let (status, body) = batch::route(&req.method, &req.path, &req, &sh);
+            let res = write_response(&mut wr, status, &[], &body, None).await;
+            if res.is_err() || req.close {
                 return;
             }
             continue;
@@ -443,94 +478,92 @@ async fn serve_conn(sock: TcpStream, sh: Arc<Shared>) {
             }
             continue;
         };
-        sh.stats.faults.fetch_add(1, Ordering::Relaxed);
-        let ra = sh.cfg.retry_after_s.to_string();
-        let err = |msg: &str| json!({"error": {"message": msg}}).to_string();
-        let res = match fault {
-            Fault::RateLimited => {
-                write_response(
-                    &mut wr,
-                    429,
-                    &[("Retry-After", &ra)],
-                    err("slow down").as_bytes(),
-                    None,
-                )
-                .await
-            }
-            Fault::RateLimitedDate => {
-                let at = SystemTime::now() + Duration::from_secs(sh.cfg.retry_after_s + 1);
-                let date = httpdate::fmt_http_date(at);
-                write_response(
-                    &mut wr,
-                    429,
-                    &[("Retry-After", &date)],
-                    err("slow down").as_bytes(),
-                    None,
-                )
-                .await
-            }
-            Fault::Unavailable => {
-                write_response(&mut wr, 503, &[], err("overloaded").as_bytes(), None).await
-            }
-            Fault::ServerError => {
-                write_response(&mut wr, 500, &[], err("internal error").as_bytes(), None).await
-            }
-            Fault::RequestTimeout => {
-                write_response(&mut wr, 408, &[], err("request timeout").as_bytes(), None).await
-            }
-            Fault::Conflict => {
-                write_response(&mut wr, 409, &[], err("conflict").as_bytes(), None).await
-            }
-            Fault::Reset => return,
-            Fault::Hang => {
-                tokio::time::sleep(sh.cfg.hang).await;
-                return;
-            }
-            Fault::InvalidJson => {
-                write_response(&mut wr, 200, &[], b"{\"choices\": [ this is not json", None).await
-            }
-            Fault::EmptyChoices => {
-                write_response(&mut wr, 200, &[], br#"{"id":"x","choices":[]}"#, None).await
-            }
-            Fault::TruncatedBody => {
-                let body = completion(&req.body, &sh);
-                let half = body.len() / 2;
-                let _ = write_response(
-                    &mut wr,
-                    200,
-                    &[],
-                    &body.as_bytes()[..half],
-                    Some(body.len()),
-                )
-                .await;
-                return;
-            }
-            Fault::BadRequest => {
-                write_response(
-                    &mut wr,
-                    400,
-                    &[],
-                    err("bad request: context too long").as_bytes(),
-                    None,
-                )
-                .await
-            }
-            Fault::Unauthorized => {
-                let msg = format!(
-                    "Incorrect API key provided: {}",
-                    req.auth.as_deref().unwrap_or("none")
-                );
-                write_response(&mut wr, 401, &[], err(&msg).as_bytes(), None).await
-            }
-            Fault::Forbidden => {
-                write_response(&mut wr, 403, &[], err("forbidden").as_bytes(), None).await
-            }
-            Fault::NotFound => {
-                write_response(&mut wr, 404, &[], err("model not found").as_bytes(), None).await
-            }
-        };
-        if res.is_err() || req.close {
+        if write_fault(&mut wr, fault, &req, &sh).await.is_err() || req.close {
             return;
+        }
+    }
+}
+
+/// Answers a request with a fault; an error (or a fault that drops the connection) ends the connection.
+async fn write_fault(
+    wr: &mut tokio::net::tcp::OwnedWriteHalf,
+    fault: Fault,
+    req: &Request,
+    sh: &Shared,
+) -> io::Result<()> {
+    sh.stats.faults.fetch_add(1, Ordering::Relaxed);
+    let ra = sh.cfg.retry_after_s.to_string();
+    let err = |msg: &str| json!({"error": {"message": msg}}).to_string();
+    match fault {
+        Fault::RateLimited => {
+            write_response(
+                wr,
+                429,
+                &[("Retry-After", &ra)],
+                err("slow down").as_bytes(),
+                None,
+            )
+            .await
+        }
+        Fault::RateLimitedDate => {
+            let at = SystemTime::now() + Duration::from_secs(sh.cfg.retry_after_s + 1);
+            let date = httpdate::fmt_http_date(at);
+            write_response(
+                wr,
+                429,
+                &[("Retry-After", &date)],
+                err("slow down").as_bytes(),
+                None,
+            )
+            .await
+        }
+        Fault::Unavailable => {
+            write_response(wr, 503, &[], err("overloaded").as_bytes(), None).await
+        }
+        Fault::ServerError => {
+            write_response(wr, 500, &[], err("internal error").as_bytes(), None).await
+        }
+        Fault::RequestTimeout => {
+            write_response(wr, 408, &[], err("request timeout").as_bytes(), None).await
+        }
+        Fault::Conflict => write_response(wr, 409, &[], err("conflict").as_bytes(), None).await,
+        Fault::Reset => Err(io::Error::other("reset")),
+        Fault::Hang => {
+            tokio::time::sleep(sh.cfg.hang).await;
+            Err(io::Error::other("hang"))
+        }
+        Fault::InvalidJson => {
+            write_response(wr, 200, &[], b"{\"choices\": [ this is not json", None).await
+        }
+        Fault::EmptyChoices => {
+            write_response(wr, 200, &[], br#"{"id":"x","choices":[]}"#, None).await
+        }
+        Fault::TruncatedBody => {
+            let body = completion(&req.body, sh);
+            let half = body.len() / 2;
+            let _ = write_response(wr, 200, &[], &body.as_bytes()[..half], Some(body.len())).await;
+            Err(io::Error::other("truncated"))
+        }
+        Fault::BadRequest => {
+            write_response(
+                wr,
+                400,
+                &[],
+                err("bad request: context too long").as_bytes(),
+                None,
+            )
+            .await
+        }
+        Fault::Unauthorized => {
+            let msg = format!(
+                "Incorrect API key provided: {}",
+                req.auth.as_deref().unwrap_or("none")
+            );
+            write_response(wr, 401, &[], err(&msg).as_bytes(), None).await
+        }
+        Fault::Forbidden => write_response(wr, 403, &[], err("forbidden").as_bytes(), None).await,
+        Fault::NotFound => {
+            write_response(wr, 404, &[], err("model not found").as_bytes(), None).await
         }
     }
 }

@@ -19,8 +19,8 @@ use crate::body::{
     body_max_tokens, cache_key, estimate_input_tokens, model_identity, request_body,
 };
 use crate::cache::Cache;
-use crate::client::{Budget, Client, check_limits, check_unique};
-use crate::config::ModelConfig;
+use crate::client::{BatchOptions, Budget, Client, check_limits, check_unique};
+use crate::config::{BatchMode, ModelConfig};
 use crate::http::{self, build_client};
 use crate::limiter::{Endpoints, Slot};
 use crate::parse::{self, Completion, Failure};
@@ -46,6 +46,9 @@ pub struct RunSummary {
     pub truncated: usize,
     /// Prompts not sent because `max_cost_usd` would have been exceeded.
     pub skipped_for_cost: usize,
+    /// Prompts in a batch job that has not answered them yet (a `run_batch` file not yet run, or a line missing
+    /// from the output); a rerun reads or sends them.
+    pub batch_pending: usize,
     /// USD spent on this run's requests (provider-reported cost when present, else tokens × prices).
     pub spent_usd: f64,
     pub prompt_tokens: u64,
@@ -118,12 +121,15 @@ type AnsweredRequest = (String, Map<String, Value>);
 const REPEATED_BAD_REQUESTS: u32 = 5;
 
 /// One prompt waiting to be sent.
-struct Job {
-    index: usize,
-    key: String,
-    body: Vec<u8>,
-    input_tokens: u64,
-    max_tokens: Option<u32>,
+pub(crate) struct Job {
+    /// Its place in the prompts.
+    pub(crate) index: usize,
+    /// Its cache key.
+    pub(crate) key: String,
+    /// The JSON request body.
+    pub(crate) body: Vec<u8>,
+    pub(crate) input_tokens: u64,
+    pub(crate) max_tokens: Option<u32>,
 }
 
 /// Sends every prompt not yet answered in `out`, appending one `ResponseRecord` per (id, sample index) as each completes.
@@ -138,6 +144,7 @@ pub(crate) async fn run_prompts(
     model: &ModelConfig,
     prompts: &[PromptRecord],
     out: &Path,
+    batch: Option<(&BatchOptions, BatchMode)>,
 ) -> Result<RunSummary, Error> {
     let started = Instant::now();
     let opts = client.options();
@@ -263,10 +270,23 @@ pub(crate) async fn run_prompts(
         }
     }
 
-    let jobs_result = if jobs.is_empty() {
-        Ok(Counters::default())
-    } else {
-        send_all(client, model, prompts, jobs, access, &tx, &progress).await
+    let jobs_result = match batch {
+        _ if jobs.is_empty() => Ok(Counters::default()),
+        None => send_all(client, model, prompts, jobs, access, &tx, &progress).await,
+        Some((options, mode)) => {
+            let job = crate::batch::BatchRun {
+                client,
+                model,
+                prompts,
+                access: &access,
+                tx: &tx,
+                progress: &progress,
+                out,
+                options,
+                mode,
+            };
+            job.send(jobs).await
+        }
     };
     drop(tx);
     let writer_result = writer
@@ -281,6 +301,7 @@ pub(crate) async fn run_prompts(
     summary.failed = counters.failed.load(Ordering::Relaxed);
     summary.truncated = counters.truncated.load(Ordering::Relaxed);
     summary.skipped_for_cost = counters.skipped_for_cost;
+    summary.batch_pending = counters.batch_pending;
     summary.prompt_tokens = counters.prompt_tokens.load(Ordering::Relaxed);
     summary.completion_tokens = counters.completion_tokens.load(Ordering::Relaxed);
     summary.spent_usd = counters.spent.lock().map(|c| *c).unwrap_or(0.0);
@@ -291,7 +312,7 @@ pub(crate) async fn run_prompts(
     summary.wall_s = started.elapsed().as_secs_f64();
     tracing::info!(
         model = %model.name, sent = summary.sent, cached = summary.cached, resumed = summary.resumed,
-        failed = summary.failed, truncated = summary.truncated, requests = summary.requests,
+        failed = summary.failed, batch_pending = summary.batch_pending, truncated = summary.truncated, requests = summary.requests,
         prompt_tokens = summary.prompt_tokens, completion_tokens = summary.completion_tokens,
         spent_usd = summary.spent_usd, wall_s = summary.wall_s, "Inference run finished."
     );
@@ -375,10 +396,11 @@ impl Bars {
     }
 }
 
-struct Written {
-    record: ResponseRecord,
+/// A record for the writer thread.
+pub(crate) struct Written {
+    pub(crate) record: ResponseRecord,
     /// Store in the cache (fresh ok/truncated answers).
-    store: bool,
+    pub(crate) store: bool,
 }
 
 fn writer_loop(
@@ -416,20 +438,23 @@ fn writer_loop(
     Ok(())
 }
 
+/// What one call's sending did (requests, outcomes, tokens, money), filled in by its requests as they finish.
 #[derive(Default)]
-struct Counters {
-    sent: usize,
-    skipped_for_cost: usize,
-    requests: AtomicU64,
-    failed: AtomicUsize,
-    truncated: AtomicUsize,
-    prompt_tokens: AtomicU64,
-    completion_tokens: AtomicU64,
+pub(crate) struct Counters {
+    pub(crate) sent: usize,
+    pub(crate) skipped_for_cost: usize,
+    pub(crate) batch_pending: usize,
+    pub(crate) requests: AtomicU64,
+    pub(crate) failed: AtomicUsize,
+    pub(crate) truncated: AtomicUsize,
+    pub(crate) prompt_tokens: AtomicU64,
+    pub(crate) completion_tokens: AtomicU64,
     /// USD spent by this call's requests.
-    spent: Mutex<f64>,
+    pub(crate) spent: Mutex<f64>,
     /// How often each 400 message came back (after its retries).
     bad_requests: Mutex<HashMap<String, u32>>,
-    abort: Mutex<Option<Error>>,
+    /// The error that ends the call once every finished answer is written.
+    pub(crate) abort: Mutex<Option<Error>>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -619,60 +644,15 @@ impl TaskCtx {
             }
         };
         let wall_s = start.elapsed().as_secs_f64();
-        let mut record = ResponseRecord {
-            schema_version: SCHEMA_VERSION,
-            id,
-            sample_index,
-            model: m.name.clone(),
-            outcome: Outcome::Ok,
-            content: None,
-            reasoning: None,
-            finish_reason: None,
-            usage: schema::Usage::default(),
-            logprobs: None,
-            latency_s: None,
-            wall_s,
-            attempts,
-            error: None,
-            cache_key: job.key,
-            cached: false,
-            prompt_meta: meta,
-            served: None,
-        };
+        let mut record = new_record(m, job.key, id, sample_index, meta, attempts, wall_s);
         let mut cost = 0.0;
         let store = match result {
             Ok((c, latency)) => {
-                record.outcome = if c.finish_reason.as_deref() == Some("length") {
-                    Outcome::Truncated
-                } else {
-                    Outcome::Ok
-                };
-                if record.outcome == Outcome::Truncated {
-                    self.counters.truncated.fetch_add(1, Ordering::Relaxed);
-                }
-                cost = c.usage.cost_usd.unwrap_or_else(|| {
-                    m.cost_from_usage(c.usage.prompt_tokens, c.usage.completion_tokens)
-                });
-                self.counters
-                    .prompt_tokens
-                    .fetch_add(c.usage.prompt_tokens, Ordering::Relaxed);
-                self.counters
-                    .completion_tokens
-                    .fetch_add(c.usage.completion_tokens, Ordering::Relaxed);
-                record.content = Some(c.content);
-                record.reasoning = c.reasoning;
-                record.finish_reason = c.finish_reason;
-                record.usage = c.usage;
-                record.logprobs = c.logprobs;
-                record.latency_s = Some(latency);
-                warn_if_other_model(m, c.served.model.as_deref());
-                record.served = Some(c.served);
+                cost = fill_answer(&mut record, m, c, Some(latency), &self.counters);
                 true
             }
             Err(f) => {
-                record.outcome = Outcome::Failed;
-                let status = f.status.map(|s| format!("HTTP {s}, ")).unwrap_or_default();
-                record.error = Some(format!("{status}{}: {}", class_name(f.class), f.message));
+                fill_failure(&mut record, &f);
                 // The same 400 again and again (an unsupported parameter, a model limit) fails every request alike.
                 let repeated = f.class == ErrorClass::BadRequest && {
                     let mut seen = self
@@ -749,6 +729,83 @@ impl TaskCtx {
             .unwrap_or_else(|e| e.into_inner()) += cost;
         self.budget.settle(worst, cost)
     }
+}
+
+/// A response line for one prompt, not yet filled in (outcome `ok`, no content).
+pub(crate) fn new_record(
+    m: &ModelConfig,
+    key: String,
+    id: String,
+    sample_index: u32,
+    meta: Map<String, Value>,
+    attempts: Vec<Attempt>,
+    wall_s: f64,
+) -> ResponseRecord {
+    ResponseRecord {
+        schema_version: SCHEMA_VERSION,
+        id,
+        sample_index,
+        model: m.name.clone(),
+        outcome: Outcome::Ok,
+        content: None,
+        reasoning: None,
+        finish_reason: None,
+        usage: schema::Usage::default(),
+        logprobs: None,
+        latency_s: None,
+        wall_s,
+        attempts,
+        error: None,
+        cache_key: key,
+        cached: false,
+        prompt_meta: meta,
+        served: None,
+    }
+}
+
+/// Fills a record from a completion (outcome, content, reasoning, usage, provenance) and counts its tokens;
+/// returns what it cost (the provider's reported cost, else tokens × the model's prices).
+pub(crate) fn fill_answer(
+    record: &mut ResponseRecord,
+    m: &ModelConfig,
+    c: Completion,
+    latency: Option<f64>,
+    counters: &Counters,
+) -> f64 {
+    record.outcome = if c.finish_reason.as_deref() == Some("length") {
+        Outcome::Truncated
+    } else {
+        Outcome::Ok
+    };
+    if record.outcome == Outcome::Truncated {
+        counters.truncated.fetch_add(1, Ordering::Relaxed);
+    }
+    let cost = c
+        .usage
+        .cost_usd
+        .unwrap_or_else(|| m.cost_from_usage(c.usage.prompt_tokens, c.usage.completion_tokens));
+    counters
+        .prompt_tokens
+        .fetch_add(c.usage.prompt_tokens, Ordering::Relaxed);
+    counters
+        .completion_tokens
+        .fetch_add(c.usage.completion_tokens, Ordering::Relaxed);
+    record.content = Some(c.content);
+    record.reasoning = c.reasoning;
+    record.finish_reason = c.finish_reason;
+    record.usage = c.usage;
+    record.logprobs = c.logprobs;
+    record.latency_s = latency;
+    warn_if_other_model(m, c.served.model.as_deref());
+    record.served = Some(c.served);
+    cost
+}
+
+/// Marks a record failed with the failure's status, class and message.
+pub(crate) fn fill_failure(record: &mut ResponseRecord, f: &Failure) {
+    record.outcome = Outcome::Failed;
+    let status = f.status.map(|s| format!("HTTP {s}, ")).unwrap_or_default();
+    record.error = Some(format!("{status}{}: {}", class_name(f.class), f.message));
 }
 
 /// Warns once per model when the server says another model answered than the one requested (a dated version of

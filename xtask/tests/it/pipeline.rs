@@ -335,3 +335,48 @@ fn the_pipeline_rephrases_clues_when_a_model_is_named() {
     assert_eq!(code, 0);
     assert_eq!(mock.requests(), sent, "a rerun sends nothing");
 }
+
+/// `--batch`: the RIFT baseline and both judges go through the mock's Batch API (the multi-question prompts and
+/// the IFScale reports one by one); the run completes, and a rerun without `--batch` sends and submits nothing.
+#[test]
+fn with_batch_the_judges_and_the_baseline_run_as_batch_jobs() {
+    let mock = judged_mock(&[r#"{"reason": "A coherent report.", "score": 8}"#], &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let batch = "batch = \"openai\"\n";
+    workspace(
+        dir.path(),
+        &mock,
+        &[
+            ("writer", "mock", batch),
+            ("coherence", "mock", batch),
+            ("grader", "mock", batch),
+        ],
+    );
+    std::fs::write(
+        dir.path().join("run.toml"),
+        both_benchmarks("\"writer\"", ""),
+    )
+    .unwrap();
+    let (code, summary) = pipeline(dir.path(), &["--batch", "--batch-poll-s", "0.01"]);
+    assert_eq!(code, 0, "{summary}");
+    let b = mock.batch_stats();
+    assert!(b.batches >= 2, "{b:?}");
+    // Six baseline prompts, two IFScale reports to judge, and the RIFT judge requests.
+    assert!(b.lines >= 6 + 2, "{b:?}");
+    let run = dir.path().join("artifacts/runs/budget");
+    assert!(
+        run.join("rift/models/writer/responses.batch")
+            .read_dir()
+            .unwrap()
+            .any(|f| f
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("input-"))
+    );
+    let sent = mock.requests();
+    let (code, summary) = pipeline(dir.path(), &["--force"]);
+    assert_eq!(code, 0, "{summary}");
+    assert_eq!(mock.requests(), sent);
+    assert_eq!(mock.batch_stats(), b);
+}

@@ -354,3 +354,53 @@ fn a_missing_api_key_is_a_usage_error() {
     assert!(err.is_usage());
     assert_eq!(mock.requests(), 0);
 }
+
+#[test]
+fn with_batch_jobs_the_coherence_judge_gives_the_same_verdicts() {
+    let low = format!("{GOOD} JUDGE-LOW");
+    let garbled = format!("{GOOD} JUDGE-GARBLED");
+    let mock = mock(&[
+        ("JUDGE-LOW", &[r#"{"reason": "word salad", "score": 2}"#]),
+        (
+            "JUDGE-GARBLED",
+            &["I cannot decide.", r#"{"reason": "clear", "score": 8}"#],
+        ),
+        ("[incoherent-first]", &[&low, &garbled]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = [prompt("incoherent", "[incoherent-first]")];
+    let mut judge = model(&mock, "judge");
+    judge.batch = Some(inference_client::BatchMode::Openai);
+    let mut o = crate::support::opts(dir.path());
+    o.progress = false;
+    o.batch = Some(inference_client::BatchOptions {
+        poll_interval: std::time::Duration::from_millis(5),
+        ..Default::default()
+    });
+    let client = inference_client::Client::new(o).unwrap();
+    let files = ModelPaths::in_dir(&dir.path().join("out"));
+    let s = generate(&Generation {
+        prompts: &prompts,
+        model: &model(&mock, "writer"),
+        judge: Some(&judge),
+        judge_call: &HelperCall::judge(),
+        coherence_threshold: 6,
+        max_attempts: 3,
+        mode: MatchMode::Paper,
+        span: Default::default(),
+        files: &files,
+        client: &client,
+    })
+    .unwrap();
+    assert_eq!((s.accepted, s.attempts, s.judged, s.unjudged), (1, 2, 2, 0));
+    assert_eq!(s.rejected.get("incoherent"), Some(&1));
+    // Generation one by one; the judge as batch jobs: attempt 1 once, attempt 2 twice (garbled, then clear).
+    assert_eq!(mock.requests(), 2);
+    let b = mock.batch_stats();
+    assert_eq!((b.batches, b.lines), (3, 3));
+    let log = attempts(dir.path(), "incoherent");
+    assert_eq!(
+        log.iter().map(|l| l.coherence).collect::<Vec<_>>(),
+        [Some(2), Some(8)]
+    );
+}

@@ -5,5 +5,6 @@ mod pairs;
 mod report;
 mod reports;
 mod rift;
+mod rift_batch;
 mod rift_judge;
 mod support;

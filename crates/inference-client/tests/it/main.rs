@@ -1,5 +1,6 @@
 //! Integration tests of the inference client against the crate's mock server on 127.0.0.1.
 
+mod batch;
 mod cache_keys;
 mod config;
 mod crash;
