@@ -6,6 +6,7 @@
 pub mod env;
 pub mod ifscale;
 mod io;
+pub mod metrics;
 pub mod paths;
 mod records;
 mod responses;

@@ -6,6 +6,7 @@
 //! whose outputs exist is skipped, so a rerun of a finished pipeline makes no model call.
 
 mod config;
+mod metrics;
 mod report;
 
 use std::path::{Path, PathBuf};
@@ -36,6 +37,10 @@ pub(crate) struct PipelineArgs {
     /// Run every stage even when its inputs did not change.
     #[arg(long)]
     force: bool,
+    /// Append one JSON line per stage to this file (created anew): wall time, CPU time, peak RSS, rows and bytes
+    /// written under the run folder and the cache (what `cargo xtask bench pipeline` tabulates).
+    #[arg(long)]
+    stage_metrics: Option<PathBuf>,
     #[command(flatten)]
     client: ClientArgs,
 }
@@ -85,12 +90,27 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
     }
     let stamps = Stamps::new(&run_dir);
     let mut out = Outcome::default();
+    let metrics = match &args.stage_metrics {
+        Some(file) => {
+            // The cache is SQLite: its file and its write-ahead log.
+            let cache = args.client.cache_path(&defaults);
+            let mut roots = vec![run_dir.clone(), cache.to_owned()];
+            for suffix in ["-wal", "-shm"] {
+                let mut p = cache.as_os_str().to_owned();
+                p.push(suffix);
+                roots.push(PathBuf::from(p));
+            }
+            Some(metrics::Metrics::new(file, roots)?)
+        }
+        None => None,
+    };
     let mut stage = Stager {
         stamps: &stamps,
         force: args.force,
         out: &mut out,
         client: &client,
         stopped: Default::default(),
+        metrics: metrics.as_ref(),
     };
 
     // Offline assets for embedded models are resolved while loading the models (see `crate::models`).
@@ -211,10 +231,44 @@ pub(crate) struct Stager<'a> {
     client: &'a Client,
     /// Models whose requests were stopped (stage names end in `:<model>`): their later stages are not run.
     stopped: std::collections::BTreeSet<String>,
+    /// Per-stage measurements (`--stage-metrics`).
+    metrics: Option<&'a metrics::Metrics>,
 }
 
 impl Stager<'_> {
+    /// Runs a stage unless it is fresh (see [`Stager::run_inner`]), measuring it when asked to.
     pub(crate) fn run(
+        &mut self,
+        name: &str,
+        fp: Fingerprint,
+        outputs: &[PathBuf],
+        body: impl FnOnce() -> anyhow::Result<()>,
+    ) -> anyhow::Result<bool> {
+        let Some(m) = self.metrics else {
+            return self.run_inner(name, fp, outputs, body);
+        };
+        let running = m.start();
+        let ran = self.run_inner(name, fp, outputs, body)?;
+        m.finish(name, ran, running)?;
+        Ok(ran)
+    }
+
+    /// Work between stages that is not stamped (joining the per-model files), measured like a stage when asked to.
+    pub(crate) fn step<T>(
+        &mut self,
+        name: &str,
+        body: impl FnOnce() -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
+        let Some(m) = self.metrics else {
+            return body();
+        };
+        let running = m.start();
+        let v = body()?;
+        m.finish(name, true, running)?;
+        Ok(v)
+    }
+
+    fn run_inner(
         &mut self,
         name: &str,
         fp: Fingerprint,
@@ -391,10 +445,12 @@ fn ifscale_stages(
     for files in [&mut scores, &mut labels, &mut attempts] {
         files.retain(|p| p.is_file());
     }
-    concat_jsonl(&scores, &paths.ifscale_scores())?;
-    concat_jsonl(&labels, &paths.ifscale_labels())?;
-    concat_jsonl(&attempts, &paths.ifscale_attempts())?;
-    Ok(())
+    stage.step("ifscale-join", || {
+        concat_jsonl(&scores, &paths.ifscale_scores())?;
+        concat_jsonl(&labels, &paths.ifscale_labels())?;
+        concat_jsonl(&attempts, &paths.ifscale_attempts())?;
+        Ok(())
+    })
 }
 
 fn rift_stages(
@@ -492,9 +548,11 @@ fn rift_stages(
     for files in [&mut answer_files, &mut prompt_files] {
         files.retain(|p| p.is_file());
     }
-    concat_jsonl(&answer_files, &paths.rift_answer_scores())?;
-    concat_jsonl(&prompt_files, &paths.rift_prompt_scores())?;
-    Ok(())
+    stage.step("rift-join", || {
+        concat_jsonl(&answer_files, &paths.rift_answer_scores())?;
+        concat_jsonl(&prompt_files, &paths.rift_prompt_scores())?;
+        Ok(())
+    })
 }
 
 #[allow(clippy::print_stdout)]
