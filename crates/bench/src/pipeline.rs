@@ -81,11 +81,23 @@ impl PipelineBenchArgs {
     }
 }
 
-/// What a rehearsal measured.
+/// What a rehearsal measured: one pipeline run per benchmark (RIFT for one model, IFScale for a few), each run
+/// twice.
 #[derive(Debug, Clone)]
 pub struct Rehearsal {
+    pub parts: Vec<Part>,
+    /// The mock's per-kind counts (`rift=… rift_judge=…`).
+    pub mock_counts: String,
+    pub judge: JudgeCounts,
+    pub markdown: String,
+}
+
+/// One benchmark's pipeline run and its cached rerun.
+#[derive(Debug, Clone)]
+pub struct Part {
+    /// `rift` or `ifscale`.
+    pub bench: &'static str,
     pub run_dir: PathBuf,
-    /// The first run's stages, then the rerun's.
     pub first: Vec<StageMetric>,
     pub rerun: Vec<StageMetric>,
     pub first_wall_s: f64,
@@ -93,10 +105,6 @@ pub struct Rehearsal {
     /// Requests the mock received during the first run and during the rerun.
     pub first_requests: u64,
     pub rerun_requests: u64,
-    /// The mock's per-kind counts (`rift=… rift_judge=…`).
-    pub mock_counts: String,
-    pub judge: JudgeCounts,
-    pub markdown: String,
 }
 
 /// RIFT answers on their way to the judge.
@@ -140,12 +148,11 @@ pub fn rehearse(
         Scale::Small => "small",
     };
     let dir = args.dir.join(scale);
-    let run_name = format!("rehearsal-{scale}");
-    let run_dir = PathBuf::from("artifacts/runs").join(&run_name);
+    let run_dir = |bench: &str| PathBuf::from("artifacts/runs").join(format!("rehearsal-{scale}-{bench}"));
     let cache = dir.join("cache.sqlite");
     if args.fresh {
-        for p in [&run_dir, &dir] {
-            match std::fs::remove_dir_all(p) {
+        for p in [run_dir("rift"), run_dir("ifscale"), dir.clone()] {
+            match std::fs::remove_dir_all(&p) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => return Err(e).with_context(|| format!("removing {}", p.display())),
@@ -168,37 +175,48 @@ pub fn rehearse(
         &models_file,
         models_toml(&mock.url, args.concurrency, args.ifscale_models).as_bytes(),
     )?;
-    let config = dir.join("rehearsal.toml");
-    schema::write_atomic(
-        &config,
-        config_toml(args, &run_name, &models_file, &cache, &questions_file)?.as_bytes(),
-    )?;
-
-    let before = mock.requests()?;
-    let first_metrics = dir.join("metrics-first.jsonl");
-    let first_wall_s = pipeline(exe, args, &config, &first_metrics, &dir.join("first.log"), env)?;
-    let middle = mock.requests()?;
-    let rerun_metrics = dir.join("metrics-rerun.jsonl");
-    let rerun_wall_s = pipeline(exe, args, &config, &rerun_metrics, &dir.join("rerun.log"), env)?;
-    let after = mock.requests()?;
+    let mut parts = Vec::new();
+    for bench in ["rift", "ifscale"] {
+        let run_name = format!("rehearsal-{scale}-{bench}");
+        let config = dir.join(format!("{bench}.toml"));
+        let text = config_toml(args, bench, &run_name, &models_file, &cache, &questions_file)?;
+        schema::write_atomic(&config, text.as_bytes())?;
+        let before = mock.requests()?;
+        let first_metrics = dir.join(format!("{bench}-metrics-first.jsonl"));
+        let log = dir.join(format!("{bench}-first.log"));
+        let first_wall_s = pipeline(exe, args, &config, &first_metrics, &log, env)?;
+        let middle = mock.requests()?;
+        let rerun_metrics = dir.join(format!("{bench}-metrics-rerun.jsonl"));
+        let log = dir.join(format!("{bench}-rerun.log"));
+        let rerun_wall_s = pipeline(exe, args, &config, &rerun_metrics, &log, env)?;
+        let after = mock.requests()?;
+        parts.push(Part {
+            bench,
+            run_dir: run_dir(bench),
+            first: schema::read_jsonl(&first_metrics)?,
+            rerun: schema::read_jsonl(&rerun_metrics)?,
+            first_wall_s,
+            rerun_wall_s,
+            first_requests: middle - before,
+            rerun_requests: after - middle,
+        });
+    }
     let mock_counts = mock.stop()?;
-
-    let paths = RunPaths::new(&run_dir);
-    let judge = judge_counts(&paths, args.ifscale_models)?;
+    let judge = judge_counts(
+        &RunPaths::new(&run_dir("rift")),
+        &RunPaths::new(&run_dir("ifscale")),
+        args.ifscale_models,
+    )?;
     let mut r = Rehearsal {
-        run_dir: run_dir.clone(),
-        first: schema::read_jsonl(&first_metrics)?,
-        rerun: schema::read_jsonl(&rerun_metrics)?,
-        first_wall_s,
-        rerun_wall_s,
-        first_requests: middle - before,
-        rerun_requests: after - middle,
+        parts,
         mock_counts,
         judge,
         markdown: String::new(),
     };
     r.markdown = markdown(&r, args, scale, n_questions);
-    schema::write_atomic(&run_dir.join("rehearsal.md"), r.markdown.as_bytes())?;
+    for p in &r.parts {
+        schema::write_atomic(&p.run_dir.join("rehearsal.md"), r.markdown.as_bytes())?;
+    }
     Ok(r)
 }
 
@@ -237,8 +255,10 @@ fn repo_file(path: &str) -> anyhow::Result<String> {
     Ok(p.display().to_string())
 }
 
+/// The pipeline config of one benchmark's part: RIFT for `rift-model`, IFScale for the IFScale models.
 fn config_toml(
     args: &PipelineBenchArgs,
+    bench: &str,
     run_name: &str,
     models_file: &Path,
     cache: &Path,
@@ -261,33 +281,43 @@ fn config_toml(
         ),
     };
     let prompts = args.rift_prompts.unwrap_or(prompts);
-    let models: Vec<String> = std::iter::once("rift-model".to_owned())
-        .chain(ifscale_names(args.ifscale_models))
-        .map(|m| format!("{m:?}"))
-        .collect();
+    let models: Vec<String> = if bench == "rift" {
+        vec!["rift-model".to_owned()]
+    } else {
+        ifscale_names(args.ifscale_models)
+    };
+    let models: Vec<String> = models.iter().map(|m| format!("{m:?}")).collect();
     let abs = |p: &Path| -> anyhow::Result<String> {
         let p = std::path::absolute(p)?;
         Ok(p.display().to_string())
     };
-    Ok(format!(
-        "# Written by `cargo xtask bench pipeline`: the paper grids against the rehearsal's mock.\n\n\
-         [run]\nname = \"{run_name}\"\nmodels-file = {:?}\nmodels = [{}]\ncache = {:?}\n\n\
-         [rift-prep]\njudge-model = \"rift-judge\"\n\n\
-         [rift]\nseed = 36\ndataset = {:?}\nlinear-prompts = {prompts}\njumping-prompts = {prompts}\n{baseline}\
-         num-min = 10\nnum-max = {num_max}\nmax-jump-distance = 18\nmax-tokens = 81920\n\
-         system-prompt = {:?}\nbaseline-system-prompt = {:?}\n\n\
-         [ifscale]\ngrid = [{}]\nseeds = {seeds}\nsampling = \"paper\"\nvocab = {:?}\ntemplate = {:?}\n\
-         judge-model = \"coherence-judge\"\ncoherence-threshold = 6\nmax-attempts = 10\nscore-span = \"whole\"\n",
+    let head = format!(
+        "# Written by `cargo xtask bench pipeline`: a paper grid against the rehearsal's mock.\n\n\
+         [run]\nname = \"{run_name}\"\nmodels-file = {:?}\nmodels = [{}]\ncache = {:?}\n\n",
         abs(models_file)?,
         models.join(", "),
         abs(cache)?,
-        abs(questions)?,
-        repo_file("configs/prompts/rift-system.txt")?,
-        repo_file("configs/prompts/rift-baseline-system.txt")?,
-        grid.join(", "),
-        repo_file("datasets/vocab/ifscale-paper.txt")?,
-        repo_file("configs/prompts/ifscale-report.txt")?,
-    ))
+    );
+    if bench == "rift" {
+        return Ok(head
+            + &format!(
+                "[rift-prep]\njudge-model = \"rift-judge\"\n\n\
+         [rift]\nseed = 36\ndataset = {:?}\nlinear-prompts = {prompts}\njumping-prompts = {prompts}\n{baseline}\
+         num-min = 10\nnum-max = {num_max}\nmax-jump-distance = 18\nmax-tokens = 81920\n\
+         system-prompt = {:?}\nbaseline-system-prompt = {:?}\n",
+                abs(questions)?,
+                repo_file("configs/prompts/rift-system.txt")?,
+                repo_file("configs/prompts/rift-baseline-system.txt")?,
+            ));
+    }
+    Ok(head
+        + &format!(
+            "[ifscale]\ngrid = [{}]\nseeds = {seeds}\nsampling = \"paper\"\nvocab = {:?}\ntemplate = {:?}\n\
+         judge-model = \"coherence-judge\"\ncoherence-threshold = 6\nmax-attempts = 10\nscore-span = \"whole\"\n",
+            grid.join(", "),
+            repo_file("datasets/vocab/ifscale-paper.txt")?,
+            repo_file("configs/prompts/ifscale-report.txt")?,
+        ))
 }
 
 /// One `xtask pipeline` run with stage metrics; returns its wall time. Its log goes to `log`.
@@ -410,8 +440,12 @@ fn serve(args: &PipelineBenchArgs, questions: &Path) -> anyhow::Result<()> {
 }
 
 /// Answers, judge requests before and after the pre-judge and de-duplication, and IFScale attempts.
-fn judge_counts(paths: &RunPaths, ifscale_models: usize) -> anyhow::Result<JudgeCounts> {
-    let files = paths.model(Bench::Rift, "rift-model");
+fn judge_counts(
+    rift: &RunPaths,
+    ifscale: &RunPaths,
+    ifscale_models: usize,
+) -> anyhow::Result<JudgeCounts> {
+    let files = rift.model(Bench::Rift, "rift-model");
     let summary: serde_json::Value = serde_json::from_slice(
         &std::fs::read(files.summary_json())
             .with_context(|| format!("reading {}", files.summary_json().display()))?,
@@ -426,7 +460,7 @@ fn judge_counts(paths: &RunPaths, ifscale_models: usize) -> anyhow::Result<Judge
         ifscale_attempts: 0,
     };
     for m in ifscale_names(ifscale_models) {
-        c.ifscale_attempts += count_lines(&paths.model(Bench::Ifscale, &m).attempts())?;
+        c.ifscale_attempts += count_lines(&ifscale.model(Bench::Ifscale, &m).attempts())?;
     }
     Ok(c)
 }
@@ -484,29 +518,31 @@ fn markdown(r: &Rehearsal, args: &PipelineBenchArgs, scale: &str, questions: usi
         |p| format!("{p} + {p}"),
     );
     let mut md = format!(
-        "# Paper-scale rehearsal ({scale})\n\nRIFT: one model, {prompts} linear + jumping prompts over {questions} synthetic questions \
-         plus the baseline, LLM judge. IFScale: {} models, coherence judge. Mock latency {} ms, concurrency {}.\n\n\
-         ## First run: {:.1} s, {} requests\n\n{}\n\
-         ## Rerun (everything cached): {:.1} s, {} requests\n\n{}\n\
-         ## Judge requests\n\n| | count |\n|---|---:|\n| RIFT answers scored | {} |\n| answered (some text) | {} |\n\
+        "# Paper-scale rehearsal ({scale})\n\nRIFT: one model, {prompts} linear + jumping prompts over {questions} synthetic \
+         questions plus the baseline, LLM judge. IFScale: {} models, coherence judge, up to 10 attempts. Mock latency {} ms, \
+         concurrency {}.\n\n",
+        args.ifscale_models, args.latency_ms, args.concurrency,
+    );
+    for p in &r.parts {
+        let _ = write!(
+            md,
+            "## {}: first run, {:.1} s, {} requests\n\n{}\n## {}: rerun (everything cached), {:.1} s, {} requests\n\n{}\n",
+            p.bench,
+            p.first_wall_s,
+            p.first_requests,
+            table(&p.first),
+            p.bench,
+            p.rerun_wall_s,
+            p.rerun_requests,
+            table(&p.rerun),
+        );
+    }
+    let _ = write!(
+        md,
+        "## Judge requests\n\n| | count |\n|---|---:|\n| RIFT answers scored | {} |\n| answered (some text) | {} |\n\
          | open after the pre-judge (one request per answer) | {} |\n| after content-addressed de-duplication | {} |\n\
          | IFScale attempts (one coherence judge request each) | {} |\n\nMock: {}.\n",
-        args.ifscale_models,
-        args.latency_ms,
-        args.concurrency,
-        r.first_wall_s,
-        r.first_requests,
-        table(&r.first),
-        r.rerun_wall_s,
-        r.rerun_requests,
-        table(&r.rerun),
-        j.answers,
-        j.answered,
-        j.after_pre_judge,
-        j.after_dedup,
-        j.ifscale_attempts,
-        r.mock_counts,
+        j.answers, j.answered, j.after_pre_judge, j.after_dedup, j.ifscale_attempts, r.mock_counts,
     );
-    md.push('\n');
     md
 }
