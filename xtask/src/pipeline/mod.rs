@@ -489,8 +489,7 @@ fn rift_stages(
             .file(&prompts_path)?;
         let name = format!("rift-generate:{}", model.name);
         stage.run(&name, fp, std::slice::from_ref(&responses), || {
-            let prompts = harness::read_prompts(&prompts_path)?;
-            harness::rift::run(model, &prompts, &responses, client)?;
+            harness::rift::run_file(model, &prompts_path, &responses, client)?;
             Ok(())
         })?;
         let mut verdict_path = None;
