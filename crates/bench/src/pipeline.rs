@@ -148,7 +148,8 @@ pub fn rehearse(
         Scale::Small => "small",
     };
     let dir = args.dir.join(scale);
-    let run_dir = |bench: &str| PathBuf::from("artifacts/runs").join(format!("rehearsal-{scale}-{bench}"));
+    let run_dir =
+        |bench: &str| PathBuf::from("artifacts/runs").join(format!("rehearsal-{scale}-{bench}"));
     let cache = dir.join("cache.sqlite");
     if args.fresh {
         for p in [run_dir("rift"), run_dir("ifscale"), dir.clone()] {
@@ -179,7 +180,14 @@ pub fn rehearse(
     for bench in ["rift", "ifscale"] {
         let run_name = format!("rehearsal-{scale}-{bench}");
         let config = dir.join(format!("{bench}.toml"));
-        let text = config_toml(args, bench, &run_name, &models_file, &cache, &questions_file)?;
+        let text = config_toml(
+            args,
+            bench,
+            &run_name,
+            &models_file,
+            &cache,
+            &questions_file,
+        )?;
         schema::write_atomic(&config, text.as_bytes())?;
         let before = mock.requests()?;
         let first_metrics = dir.join(format!("{bench}-metrics-first.jsonl"));
@@ -235,7 +243,11 @@ fn models_toml(url: &str, concurrency: usize, ifscale: usize) -> String {
     model("rift-judge", replies::RIFT_JUDGE, 64);
     model("coherence-judge", replies::COHERENCE_JUDGE, 4096);
     for m in ifscale_names(ifscale) {
-        model(&m, &format!("{}{}", replies::IFSCALE_PREFIX, &m[8..]), 32_768);
+        model(
+            &m,
+            &format!("{}{}", replies::IFSCALE_PREFIX, &m[8..]),
+            32_768,
+        );
     }
     s
 }
@@ -248,7 +260,9 @@ fn ifscale_names(n: usize) -> Vec<String> {
 }
 
 fn repo_file(path: &str) -> anyhow::Result<String> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(path);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path);
     let p = p
         .canonicalize()
         .with_context(|| format!("{}: not found", p.display()))?;
@@ -329,7 +343,8 @@ fn pipeline(
     log: &Path,
     env: &[(&str, &str)],
 ) -> anyhow::Result<f64> {
-    let log_file = std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
+    let log_file =
+        std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
     let started = Instant::now();
     let status = Command::new(exe)
         .arg("pipeline")
@@ -492,7 +507,8 @@ fn table(rows: &[StageMetric]) -> String {
             if m.ran { "yes" } else { "skipped" },
             m.wall_s,
             m.cpu_s,
-            m.peak_rss_mib.map_or_else(|| "–".to_owned(), |v| format!("{v:.0}")),
+            m.peak_rss_mib
+                .map_or_else(|| "–".to_owned(), |v| format!("{v:.0}")),
             m.rows,
             human_bytes(m.bytes),
         );

@@ -274,8 +274,7 @@ pub fn judge(j: &Judge<'_>) -> Result<JudgeSummary, Error> {
         judge_requests.extend(scored.judge_requests);
         Ok(())
     })?;
-    let judge_prompts =
-        scoring::rift::judge_prompts(&judge_requests, j.template, &j.call.params());
+    let judge_prompts = scoring::rift::judge_prompts(&judge_requests, j.template, &j.call.params());
     drop(judge_requests);
     let resp_path = j.files.judge_responses();
     let verdict_path = j.files.verdicts();

@@ -348,10 +348,9 @@ pub fn for_each_prompt<E: From<Error>>(
     if let Some(f) = cfg.max_jump_fraction
         && !(f > 0.0 && f < 1.0)
     {
-        return Err(Error::Config(format!(
-            "max-jump-fraction = {f} must lie between 0 and 1"
-        ))
-        .into());
+        return Err(
+            Error::Config(format!("max-jump-fraction = {f} must lie between 0 and 1")).into(),
+        );
     }
     let draws = draw_groups(cfg, questions.len())?;
     let mut n = 0;

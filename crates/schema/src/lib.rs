@@ -13,8 +13,8 @@ mod responses;
 pub mod rift;
 
 pub use io::{
-    Error, JsonlAppender, ReadReport, read_jsonl, read_jsonl_chunks, read_jsonl_lenient, sha256_file_hex, sha256_hex,
-    write_atomic, write_atomic_with, write_jsonl_atomic,
+    Error, JsonlAppender, ReadReport, read_jsonl, read_jsonl_chunks, read_jsonl_lenient,
+    sha256_file_hex, sha256_hex, write_atomic, write_atomic_with, write_jsonl_atomic,
 };
 pub use records::{
     Attempt, ErrorClass, Logprobs, Message, Outcome, PromptRecord, RequestParams, ResponseRecord,

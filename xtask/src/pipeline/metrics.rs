@@ -94,8 +94,7 @@ impl Metrics {
 }
 
 fn is_table(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e == "jsonl" || e == "csv")
+    path.extension().is_some_and(|e| e == "jsonl" || e == "csv")
 }
 
 fn count_lines(path: &Path, from: u64) -> std::io::Result<u64> {

@@ -43,7 +43,12 @@ fn a_small_rehearsal_measures_every_stage_and_its_rerun_sends_nothing() {
             "report"
         ]
     );
-    for s in ["ifscale-prompts", "ifscale-generate:ifscale-a", "ifscale-generate:ifscale-b", "ifscale-join"] {
+    for s in [
+        "ifscale-prompts",
+        "ifscale-generate:ifscale-a",
+        "ifscale-generate:ifscale-b",
+        "ifscale-join",
+    ] {
         assert!(stages(ifscale).contains(&s.to_owned()), "{s} missing");
     }
     assert!(rift.first.iter().all(|m| m.ran && m.wall_s >= 0.0));
@@ -57,13 +62,28 @@ fn a_small_rehearsal_measures_every_stage_and_its_rerun_sends_nothing() {
     assert!(rift.first_requests > 90 && ifscale.first_requests > 2 * 6);
     let j = &r.judge;
     assert!(j.answers > 40 * 10, "{j:?}");
-    assert!(j.answered <= j.answers && j.after_pre_judge < j.answered, "{j:?}");
-    assert!(j.after_dedup > 0 && j.after_dedup <= j.after_pre_judge, "{j:?}");
+    assert!(
+        j.answered <= j.answers && j.after_pre_judge < j.answered,
+        "{j:?}"
+    );
+    assert!(
+        j.after_dedup > 0 && j.after_dedup <= j.after_pre_judge,
+        "{j:?}"
+    );
     assert!(j.ifscale_attempts >= 2 * 6, "{j:?}");
     for p in [rift, ifscale] {
         assert_eq!(p.rerun_requests, 0, "{}", r.markdown);
-        assert!(p.rerun.iter().filter(|m| m.stage.contains(':')).all(|m| !m.ran));
+        assert!(
+            p.rerun
+                .iter()
+                .filter(|m| m.stage.contains(':'))
+                .all(|m| !m.ran)
+        );
         assert!(dir.path().join(&p.run_dir).join("rehearsal.md").is_file());
     }
-    assert!(r.markdown.contains("| rift-score:rift-model | yes |"), "{}", r.markdown);
+    assert!(
+        r.markdown.contains("| rift-score:rift-model | yes |"),
+        "{}",
+        r.markdown
+    );
 }

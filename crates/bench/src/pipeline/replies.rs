@@ -30,27 +30,121 @@ pub const COHERENCE_JUDGE: &str = "rehearsal-coherence-judge";
 pub const IFSCALE_PREFIX: &str = "rehearsal-ifscale-";
 
 const FIRST: &[&str] = &[
-    "Abraham", "Marie", "George", "Ada", "Louis", "Clara", "Isaac", "Frida", "Henry", "Emily", "Nikola",
-    "Harriet", "Charles", "Jane", "Ludwig", "Amelia", "Victor", "Rosa", "Galileo", "Edith", "Oscar", "Greta",
-    "Winston", "Virginia", "Pablo", "Sojourner", "Thomas", "Florence", "Johann", "Mary", "Ulysses", "Zora",
+    "Abraham",
+    "Marie",
+    "George",
+    "Ada",
+    "Louis",
+    "Clara",
+    "Isaac",
+    "Frida",
+    "Henry",
+    "Emily",
+    "Nikola",
+    "Harriet",
+    "Charles",
+    "Jane",
+    "Ludwig",
+    "Amelia",
+    "Victor",
+    "Rosa",
+    "Galileo",
+    "Edith",
+    "Oscar",
+    "Greta",
+    "Winston",
+    "Virginia",
+    "Pablo",
+    "Sojourner",
+    "Thomas",
+    "Florence",
+    "Johann",
+    "Mary",
+    "Ulysses",
+    "Zora",
 ];
 const LAST: &[&str] = &[
-    "Lincoln", "Curie", "Washington", "Lovelace", "Pasteur", "Barton", "Newton", "Kahlo", "Hudson", "Dickinson",
-    "Tesla", "Tubman", "Darwin", "Austen", "Beethoven", "Earhart", "Hugo", "Parks", "Galilei", "Wharton", "Wilde",
-    "Garbo", "Churchill", "Woolf", "Picasso", "Truth", "Edison", "Nightingale", "Bach", "Shelley", "Grant",
-    "Hurston", "Rushmore", "Tahoe", "Superior", "Everest", "Kilimanjaro", "Sahara", "Amazon", "Danube",
+    "Lincoln",
+    "Curie",
+    "Washington",
+    "Lovelace",
+    "Pasteur",
+    "Barton",
+    "Newton",
+    "Kahlo",
+    "Hudson",
+    "Dickinson",
+    "Tesla",
+    "Tubman",
+    "Darwin",
+    "Austen",
+    "Beethoven",
+    "Earhart",
+    "Hugo",
+    "Parks",
+    "Galilei",
+    "Wharton",
+    "Wilde",
+    "Garbo",
+    "Churchill",
+    "Woolf",
+    "Picasso",
+    "Truth",
+    "Edison",
+    "Nightingale",
+    "Bach",
+    "Shelley",
+    "Grant",
+    "Hurston",
+    "Rushmore",
+    "Tahoe",
+    "Superior",
+    "Everest",
+    "Kilimanjaro",
+    "Sahara",
+    "Amazon",
+    "Danube",
 ];
 const THINGS: &[&str] = &[
-    "river", "painter", "inventor", "novel", "mountain", "composer", "president", "island", "poet", "element",
-    "empire", "opera", "physicist", "canal", "queen", "treaty", "dynasty", "volcano", "explorer", "cathedral",
+    "river",
+    "painter",
+    "inventor",
+    "novel",
+    "mountain",
+    "composer",
+    "president",
+    "island",
+    "poet",
+    "element",
+    "empire",
+    "opera",
+    "physicist",
+    "canal",
+    "queen",
+    "treaty",
+    "dynasty",
+    "volcano",
+    "explorer",
+    "cathedral",
 ];
 const PLACES: &[&str] = &[
-    "France", "Peru", "Kenya", "Norway", "Japan", "Chile", "Egypt", "Canada", "Italy", "India", "Ghana", "Spain",
-    "Brazil", "Greece", "Mexico", "Nepal", "Poland", "Turkey", "Vietnam", "Ireland",
+    "France", "Peru", "Kenya", "Norway", "Japan", "Chile", "Egypt", "Canada", "Italy", "India",
+    "Ghana", "Spain", "Brazil", "Greece", "Mexico", "Nepal", "Poland", "Turkey", "Vietnam",
+    "Ireland",
 ];
 const CATEGORIES: &[&str] = &[
-    "HISTORY", "SCIENCE", "LITERATURE", "GEOGRAPHY", "MUSIC", "ART", "POTPOURRI", "WORLD CAPITALS", "INVENTORS",
-    "THE BODY HUMAN", "POETS & POETRY", "U.S. PRESIDENTS",
+    "HISTORY",
+    "SCIENCE",
+    "LITERATURE",
+    "GEOGRAPHY",
+    "MUSIC",
+    "ART",
+    "POTPOURRI",
+    "WORLD CAPITALS",
+    "INVENTORS",
+    "THE BODY HUMAN",
+    "POETS & POETRY",
+    "U.S. PRESIDENTS",
 ];
 
 /// `n` Jeopardy!-shaped questions (rows 0…n−1), deterministic: an 80–120-character question each, a one- to
@@ -137,8 +231,14 @@ pub fn responder(questions: &[Question], counts: Arc<Counts>) -> Responder {
             Some(rift_verdict(last))
         } else if model == COHERENCE_JUDGE {
             bump(&counts.coherence_judge);
-            let s = if hash(last.as_bytes()) % 12 == 0 { 5 } else { 7 + hash(last.as_bytes()) % 3 };
-            Some(format!("{{\"reason\": \"Reads like a business report.\", \"score\": {s}}}"))
+            let s = if hash(last.as_bytes()) % 12 == 0 {
+                5
+            } else {
+                7 + hash(last.as_bytes()) % 3
+            };
+            Some(format!(
+                "{{\"reason\": \"Reads like a business report.\", \"score\": {s}}}"
+            ))
         } else if let Some(which) = model.strip_prefix(IFSCALE_PREFIX) {
             bump(&counts.ifscale);
             let key = hash(last.as_bytes());
@@ -173,7 +273,15 @@ fn mix(mut z: u64) -> u64 {
 }
 
 /// One answer to a question: what a model says for it at `depth` (0 for a baseline) of a prompt of `num`.
-fn answer(q: &str, gold: &HashMap<String, String>, answers: &[String], next: Option<&str>, depth: usize, num: usize, salt: u64) -> String {
+fn answer(
+    q: &str,
+    gold: &HashMap<String, String>,
+    answers: &[String],
+    next: Option<&str>,
+    depth: usize,
+    num: usize,
+    salt: u64,
+) -> String {
     let Some(right) = gold.get(q) else {
         return "unknown".to_owned();
     };
@@ -190,7 +298,10 @@ fn answer(q: &str, gold: &HashMap<String, String>, answers: &[String], next: Opt
         72..=77 => swap_letters(right),
         78..=81 => format!("{right} of course"),
         82..=93 => answers[(mix(h) % answers.len() as u64) as usize].clone(),
-        94..=96 => next.and_then(|n| gold.get(n)).cloned().unwrap_or_else(|| "unknown".to_owned()),
+        94..=96 => next
+            .and_then(|n| gold.get(n))
+            .cloned()
+            .unwrap_or_else(|| "unknown".to_owned()),
         _ => "unknown".to_owned(),
     }
 }
@@ -311,7 +422,11 @@ mod tests {
         let base = (r.0)(RIFT_MODEL, &qs[7].question).unwrap();
         assert!(!base.contains(','));
         let ask = |e: &str, g: &str| {
-            (r.0)(RIFT_JUDGE, &format!("Question: q\nExpected answer: {e}\nGiven answer: {g}\n")).unwrap()
+            (r.0)(
+                RIFT_JUDGE,
+                &format!("Question: q\nExpected answer: {e}\nGiven answer: {g}\n"),
+            )
+            .unwrap()
         };
         assert_eq!(ask("Ada Lovelace", "ada lovelaec"), "CORRECT");
         assert_eq!(ask("Ada Lovelace", "Ada"), "INCORRECT");
