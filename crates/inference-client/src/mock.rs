@@ -149,7 +149,10 @@ pub struct MockConfig {
 
 /// A reply function for [`MockConfig::responder`].
 #[derive(Clone)]
-pub struct Responder(pub Arc<dyn Fn(&str, &str) -> Option<String> + Send + Sync>);
+pub struct Responder(pub Arc<ReplyFn>);
+
+/// (model id, last message) → content, or `None` for the mock's default.
+pub type ReplyFn = dyn Fn(&str, &str) -> Option<String> + Send + Sync;
 
 impl std::fmt::Debug for Responder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -231,7 +231,7 @@ pub fn responder(questions: &[Question], counts: Arc<Counts>) -> Responder {
             Some(rift_verdict(last))
         } else if model == COHERENCE_JUDGE {
             bump(&counts.coherence_judge);
-            let s = if hash(last.as_bytes()) % 12 == 0 {
+            let s = if hash(last.as_bytes()).is_multiple_of(12) {
                 5
             } else {
                 7 + hash(last.as_bytes()) % 3
@@ -288,10 +288,12 @@ fn answer(
     let h = hash(q.as_bytes());
     // Deeper answers go wrong more often: up to 12 points more at the end of a 300-question prompt.
     let drift = mix(h ^ salt) % 1000;
-    if depth > 0 && num > 0 && (drift as usize) < 120 * depth / num.max(300) {
-        if let Some(n) = next {
-            return gold.get(n).cloned().unwrap_or_else(|| "unknown".to_owned());
-        }
+    if depth > 0
+        && num > 0
+        && (drift as usize) < 120 * depth / num.max(300)
+        && let Some(n) = next
+    {
+        return gold.get(n).cloned().unwrap_or_else(|| "unknown".to_owned());
     }
     match h % 100 {
         0..=71 => right.clone(),
@@ -391,7 +393,7 @@ fn ifscale_report(which: &str, prompt: &str, key: u64, attempt: u32) -> String {
         .filter_map(|(_, rest)| rest.strip_suffix("'."))
         .collect();
     let seed = mix(key ^ u64::from(attempt)) as u32;
-    if attempt == 0 && seed % 50 == 0 {
+    if attempt == 0 && seed.is_multiple_of(50) {
         return "I cannot write this report.".to_owned();
     }
     let n = keywords.len() as f64;
