@@ -73,6 +73,11 @@ impl ClientArgs {
         self.models.as_deref().unwrap_or(&defaults.models_file)
     }
 
+    /// The response cache: the flag, else the default.
+    pub(crate) fn cache_path<'a>(&'a self, defaults: &'a ClientDefaults) -> &'a Path {
+        self.cache.as_deref().unwrap_or(&defaults.cache)
+    }
+
     /// The command's inference client (one per command: one budget, embedded engines loaded once).
     pub(crate) fn client(&self, defaults: &ClientDefaults) -> anyhow::Result<Client> {
         Ok(Client::new(self.run_options(defaults)?)?)

@@ -5,6 +5,7 @@
 //! Aggregations run on polars (lazy, streaming for the large RIFT answer table); fits and bootstrap intervals are plain Rust.
 //! This crate knows nothing about models, HTTP, scoring rules or drawing: it reads scores and writes tables.
 
+pub mod answer_table;
 pub mod fit;
 pub mod ifscale;
 pub mod models;

@@ -1,6 +1,6 @@
 //! The benchmarks behind `cargo xtask bench <name>`: each runs both sides of a comparison in one go and prints them
 //! side by side (the client against a mock server, the embedded model against llama.cpp's own build, keyword
-//! scoring against Python's `re`, polars against pandas). Each lives in its own module; xtask only parses the flags
+//! scoring against Python's `re`, polars against pandas), and the paper-scale rehearsal of the whole pipeline. Each lives in its own module; xtask only parses the flags
 //! and resolves the offline assets.
 
 use std::path::PathBuf;
@@ -8,6 +8,7 @@ use std::path::PathBuf;
 pub mod analysis;
 pub mod client;
 pub mod local_model;
+pub mod pipeline;
 pub mod scoring;
 
 #[derive(Debug, clap::Subcommand)]
@@ -18,6 +19,9 @@ pub enum Bench {
     Client(client::ClientBenchArgs),
     /// The embedded model (SmolLM2 on llama.cpp via llama-cpp-2) against llama.cpp's own build: prompt and decode tok/s.
     LocalModel(local_model::LocalModelArgs),
+    /// The paper-scale rehearsal: the RIFT paper grid for one model and the IFScale grid for three through the real
+    /// pipeline against a mock with realistic replies; per stage wall time, CPU, peak RSS, rows and bytes; a cached rerun.
+    Pipeline(pipeline::PipelineBenchArgs),
     /// IFScale keyword scoring of ≈ 200 reports: one Python `re.search` per keyword against the one-pass Rust matcher.
     Scoring(scoring::ScoringArgs),
 }
@@ -43,6 +47,7 @@ pub fn run(
         Bench::Analysis(args) => analysis::run(args),
         Bench::Client(args) => client::run(args),
         Bench::LocalModel(args) => local_model::run(args, default_gguf),
+        Bench::Pipeline(args) => pipeline::run(args, &std::env::current_exe()?),
         Bench::Scoring(args) => scoring::run(args),
     }
 }

@@ -42,8 +42,7 @@ impl Fingerprint {
     /// Adds a file's content hash (a missing file hashes as "missing").
     pub fn file(mut self, path: &Path) -> Result<Fingerprint, Error> {
         let hash = if path.is_file() {
-            let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-            schema::sha256_hex(&bytes)
+            schema::sha256_file_hex(path)?
         } else {
             "missing".to_owned()
         };
@@ -118,17 +117,32 @@ impl Stamps {
     }
 }
 
-/// Joins JSONL files into one, atomically (a run's analysis reads one table per benchmark).
+/// Joins JSONL files into one, atomically and streaming (a run's analysis reads one table per benchmark).
 pub fn concat_jsonl(parts: &[PathBuf], out: &Path) -> Result<(), Error> {
-    let mut bytes = Vec::new();
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let mut opened = Vec::with_capacity(parts.len());
     for p in parts {
-        let part = std::fs::read(p).map_err(|e| Error::io(p, e))?;
-        bytes.extend_from_slice(&part);
-        if !part.is_empty() && !part.ends_with(b"\n") {
-            bytes.push(b'\n');
+        let mut f = std::fs::File::open(p).map_err(|e| Error::io(p, e))?;
+        let len = f.metadata().map_err(|e| Error::io(p, e))?.len();
+        // Whether the part ends without a newline (then one is added).
+        let mut last = [b'\n'];
+        if len > 0 {
+            f.seek(SeekFrom::Start(len - 1))
+                .and_then(|_| f.read_exact(&mut last))
+                .and_then(|()| f.seek(SeekFrom::Start(0)).map(drop))
+                .map_err(|e| Error::io(p, e))?;
         }
+        opened.push((f, last[0] != b'\n'));
     }
-    schema::write_atomic(out, &bytes)?;
+    schema::write_atomic_with(out, |w| {
+        for (f, unterminated) in &mut opened {
+            std::io::copy(f, w)?;
+            if *unterminated {
+                w.write_all(b"\n")?;
+            }
+        }
+        Ok(())
+    })?;
     Ok(())
 }
 

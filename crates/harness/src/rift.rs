@@ -27,7 +27,7 @@ use schema::{PromptRecord, RequestParams};
 use scoring::rift::{PreJudgeReport, ScoreOptions};
 
 use crate::helper::{HelperCall, failure_share};
-use crate::{Error, read_prompts, read_text};
+use crate::{Error, read_text};
 
 /// Loads the dataset a config names: a prepared `questions.jsonl`, or a raw clue file prepared in memory.
 pub fn load_dataset(path: &Path) -> Result<Vec<Question>, Error> {
@@ -99,22 +99,53 @@ pub fn prep(
     Ok(prepared)
 }
 
-/// `rift prompts`: samples the experiment of `cfg` and writes its prompts atomically; returns how many.
+/// `rift prompts`: samples the experiment of `cfg` and writes its prompts atomically, one at a time (a paper-scale
+/// experiment is never held in memory); returns how many.
 pub fn write_prompts(cfg: &RiftConfig, out: &Path) -> Result<usize, Error> {
+    use std::io::Write as _;
+    /// A prompt that could not be built, or one that could not be written.
+    enum Failed {
+        Build(prompt_gen::rift::Error),
+        Write(std::io::Error),
+    }
+    impl From<prompt_gen::rift::Error> for Failed {
+        fn from(e: prompt_gen::rift::Error) -> Failed {
+            Failed::Build(e)
+        }
+    }
     let questions = load_dataset(&cfg.dataset)?;
     let multi = read_text(&cfg.system_prompt)?;
     let baseline = read_text(&cfg.baseline_system_prompt)?;
-    let prompts = prompt_gen::rift::build_experiment(
-        &questions,
-        cfg,
-        SystemPrompts {
-            multi: &multi,
-            baseline: &baseline,
-        },
-    )
-    .map_err(|e| Error::Input(e.to_string()))?;
-    schema::write_jsonl_atomic(out, &prompts)?;
-    Ok(prompts.len())
+    let system = SystemPrompts {
+        multi: &multi,
+        baseline: &baseline,
+    };
+    let mut built = None;
+    let mut count = 0;
+    let written = schema::write_atomic_with(out, |w| {
+        let r = prompt_gen::rift::for_each_prompt(&questions, cfg, system, |p| {
+            serde_json::to_writer(&mut *w, &p)
+                .map_err(std::io::Error::from)
+                .and_then(|()| w.write_all(b"\n"))
+                .map_err(Failed::Write)
+        });
+        match r {
+            Ok(n) => {
+                count = n;
+                Ok(())
+            }
+            Err(Failed::Write(e)) => Err(e),
+            Err(Failed::Build(e)) => {
+                built = Some(e);
+                Err(std::io::Error::other("a prompt could not be built"))
+            }
+        }
+    });
+    if let Some(e) = built {
+        return Err(Error::Input(e.to_string()));
+    }
+    written?;
+    Ok(count)
 }
 
 /// The first `limit` prompts of each structure, in order.
@@ -185,6 +216,27 @@ fn add_summaries(a: RunSummary, b: &RunSummary) -> RunSummary {
     }
 }
 
+/// Prompts [`run_file`] hands the client at a time: enough to keep hundreds of requests in flight, few enough that
+/// a paper-scale prompts file (≈ 700 MB for 20 000 prompts of up to 300 questions) is never held in memory.
+pub const RUN_CHUNK: usize = 4_096;
+
+/// [`run`] over a prompts file, read [`RUN_CHUNK`] prompts at a time (each chunk resumes from and appends to the
+/// same responses file, so the result is the same as one call over every prompt).
+pub fn run_file(
+    model: &ModelConfig,
+    prompts: &Path,
+    out: &Path,
+    client: &Client,
+) -> Result<RunSummary, Error> {
+    let mut total = RunSummary::default();
+    schema::read_jsonl_chunks(prompts, RUN_CHUNK, |chunk: Vec<PromptRecord>| {
+        let s = run(model, &chunk, out, client)?;
+        total = add_summaries(std::mem::take(&mut total), &s);
+        Ok::<(), Error>(())
+    })?;
+    Ok(total)
+}
+
 /// What [`judge`] needs.
 #[derive(Debug, Clone, Copy)]
 pub struct Judge<'a> {
@@ -240,18 +292,13 @@ pub fn judge(j: &Judge<'_>) -> Result<JudgeSummary, Error> {
     j.call
         .check("judge-")
         .map_err(|e| Error::Input(format!("[rift-prep]: {e}")))?;
-    let prompts = read_prompts(j.prompts)?;
-    let responses = schema::read_latest_responses(j.responses)?;
-    let scored = scoring::rift::score(
-        &prompts,
-        &responses,
-        None,
-        ScoreOptions {
-            judge_settled: j.judge_settled,
-        },
-    )?;
-    let judge_prompts =
-        scoring::rift::judge_prompts(&scored.judge_requests, j.template, &j.call.params());
+    let mut judge_requests = Vec::new();
+    each_scored_chunk(j.prompts, j.responses, None, j.judge_settled, |scored| {
+        judge_requests.extend(scored.judge_requests);
+        Ok(())
+    })?;
+    let judge_prompts = scoring::rift::judge_prompts(&judge_requests, j.template, &j.call.params());
+    drop(judge_requests);
     let resp_path = j.files.judge_responses();
     let verdict_path = j.files.verdicts();
     schema::write_jsonl_atomic(&j.files.judge_prompts(), &judge_prompts)?;
@@ -358,57 +405,123 @@ pub struct ScoreSummary {
     pub judge_configured: bool,
 }
 
-/// `rift score`: writes answer scores, prompt scores, judge requests and the summary (JSON and Markdown).
-pub fn score(s: &Score<'_>) -> Result<ScoreSummary, Error> {
-    let prompts = read_prompts(s.prompts)?;
-    // A responses file keeps the answers to earlier prompt sets of the same run folder (the client never drops a
-    // paid answer); only the answers to this prompts file are scored.
-    let wanted: std::collections::HashSet<schema::ResponseKey> =
-        prompts.iter().map(schema::ResponseKey::of_prompt).collect();
-    let (responses, other): (Vec<_>, Vec<_>) = schema::read_latest_responses(s.responses)?
-        .into_iter()
-        .partition(|r| wanted.contains(&schema::ResponseKey::of(r)));
-    if !other.is_empty() {
+/// Prompts scored at a time: a chunk of the paper's prompts holds up to ≈ 300 000 answers.
+pub const SCORE_CHUNK: usize = 2_048;
+
+/// Scores the prompts file [`SCORE_CHUNK`] prompts at a time against the newest responses (held by key; the
+/// prompts and the answers are never all in memory), handing each chunk's scores to `f` in prompts-file order.
+/// Judge requests are de-duplicated across chunks (content-addressed ids: each appears in the first chunk that
+/// needs it). Answers to prompts no longer in the prompts file are kept on file and not scored.
+fn each_scored_chunk(
+    prompts: &Path,
+    responses: &Path,
+    verdicts: Option<&[JudgeVerdict]>,
+    judge_settled: bool,
+    mut f: impl FnMut(scoring::rift::Scored) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mut by_key: std::collections::HashMap<schema::ResponseKey, schema::ResponseRecord> =
+        schema::read_latest_responses(responses)?
+            .into_iter()
+            .map(|r| (schema::ResponseKey::of(&r), r))
+            .collect();
+    let mut requested = std::collections::HashSet::new();
+    schema::read_jsonl_chunks(prompts, SCORE_CHUNK, |chunk: Vec<PromptRecord>| {
+        let answered: Vec<schema::ResponseRecord> = chunk
+            .iter()
+            .filter_map(|p| by_key.remove(&schema::ResponseKey::of_prompt(p)))
+            .collect();
+        let mut scored =
+            scoring::rift::score(&chunk, &answered, verdicts, ScoreOptions { judge_settled })?;
+        scored
+            .judge_requests
+            .retain(|r| requested.insert(r.id.clone()));
+        f(scored)
+    })
+    .map_err(|e| match e {
+        Error::Records(e) => Error::Input(format!("reading prompts: {e}")),
+        e => e,
+    })?;
+    if !by_key.is_empty() {
         tracing::info!(
-            responses = %s.responses.display(),
-            other = other.len(),
+            responses = %responses.display(),
+            other = by_key.len(),
             "Answers to prompts no longer in the prompts file are kept on file and not scored."
         );
     }
+    Ok(())
+}
+
+/// `rift score`: writes answer scores (JSONL, and the answer table as Parquet), prompt scores, judge requests and
+/// the summary (JSON and Markdown), streaming: the answers are written chunk by chunk and the summary is
+/// aggregated from the Parquet table.
+pub fn score(s: &Score<'_>) -> Result<ScoreSummary, Error> {
     let verdicts: Option<Vec<JudgeVerdict>> = match s.verdicts {
         Some(p) => Some(schema::read_jsonl(p)?),
         None => None,
     };
-    let scored = scoring::rift::score(
-        &prompts,
-        &responses,
-        verdicts.as_deref(),
-        ScoreOptions {
-            judge_settled: s.judge_settled,
-        },
-    )?;
-    schema::write_jsonl_atomic(&s.files.answer_scores(), &scored.answers)?;
-    schema::write_jsonl_atomic(&s.files.prompt_scores(), &scored.prompts)?;
-    schema::write_jsonl_atomic(&s.files.judge_requests(), &scored.judge_requests)?;
+    let mut table = analysis::answer_table::AnswerTableWriter::create(&s.files.answer_table());
+    let mut prompt_scores = Vec::new();
+    let mut judge_requests = Vec::new();
+    let mut pre_judge = PreJudgeReport::default();
+    let mut failed = None;
+    let written = schema::write_atomic_with(&s.files.answer_scores(), |w| {
+        let r = each_scored_chunk(
+            s.prompts,
+            s.responses,
+            verdicts.as_deref(),
+            s.judge_settled,
+            |scored| {
+                for a in &scored.answers {
+                    serde_json::to_writer(&mut *w, a)
+                        .map_err(std::io::Error::from)
+                        .and_then(|()| std::io::Write::write_all(w, b"\n"))
+                        .map_err(|e| Error::io(&s.files.answer_scores(), e))?;
+                }
+                table.write(&scored.answers)?;
+                add_report(
+                    &mut pre_judge,
+                    &scoring::rift::pre_judge_report(
+                        &scored.answers,
+                        verdicts.as_deref().unwrap_or(&[]),
+                    ),
+                );
+                prompt_scores.extend(scored.prompts);
+                judge_requests.extend(scored.judge_requests);
+                Ok(())
+            },
+        );
+        r.map_err(|e| {
+            failed = Some(e);
+            std::io::Error::other("scoring failed")
+        })
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    written?;
+    let rows = table.finish()?;
+    schema::write_jsonl_atomic(&s.files.prompt_scores(), &prompt_scores)?;
+    schema::write_jsonl_atomic(&s.files.judge_requests(), &judge_requests)?;
+    let cfg = analysis::rift::RiftConfig::default();
     let RiftSummary {
         table2,
         wrong_question,
         outcomes,
         ..
-    } = analysis::rift::aggregate_records(
-        &scored.answers,
-        &scored.prompts,
-        &analysis::rift::RiftConfig::default(),
-    )?;
+    } = match rows {
+        Some(_) => analysis::rift::aggregate(
+            analysis::rift::scan_answers_parquet(&s.files.answer_table())?,
+            Some(&analysis::rift::prompts_frame(&prompt_scores)?),
+            &cfg,
+        )?,
+        None => analysis::rift::aggregate_records(&[], &prompt_scores, &cfg)?,
+    };
     let summary = ScoreSummary {
         table2,
         wrong_question,
         outcomes,
-        pre_judge: scoring::rift::pre_judge_report(
-            &scored.answers,
-            verdicts.as_deref().unwrap_or(&[]),
-        ),
-        judge_requests: scored.judge_requests.len(),
+        pre_judge,
+        judge_requests: judge_requests.len(),
         judge_configured: verdicts.is_some(),
     };
     let json = serde_json::to_vec_pretty(&summary).map_err(|e| Error::Output {
@@ -418,6 +531,17 @@ pub fn score(s: &Score<'_>) -> Result<ScoreSummary, Error> {
     schema::write_atomic(&s.files.summary_json(), &json)?;
     schema::write_atomic(&s.files.summary_md(), summary.to_markdown().as_bytes())?;
     Ok(summary)
+}
+
+/// Adds one chunk's pre-judge counts to the run's.
+fn add_report(total: &mut PreJudgeReport, chunk: &PreJudgeReport) {
+    total.answered += chunk.answered;
+    total.settled_by_pre_judge += chunk.settled_by_pre_judge;
+    total.judged_by_llm += chunk.judged_by_llm;
+    total.pre_judge_only += chunk.pre_judge_only;
+    total.judge_failed += chunk.judge_failed;
+    total.both += chunk.both;
+    total.agree += chunk.agree;
 }
 
 impl ScoreSummary {

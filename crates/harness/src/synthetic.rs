@@ -171,6 +171,50 @@ pub fn reports(
         .collect()
 }
 
+/// One report of about `report_bytes` for a prompt's `keywords`: each is mentioned (in some surface form of
+/// [`variant`]) with probability `hit_rate`, in filler prose shaped like [`reports`]'s; deterministic for `seed`.
+/// The paper-scale rehearsal's mock answers IFScale prompts with these.
+pub fn report(keywords: &[&str], hit_rate: f64, report_bytes: usize, seed: u32) -> String {
+    let mut rng = Mt19937::new(seed);
+    let mut mentions = Vec::new();
+    for k in keywords {
+        if rng.random_f64() < hit_rate {
+            mentions.push(variant(k, &mut rng));
+        }
+    }
+    let mut len: usize = mentions.iter().map(|m| m.len() + 1).sum();
+    let mut words: Vec<&str> = Vec::new();
+    while len < report_bytes {
+        let w = FILLER[rng.random_interval(FILLER.len() as u64 - 1) as usize];
+        len += w.len() + 1;
+        words.push(w);
+    }
+    for m in &mentions {
+        let at = rng.random_interval(words.len() as u64) as usize;
+        words.insert(at, m);
+    }
+    let mut text = String::with_capacity(len + 400);
+    text.push_str("<report>\n# Annual business report\n\n");
+    let mut section = 1;
+    let mut words = words.into_iter().peekable();
+    while words.peek().is_some() {
+        if rng.random_interval(30) == 0 {
+            text.push_str(&format!("\n\n## Section {section}\n\n"));
+            section += 1;
+        }
+        let sentence = 8 + rng.random_interval(12);
+        for (w, word) in words.by_ref().take(sentence as usize).enumerate() {
+            if w > 0 {
+                text.push(' ');
+            }
+            text.push_str(word);
+        }
+        text.push_str(". ");
+    }
+    text.push_str("\n</report>\n");
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,7 +25,6 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::time::Instant;
 
-use indicatif::ProgressBar;
 use schema::{Attempt, ErrorClass, PromptRecord};
 use serde_json::Value;
 
@@ -46,7 +45,7 @@ pub(crate) struct BatchRun<'a> {
     pub(crate) prompts: &'a [PromptRecord],
     pub(crate) access: &'a http::Access,
     pub(crate) tx: &'a mpsc::Sender<Written>,
-    pub(crate) progress: &'a ProgressBar,
+    pub(crate) progress: &'a crate::run::Bars,
     /// The responses file (the batch folder sits beside it).
     pub(crate) out: &'a Path,
     pub(crate) options: &'a BatchOptions,

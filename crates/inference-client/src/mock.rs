@@ -10,6 +10,10 @@
 //! `MockConfig::replies` scripts the content instead: a request whose last message contains a marker gets that
 //! marker's contents in order (the last one repeats), so a test can make a second attempt answer differently.
 //!
+//! `MockConfig::responder` is the mock's extension point: a function of (model id, last message) that returns the
+//! content (or `None` for the default), for callers that compute realistic replies (the paper-scale rehearsal,
+//! `cargo xtask bench pipeline`, answers RIFT lists and IFScale reports this way without this crate knowing either).
+//!
 //! Faults come from a script (the first requests, in order) and then at random with `fault_rate`, drawn from
 //! a seeded generator; an `Unauthorized` fault echoes the request's `Authorization` header back, as careless
 //! providers do, so tests can check that the client redacts it.
@@ -146,6 +150,22 @@ pub struct MockConfig {
     /// Scripted contents: (marker, contents). The n-th answered request whose last message contains the marker
     /// (the first marker that matches) gets the n-th content, the last one once they run out.
     pub replies: Vec<(String, Vec<String>)>,
+    /// Computes the content of a completion from (model id, last message); `None` falls back to the scripted
+    /// replies and the default. Called on the mock's thread, so it should be quick.
+    pub responder: Option<Responder>,
+}
+
+/// A reply function for [`MockConfig::responder`].
+#[derive(Clone)]
+pub struct Responder(pub Arc<ReplyFn>);
+
+/// (model id, last message) → content, or `None` for the mock's default.
+pub type ReplyFn = dyn Fn(&str, &str) -> Option<String> + Send + Sync;
+
+impl std::fmt::Debug for Responder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Responder(..)")
+    }
 }
 
 impl MockConfig {
@@ -161,6 +181,7 @@ impl MockConfig {
             hang: Duration::from_secs(5),
             replies: Vec::new(),
             batch_end: BatchEnd::Completed,
+            responder: None,
         }
     }
 }
@@ -641,7 +662,13 @@ fn completion(body: &[u8], sh: &Shared) -> String {
         .and_then(Value::as_str)
         .unwrap_or("");
     let model = req.get("model").and_then(Value::as_str).unwrap_or("mock");
-    let mut content = scripted(last, sh).unwrap_or_else(|| format!("Reply to: {last}"));
+    let mut content = sh
+        .cfg
+        .responder
+        .as_ref()
+        .and_then(|r| (r.0)(model, last))
+        .or_else(|| scripted(last, sh))
+        .unwrap_or_else(|| format!("Reply to: {last}"));
     if last.contains("[think]") {
         content = format!("<think>Thinking about it.</think>\n{content}");
     }
@@ -655,7 +682,13 @@ fn completion(body: &[u8], sh: &Shared) -> String {
         "stop"
     };
     let prompt_tokens = (body.len() / 4) as u64;
-    let mut usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": 10, "total_tokens": prompt_tokens + 10});
+    // A responder's content is counted at four bytes a token, as real replies are about that long.
+    let completion_tokens = if sh.cfg.responder.is_some() {
+        (content.len() / 4).max(1) as u64
+    } else {
+        10
+    };
+    let mut usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens});
     if last.contains("[cost]") {
         usage["cost"] = Value::from(0.25);
     }

@@ -374,13 +374,13 @@ fn make_progress(enabled: bool, len: u64, overall: Option<(MultiProgress, Progre
 
 /// The per-call bar and, when the command drew one (see [`Client::plan_stages`]), the overall line above it.
 #[derive(Clone)]
-struct Bars {
+pub(crate) struct Bars {
     call: ProgressBar,
     overall: Option<ProgressBar>,
 }
 
 impl Bars {
-    fn inc(&self, n: u64) {
+    pub(crate) fn inc(&self, n: u64) {
         self.call.inc(n);
         if let Some(o) = &self.overall {
             o.inc(n);

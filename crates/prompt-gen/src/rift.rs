@@ -324,6 +324,22 @@ pub fn build_experiment(
     cfg: &RiftConfig,
     system: SystemPrompts<'_>,
 ) -> Result<Vec<PromptRecord>, Error> {
+    let mut out = Vec::new();
+    for_each_prompt(questions, cfg, system, |p| {
+        out.push(p);
+        Ok::<(), Error>(())
+    })?;
+    Ok(out)
+}
+
+/// [`build_experiment`] one prompt at a time, in the same order, handing each to `emit` (which may write it
+/// out), so a paper-scale experiment is never held in memory; returns how many prompts were emitted.
+pub fn for_each_prompt<E: From<Error>>(
+    questions: &[Question],
+    cfg: &RiftConfig,
+    system: SystemPrompts<'_>,
+    mut emit: impl FnMut(PromptRecord) -> Result<(), E>,
+) -> Result<usize, E> {
     let params = RequestParams {
         max_tokens: cfg.max_tokens,
         temperature: cfg.temperature,
@@ -332,12 +348,12 @@ pub fn build_experiment(
     if let Some(f) = cfg.max_jump_fraction
         && !(f > 0.0 && f < 1.0)
     {
-        return Err(Error::Config(format!(
-            "max-jump-fraction = {f} must lie between 0 and 1"
-        )));
+        return Err(
+            Error::Config(format!("max-jump-fraction = {f} must lie between 0 and 1")).into(),
+        );
     }
     let draws = draw_groups(cfg, questions.len())?;
-    let mut out = Vec::new();
+    let mut n = 0;
     for d in &draws {
         let group_id = format!("g{:05}", d.group);
         for (jumping, wanted) in [(false, cfg.linear_prompts), (true, cfg.jumping_prompts)] {
@@ -353,13 +369,15 @@ pub fn build_experiment(
             };
             let record = build_prompt(questions, &spec, &group_id, system.multi, &params)
                 .map_err(|e| Error::Config(format!("group {group_id}: {e}")))?;
-            out.push(record);
+            emit(record)?;
+            n += 1;
         }
     }
     for row in baseline_rows(cfg, questions.len())? {
-        out.push(build_baseline(&questions[row], system.baseline, &params));
+        emit(build_baseline(&questions[row], system.baseline, &params))?;
+        n += 1;
     }
-    Ok(out)
+    Ok(n)
 }
 
 /// The dataset rows that get a baseline prompt, in order: all of them, or a seeded uniform sample of

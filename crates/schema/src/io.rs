@@ -61,6 +61,57 @@ pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, Error> {
     }
 }
 
+/// Reads a JSONL file `chunk` records at a time, handing each batch to `f` in file order, so a large file is
+/// never held in memory (the same rules as [`read_jsonl`]: errors name file, line and field; a torn last line is
+/// tolerated).
+pub fn read_jsonl_chunks<T: DeserializeOwned, E: From<Error>>(
+    path: &Path,
+    chunk: usize,
+    mut f: impl FnMut(Vec<T>) -> Result<(), E>,
+) -> Result<(), E> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let mut batch = Vec::with_capacity(chunk.min(1 << 16));
+    let mut buf = String::new();
+    let mut line_no = 0;
+    loop {
+        buf.clear();
+        let n = reader.read_line(&mut buf).map_err(|e| Error::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        let complete = buf.ends_with('\n');
+        let text = buf.trim_end_matches(['\n', '\r']);
+        if text.trim().is_empty() {
+            continue;
+        }
+        match parse_line::<T>(text) {
+            Ok(rec) => batch.push(rec),
+            Err(_) if !complete => {
+                tracing::warn!(path = %path.display(), line = line_no, "Ignoring a torn last line left by an interrupted write.");
+                break;
+            }
+            Err((field, message)) => {
+                return Err(Error::Record {
+                    path: path.to_owned(),
+                    line: line_no,
+                    field,
+                    message,
+                }
+                .into());
+            }
+        }
+        if batch.len() >= chunk.max(1) {
+            f(std::mem::take(&mut batch))?;
+        }
+    }
+    if !batch.is_empty() {
+        f(batch)?;
+    }
+    Ok(())
+}
+
 /// Reads every well-formed record, collecting malformed lines in the report instead of failing.
 pub fn read_jsonl_lenient<T: DeserializeOwned>(path: &Path) -> Result<(Vec<T>, ReadReport), Error> {
     read_inner(path, true)
@@ -131,6 +182,15 @@ pub(crate) fn parse_line<T: DeserializeOwned>(text: &str) -> Result<T, (String, 
 ///
 /// A crash leaves either the old file or the new one, never a half-written file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    write_atomic_with(path, |w| w.write_all(bytes))
+}
+
+/// Replaces `path` atomically with what `fill` writes (through a buffer, so a large file is never held in
+/// memory): a temporary file in the same folder, fsync, rename. On an error the temporary file is removed.
+pub fn write_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut std::io::BufWriter<File>) -> std::io::Result<()>,
+) -> Result<(), Error> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
         _ => PathBuf::from("."),
@@ -142,8 +202,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| {
-        let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
+        fill(&mut w)?;
+        let f = w.into_inner().map_err(|e| e.into_error())?;
         f.sync_all()?;
         fs::rename(&tmp, path)?;
         // Make the rename itself durable.
@@ -158,20 +219,47 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     })
 }
 
-/// Serializes `records` one per line and replaces `path` atomically.
+/// Serializes `records` one per line and replaces `path` atomically, streaming (records may come from an
+/// iterator that never holds them all).
 pub fn write_jsonl_atomic<'a, T: Serialize + 'a>(
     path: &Path,
     records: impl IntoIterator<Item = &'a T>,
 ) -> Result<(), Error> {
-    let mut out = Vec::new();
-    for rec in records {
-        serde_json::to_writer(&mut out, rec).map_err(|source| Error::Serialize {
+    let mut failed = None;
+    let result = write_atomic_with(path, |w| {
+        for rec in records {
+            if let Err(source) = serde_json::to_writer(&mut *w, rec) {
+                if source.is_io() {
+                    return Err(source.into());
+                }
+                failed = Some(source);
+                return Err(std::io::Error::other("serialize"));
+            }
+            w.write_all(b"\n")?;
+        }
+        Ok(())
+    });
+    match failed {
+        Some(source) => Err(Error::Serialize {
             path: path.to_owned(),
             source,
-        })?;
-        out.push(b'\n');
+        }),
+        None => result,
     }
-    write_atomic(path, &out)
+}
+
+/// The SHA-256 of a file's content (hex), read in chunks.
+pub fn sha256_file_hex(path: &Path) -> Result<String, Error> {
+    let mut f = File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf).map_err(|e| Error::io(path, e))?;
+        if n == 0 {
+            return Ok(hex::encode(h.finalize()));
+        }
+        h.update(&buf[..n]);
+    }
 }
 
 /// An append-only JSONL journal: each record is one `write` of a full line followed by a flush

@@ -8,6 +8,7 @@ pub mod env;
 pub mod ifscale;
 mod io;
 mod line_index;
+pub mod metrics;
 pub mod paths;
 mod records;
 mod responses;
@@ -15,8 +16,8 @@ pub mod rift;
 
 pub use csv_cell::csv_cell;
 pub use io::{
-    Error, JsonlAppender, ReadReport, read_jsonl, read_jsonl_lenient, sha256_hex, write_atomic,
-    write_jsonl_atomic,
+    Error, JsonlAppender, ReadReport, read_jsonl, read_jsonl_chunks, read_jsonl_lenient,
+    sha256_file_hex, sha256_hex, write_atomic, write_atomic_with, write_jsonl_atomic,
 };
 pub use line_index::LineIndex;
 pub use records::{

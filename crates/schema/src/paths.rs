@@ -144,6 +144,10 @@ impl ModelPaths {
     pub fn answer_scores(&self) -> PathBuf {
         self.dir.join("answer-scores.jsonl")
     }
+    /// RIFT: the answer table's columns (`analysis::rift::answers_frame`) as Parquet, what the score summary reads.
+    pub fn answer_table(&self) -> PathBuf {
+        self.dir.join("answer-scores.parquet")
+    }
     /// RIFT: one score per prompt.
     pub fn prompt_scores(&self) -> PathBuf {
         self.dir.join("prompt-scores.jsonl")

@@ -6,6 +6,7 @@
 //! whose outputs exist is skipped, so a rerun of a finished pipeline makes no model call.
 
 mod config;
+mod metrics;
 mod report;
 
 use std::path::{Path, PathBuf};
@@ -36,6 +37,10 @@ pub(crate) struct PipelineArgs {
     /// Run every stage even when its inputs did not change.
     #[arg(long)]
     force: bool,
+    /// Append one JSON line per stage to this file (created anew): wall time, CPU time, peak RSS, rows and bytes
+    /// written under the run folder and the cache (what `cargo xtask bench pipeline` tabulates).
+    #[arg(long)]
+    stage_metrics: Option<PathBuf>,
     #[command(flatten)]
     client: ClientArgs,
 }
@@ -92,6 +97,20 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
     client.plan_stages(stages, requests);
     let stamps = Stamps::new(&run_dir);
     let mut out = Outcome::default();
+    let metrics = match &args.stage_metrics {
+        Some(file) => {
+            // The cache is SQLite: its file and its write-ahead log.
+            let cache = args.client.cache_path(&defaults);
+            let mut roots = vec![run_dir.clone(), cache.to_owned()];
+            for suffix in ["-wal", "-shm"] {
+                let mut p = cache.as_os_str().to_owned();
+                p.push(suffix);
+                roots.push(PathBuf::from(p));
+            }
+            Some(metrics::Metrics::new(file, roots)?)
+        }
+        None => None,
+    };
     let mut stage = Stager {
         stamps: &stamps,
         force: args.force,
@@ -99,6 +118,7 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
         client: &client,
         stopped: Default::default(),
         started: 0,
+        metrics: metrics.as_ref(),
     };
 
     // Offline assets for embedded models are resolved while loading the models (see `crate::models`).
@@ -258,9 +278,12 @@ pub(crate) struct Stager<'a> {
     stopped: std::collections::BTreeSet<String>,
     /// Stages reached so far (run, skipped or not run), for the overall progress line.
     started: usize,
+    /// Per-stage measurements (`--stage-metrics`).
+    metrics: Option<&'a metrics::Metrics>,
 }
 
 impl Stager<'_> {
+    /// Runs a stage unless it is fresh (see [`Stager::run_inner`]), measuring it when asked to.
     pub(crate) fn run(
         &mut self,
         name: &str,
@@ -270,6 +293,37 @@ impl Stager<'_> {
     ) -> anyhow::Result<bool> {
         self.started += 1;
         self.client.start_stage(self.started, name);
+        let Some(m) = self.metrics else {
+            return self.run_inner(name, fp, outputs, body);
+        };
+        let running = m.start();
+        let ran = self.run_inner(name, fp, outputs, body)?;
+        m.finish(name, ran, running)?;
+        Ok(ran)
+    }
+
+    /// Work between stages that is not stamped (joining the per-model files), measured like a stage when asked to.
+    pub(crate) fn step<T>(
+        &mut self,
+        name: &str,
+        body: impl FnOnce() -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
+        let Some(m) = self.metrics else {
+            return body();
+        };
+        let running = m.start();
+        let v = body()?;
+        m.finish(name, true, running)?;
+        Ok(v)
+    }
+
+    fn run_inner(
+        &mut self,
+        name: &str,
+        fp: Fingerprint,
+        outputs: &[PathBuf],
+        body: impl FnOnce() -> anyhow::Result<()>,
+    ) -> anyhow::Result<bool> {
         let model = name.split_once(':').map(|(_, m)| m.to_owned());
         if let Some(m) = model.as_ref().filter(|m| self.stopped.contains(*m)) {
             tracing::warn!(stage = name, model = %m, "Not run: this model's requests were stopped.");
@@ -440,10 +494,12 @@ fn ifscale_stages(
     for files in [&mut scores, &mut labels, &mut attempts] {
         files.retain(|p| p.is_file());
     }
-    concat_jsonl(&scores, &paths.ifscale_scores())?;
-    concat_jsonl(&labels, &paths.ifscale_labels())?;
-    concat_jsonl(&attempts, &paths.ifscale_attempts())?;
-    Ok(())
+    stage.step("ifscale-join", || {
+        concat_jsonl(&scores, &paths.ifscale_scores())?;
+        concat_jsonl(&labels, &paths.ifscale_labels())?;
+        concat_jsonl(&attempts, &paths.ifscale_attempts())?;
+        Ok(())
+    })
 }
 
 fn rift_stages(
@@ -482,8 +538,7 @@ fn rift_stages(
             .file(&prompts_path)?;
         let name = format!("rift-generate:{}", model.name);
         stage.run(&name, fp, std::slice::from_ref(&responses), || {
-            let prompts = harness::read_prompts(&prompts_path)?;
-            harness::rift::run(model, &prompts, &responses, client)?;
+            harness::rift::run_file(model, &prompts_path, &responses, client)?;
             Ok(())
         })?;
         let mut verdict_path = None;
@@ -541,9 +596,11 @@ fn rift_stages(
     for files in [&mut answer_files, &mut prompt_files] {
         files.retain(|p| p.is_file());
     }
-    concat_jsonl(&answer_files, &paths.rift_answer_scores())?;
-    concat_jsonl(&prompt_files, &paths.rift_prompt_scores())?;
-    Ok(())
+    stage.step("rift-join", || {
+        concat_jsonl(&answer_files, &paths.rift_answer_scores())?;
+        concat_jsonl(&prompt_files, &paths.rift_prompt_scores())?;
+        Ok(())
+    })
 }
 
 #[allow(clippy::print_stdout)]

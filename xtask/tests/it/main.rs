@@ -2,4 +2,5 @@
 //! `.ci/run` runs them with every other test.
 
 mod pipeline;
+mod rehearsal;
 mod tidy;

@@ -1,0 +1,564 @@
+//! `cargo xtask bench pipeline`: the paper-scale rehearsal. The RIFT paper grid for one model (10 000 linear +
+//! 10 000 jumping prompts of 10–300 questions, the baseline over every question, an LLM judge) and the IFScale
+//! paper grid for three models (250 prompts each, up to ten attempts, a coherence judge) run through the real
+//! `cargo xtask pipeline` against the inference client's mock serving realistic replies ([`replies`]).
+//!
+//! The mock runs in a child process (this binary with `--serve-mock`), and so does the pipeline (`xtask pipeline
+//! --stage-metrics`), which measures each of its stages: wall and CPU time, peak RSS, rows and bytes written. Then
+//! the same command runs again: everything is cached and stamped, so it must send nothing. The table goes to
+//! stdout and to `<run>/rehearsal.md`. The Jeopardy! questions are synthetic (deterministic, as many as the paper's
+//! prepared dataset), so the rehearsal needs no data and its numbers do not depend on it.
+
+pub mod replies;
+
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use inference_client::mock::{MockConfig, MockServer};
+use schema::metrics::StageMetric;
+use schema::paths::{Bench, RunPaths};
+
+/// Set on the child mock: exit when stdin closes.
+const EXIT_ON_EOF: &str = "IFSTRESS_REHEARSAL_MOCK_EXIT_ON_EOF";
+/// The paper's prepared dataset: 83 453 questions (the baseline's n).
+const PAPER_QUESTIONS: usize = 83_453;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scale {
+    /// The papers' grids: RIFT 10 000 + 10 000 prompts of 10–300 questions and 83 453 baselines; IFScale 250
+    /// prompts per model.
+    Paper,
+    /// A few seconds' worth, for tests: RIFT 20 + 20 prompts of 10–40 questions and 50 baselines; IFScale 6 prompts.
+    Small,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PipelineBenchArgs {
+    #[arg(long, value_enum, default_value = "paper")]
+    scale: Scale,
+    /// RIFT prompts per structure (linear and jumping), instead of the scale's (for measuring a fraction).
+    #[arg(long)]
+    rift_prompts: Option<u32>,
+    /// IFScale models (each one an OpenRouter-like model of its own quality).
+    #[arg(long, default_value_t = 3)]
+    ifscale_models: usize,
+    /// Requests in flight (the client's `--concurrency`, and every model's `max-concurrency`).
+    #[arg(long, default_value_t = 256)]
+    concurrency: usize,
+    /// Mock latency per request, in milliseconds.
+    #[arg(long, default_value_t = 20)]
+    latency_ms: u64,
+    /// Folder for the rehearsal's data, configs, cache and logs (the run itself goes to
+    /// `artifacts/runs/rehearsal-<scale>/`, as every pipeline run).
+    #[arg(long, default_value = "artifacts/rehearsal")]
+    dir: PathBuf,
+    /// Delete the run folder and the cache first (default: keep them, so a second invocation is a cached rerun).
+    #[arg(long)]
+    fresh: bool,
+    /// Only serve the rehearsal's mock over this questions file (printing its URL), until stdin closes.
+    #[arg(long, hide = true)]
+    serve_mock: Option<PathBuf>,
+}
+
+impl PipelineBenchArgs {
+    /// The arguments of a small rehearsal in `dir` (for tests).
+    pub fn small(dir: &Path) -> PipelineBenchArgs {
+        PipelineBenchArgs {
+            scale: Scale::Small,
+            rift_prompts: None,
+            ifscale_models: 2,
+            concurrency: 16,
+            latency_ms: 0,
+            dir: dir.to_owned(),
+            fresh: true,
+            serve_mock: None,
+        }
+    }
+}
+
+/// What a rehearsal measured: one pipeline run per benchmark (RIFT for one model, IFScale for a few), each run
+/// twice.
+#[derive(Debug, Clone)]
+pub struct Rehearsal {
+    pub parts: Vec<Part>,
+    /// The mock's per-kind counts (`rift=… rift_judge=…`).
+    pub mock_counts: String,
+    pub judge: JudgeCounts,
+    pub markdown: String,
+}
+
+/// One benchmark's pipeline run and its cached rerun.
+#[derive(Debug, Clone)]
+pub struct Part {
+    /// `rift` or `ifscale`.
+    pub bench: &'static str,
+    pub run_dir: PathBuf,
+    pub first: Vec<StageMetric>,
+    pub rerun: Vec<StageMetric>,
+    pub first_wall_s: f64,
+    pub rerun_wall_s: f64,
+    /// Requests the mock received during the first run and during the rerun.
+    pub first_requests: u64,
+    pub rerun_requests: u64,
+}
+
+/// RIFT answers on their way to the judge.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JudgeCounts {
+    /// Scored answers (every question of every prompt, baselines included).
+    pub answers: u64,
+    /// Answers with some text.
+    pub answered: u64,
+    /// Answered pairs the pre-judge did not settle: judge requests without de-duplication.
+    pub after_pre_judge: u64,
+    /// Distinct (question, expected, given) requests: what goes to the judge.
+    pub after_dedup: u64,
+    /// IFScale attempts (one coherence judge request each).
+    pub ifscale_attempts: u64,
+}
+
+/// `cargo xtask bench pipeline`; `exe` is the xtask binary (the mock and the pipeline run as its children).
+pub fn run(args: &PipelineBenchArgs, exe: &Path) -> anyhow::Result<()> {
+    if let Some(questions) = &args.serve_mock {
+        return serve(args, questions);
+    }
+    let r = rehearse(args, exe, &[])?;
+    print(&r.markdown);
+    Ok(())
+}
+
+#[allow(clippy::print_stdout)]
+fn print(s: &str) {
+    println!("{s}");
+}
+
+/// Runs the rehearsal and its cached rerun; `env` is set on the pipeline's processes.
+pub fn rehearse(
+    args: &PipelineBenchArgs,
+    exe: &Path,
+    env: &[(&str, &str)],
+) -> anyhow::Result<Rehearsal> {
+    let scale = match args.scale {
+        Scale::Paper => "paper",
+        Scale::Small => "small",
+    };
+    let dir = args.dir.join(scale);
+    let run_dir =
+        |bench: &str| PathBuf::from("artifacts/runs").join(format!("rehearsal-{scale}-{bench}"));
+    let cache = dir.join("cache.sqlite");
+    if args.fresh {
+        for p in [run_dir("rift"), run_dir("ifscale"), dir.clone()] {
+            match std::fs::remove_dir_all(&p) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e).with_context(|| format!("removing {}", p.display())),
+            }
+        }
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let n_questions = match args.scale {
+        Scale::Paper => PAPER_QUESTIONS,
+        Scale::Small => 2_000,
+    };
+    let questions_file = dir.join("questions.jsonl");
+    if !questions_file.is_file() {
+        let qs = replies::synthetic_questions(n_questions);
+        schema::write_jsonl_atomic(&questions_file, &qs)?;
+    }
+    let mock = MockChild::start(exe, args, &questions_file)?;
+    let models_file = dir.join("models.toml");
+    schema::write_atomic(
+        &models_file,
+        models_toml(&mock.url, args.concurrency, args.ifscale_models).as_bytes(),
+    )?;
+    let mut parts = Vec::new();
+    for bench in ["rift", "ifscale"] {
+        let run_name = format!("rehearsal-{scale}-{bench}");
+        let config = dir.join(format!("{bench}.toml"));
+        let text = config_toml(
+            args,
+            bench,
+            &run_name,
+            &models_file,
+            &cache,
+            &questions_file,
+        )?;
+        schema::write_atomic(&config, text.as_bytes())?;
+        let before = mock.requests()?;
+        let first_metrics = dir.join(format!("{bench}-metrics-first.jsonl"));
+        let log = dir.join(format!("{bench}-first.log"));
+        let first_wall_s = pipeline(exe, args, &config, &first_metrics, &log, env)?;
+        let middle = mock.requests()?;
+        let rerun_metrics = dir.join(format!("{bench}-metrics-rerun.jsonl"));
+        let log = dir.join(format!("{bench}-rerun.log"));
+        let rerun_wall_s = pipeline(exe, args, &config, &rerun_metrics, &log, env)?;
+        let after = mock.requests()?;
+        parts.push(Part {
+            bench,
+            run_dir: run_dir(bench),
+            first: schema::read_jsonl(&first_metrics)?,
+            rerun: schema::read_jsonl(&rerun_metrics)?,
+            first_wall_s,
+            rerun_wall_s,
+            first_requests: middle - before,
+            rerun_requests: after - middle,
+        });
+    }
+    let mock_counts = mock.stop()?;
+    let judge = judge_counts(
+        &RunPaths::new(&run_dir("rift")),
+        &RunPaths::new(&run_dir("ifscale")),
+        args.ifscale_models,
+    )?;
+    let mut r = Rehearsal {
+        parts,
+        mock_counts,
+        judge,
+        markdown: String::new(),
+    };
+    r.markdown = markdown(&r, args, scale, n_questions);
+    for p in &r.parts {
+        schema::write_atomic(&p.run_dir.join("rehearsal.md"), r.markdown.as_bytes())?;
+    }
+    Ok(r)
+}
+
+/// The rehearsal's models: one RIFT model and its judge, `ifscale` IFScale models and their coherence judge, all
+/// served by the mock at `url`.
+fn models_toml(url: &str, concurrency: usize, ifscale: usize) -> String {
+    let mut s = String::new();
+    let mut model = |name: &str, id: &str, max_tokens: u32| {
+        let _ = writeln!(
+            s,
+            "[models.\"{name}\"]\nbase-urls = [\"{url}\"]\nmodel-id = \"{id}\"\nmax-tokens = {max_tokens}\n\
+             max-concurrency = {concurrency}\nretry-base-s = 0.05\n"
+        );
+    };
+    model("rift-model", replies::RIFT_MODEL, 81_920);
+    model("rift-judge", replies::RIFT_JUDGE, 64);
+    model("coherence-judge", replies::COHERENCE_JUDGE, 4096);
+    for m in ifscale_names(ifscale) {
+        model(
+            &m,
+            &format!("{}{}", replies::IFSCALE_PREFIX, &m[8..]),
+            32_768,
+        );
+    }
+    s
+}
+
+/// `ifscale-a`, `ifscale-b`, …
+fn ifscale_names(n: usize) -> Vec<String> {
+    (0..n)
+        .map(|i| format!("ifscale-{}", char::from(b'a' + (i % 26) as u8)))
+        .collect()
+}
+
+fn repo_file(path: &str) -> anyhow::Result<String> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path);
+    let p = p
+        .canonicalize()
+        .with_context(|| format!("{}: not found", p.display()))?;
+    Ok(p.display().to_string())
+}
+
+/// The pipeline config of one benchmark's part: RIFT for `rift-model`, IFScale for the IFScale models.
+fn config_toml(
+    args: &PipelineBenchArgs,
+    bench: &str,
+    run_name: &str,
+    models_file: &Path,
+    cache: &Path,
+    questions: &Path,
+) -> anyhow::Result<String> {
+    let (prompts, num_max, baseline, grid, seeds) = match args.scale {
+        Scale::Paper => (
+            10_000,
+            300,
+            String::new(),
+            (1..=50).map(|i| (i * 10).to_string()).collect::<Vec<_>>(),
+            "[0, 1, 2, 3, 4]",
+        ),
+        Scale::Small => (
+            20,
+            40,
+            "baseline-prompts = 50\n".to_owned(),
+            vec!["10".to_owned(), "20".to_owned(), "30".to_owned()],
+            "[0, 1]",
+        ),
+    };
+    let prompts = args.rift_prompts.unwrap_or(prompts);
+    let models: Vec<String> = if bench == "rift" {
+        vec!["rift-model".to_owned()]
+    } else {
+        ifscale_names(args.ifscale_models)
+    };
+    let models: Vec<String> = models.iter().map(|m| format!("{m:?}")).collect();
+    let abs = |p: &Path| -> anyhow::Result<String> {
+        let p = std::path::absolute(p)?;
+        Ok(p.display().to_string())
+    };
+    let head = format!(
+        "# Written by `cargo xtask bench pipeline`: a paper grid against the rehearsal's mock.\n\n\
+         [run]\nname = \"{run_name}\"\nmodels-file = {:?}\nmodels = [{}]\ncache = {:?}\n\n",
+        abs(models_file)?,
+        models.join(", "),
+        abs(cache)?,
+    );
+    if bench == "rift" {
+        return Ok(head
+            + &format!(
+                "[rift-prep]\njudge-model = \"rift-judge\"\n\n\
+         [rift]\nseed = 36\ndataset = {:?}\nlinear-prompts = {prompts}\njumping-prompts = {prompts}\n{baseline}\
+         num-min = 10\nnum-max = {num_max}\nmax-jump-distance = 18\nmax-tokens = 81920\n\
+         system-prompt = {:?}\nbaseline-system-prompt = {:?}\n",
+                abs(questions)?,
+                repo_file("configs/prompts/rift-system.txt")?,
+                repo_file("configs/prompts/rift-baseline-system.txt")?,
+            ));
+    }
+    Ok(head
+        + &format!(
+            "[ifscale]\ngrid = [{}]\nseeds = {seeds}\nsampling = \"paper\"\nvocab = {:?}\ntemplate = {:?}\n\
+         judge-model = \"coherence-judge\"\ncoherence-threshold = 6\nmax-attempts = 10\nscore-span = \"whole\"\n",
+            grid.join(", "),
+            repo_file("datasets/vocab/ifscale-paper.txt")?,
+            repo_file("configs/prompts/ifscale-report.txt")?,
+        ))
+}
+
+/// One `xtask pipeline` run with stage metrics; returns its wall time. Its log goes to `log`.
+fn pipeline(
+    exe: &Path,
+    args: &PipelineBenchArgs,
+    config: &Path,
+    metrics: &Path,
+    log: &Path,
+    env: &[(&str, &str)],
+) -> anyhow::Result<f64> {
+    let log_file =
+        std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
+    let started = Instant::now();
+    let status = Command::new(exe)
+        .arg("pipeline")
+        .arg("--config")
+        .arg(config)
+        .arg("--stage-metrics")
+        .arg(metrics)
+        .args(["--no-progress", "--concurrency"])
+        .arg(args.concurrency.to_string())
+        .envs(env.iter().copied())
+        .env("NO_COLOR", "1")
+        .stdout(log_file.try_clone()?)
+        .stderr(log_file)
+        .status()
+        .context("starting `xtask pipeline`")?;
+    let wall = started.elapsed().as_secs_f64();
+    if !status.success() {
+        bail!(
+            "`xtask pipeline --config {}` failed ({status}); see {}",
+            config.display(),
+            log.display()
+        );
+    }
+    Ok(wall)
+}
+
+/// The rehearsal's mock in a child process.
+struct MockChild {
+    child: Child,
+    url: String,
+    addr: std::net::SocketAddr,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl MockChild {
+    fn start(exe: &Path, args: &PipelineBenchArgs, questions: &Path) -> anyhow::Result<MockChild> {
+        let mut child = Command::new(exe)
+            .args(["bench", "pipeline", "--latency-ms"])
+            .arg(args.latency_ms.to_string())
+            .arg("--serve-mock")
+            .arg(questions)
+            .env(EXIT_ON_EOF, "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .context("starting the rehearsal's mock")?;
+        let mut stdout = BufReader::new(child.stdout.take().context("mock stdout")?);
+        let mut url = String::new();
+        stdout.read_line(&mut url)?;
+        let url = url.trim().to_owned();
+        let addr = url
+            .trim_start_matches("http://")
+            .trim_end_matches("/v1")
+            .parse()
+            .with_context(|| format!("the mock printed {url:?}, not its URL"))?;
+        Ok(MockChild {
+            child,
+            url,
+            addr,
+            stdout,
+        })
+    }
+
+    fn requests(&self) -> anyhow::Result<u64> {
+        Ok(inference_client::mock::fetch_stats(self.addr)?.requests)
+    }
+
+    /// Stops the mock; returns its per-kind counts.
+    fn stop(mut self) -> anyhow::Result<String> {
+        drop(self.child.stdin.take());
+        let mut line = String::new();
+        self.stdout.read_line(&mut line)?;
+        self.child.wait()?;
+        Ok(line.trim().to_owned())
+    }
+}
+
+impl Drop for MockChild {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+#[allow(clippy::print_stdout)]
+fn serve(args: &PipelineBenchArgs, questions: &Path) -> anyhow::Result<()> {
+    let qs: Vec<schema::rift::Question> = schema::read_jsonl(questions)?;
+    let counts = Arc::new(replies::Counts::default());
+    let mut cfg = MockConfig::new();
+    cfg.latency = Duration::from_millis(args.latency_ms);
+    cfg.responder = Some(replies::responder(&qs, Arc::clone(&counts)));
+    drop(qs);
+    let mock = MockServer::start(cfg, 0).context("starting the mock server")?;
+    println!("{}", mock.base_url());
+    std::io::stdout().flush()?;
+    if std::env::var_os(EXIT_ON_EOF).is_some() {
+        let mut sink = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut sink);
+    } else {
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
+    mock.stop();
+    println!("{}", counts.line());
+    std::io::stdout().flush()?;
+    Ok(())
+}
+
+/// Answers, judge requests before and after the pre-judge and de-duplication, and IFScale attempts.
+fn judge_counts(
+    rift: &RunPaths,
+    ifscale: &RunPaths,
+    ifscale_models: usize,
+) -> anyhow::Result<JudgeCounts> {
+    let files = rift.model(Bench::Rift, "rift-model");
+    let summary: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(files.summary_json())
+            .with_context(|| format!("reading {}", files.summary_json().display()))?,
+    )?;
+    let n = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+    let pj = &summary["pre_judge"];
+    let mut c = JudgeCounts {
+        answers: count_lines(&files.answer_scores())?,
+        answered: n(&pj["answered"]),
+        after_pre_judge: n(&pj["answered"]) - n(&pj["settled_by_pre_judge"]),
+        after_dedup: n(&summary["judge_requests"]),
+        ifscale_attempts: 0,
+    };
+    for m in ifscale_names(ifscale_models) {
+        c.ifscale_attempts += count_lines(&ifscale.model(Bench::Ifscale, &m).attempts())?;
+    }
+    Ok(c)
+}
+
+fn count_lines(path: &Path) -> anyhow::Result<u64> {
+    let f = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut r = BufReader::with_capacity(1 << 20, f);
+    let mut n = 0;
+    loop {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(n);
+        }
+        n += buf.iter().filter(|&&b| b == b'\n').count() as u64;
+        let len = buf.len();
+        r.consume(len);
+    }
+}
+
+fn table(rows: &[StageMetric]) -> String {
+    let mut md = String::from(
+        "| stage | ran | wall (s) | CPU (s) | peak RSS (MiB) | rows written | bytes written |\n|---|---|---:|---:|---:|---:|---:|\n",
+    );
+    for m in rows {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {:.1} | {:.1} | {} | {} | {} |",
+            m.stage,
+            if m.ran { "yes" } else { "skipped" },
+            m.wall_s,
+            m.cpu_s,
+            m.peak_rss_mib
+                .map_or_else(|| "–".to_owned(), |v| format!("{v:.0}")),
+            m.rows,
+            human_bytes(m.bytes),
+        );
+    }
+    md
+}
+
+fn human_bytes(b: u64) -> String {
+    match b {
+        0..1_000_000 => format!("{:.1} kB", b as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.1} MB", b as f64 / 1e6),
+        _ => format!("{:.2} GB", b as f64 / 1e9),
+    }
+}
+
+fn markdown(r: &Rehearsal, args: &PipelineBenchArgs, scale: &str, questions: usize) -> String {
+    let j = &r.judge;
+    let prompts = args.rift_prompts.map_or_else(
+        || match args.scale {
+            Scale::Paper => "10 000 + 10 000".to_owned(),
+            Scale::Small => "20 + 20".to_owned(),
+        },
+        |p| format!("{p} + {p}"),
+    );
+    let mut md = format!(
+        "# Paper-scale rehearsal ({scale})\n\nRIFT: one model, {prompts} linear + jumping prompts over {questions} synthetic \
+         questions plus the baseline, LLM judge. IFScale: {} models, coherence judge, up to 10 attempts. Mock latency {} ms, \
+         concurrency {}.\n\n",
+        args.ifscale_models, args.latency_ms, args.concurrency,
+    );
+    for p in &r.parts {
+        let _ = write!(
+            md,
+            "## {}: first run, {:.1} s, {} requests\n\n{}\n## {}: rerun (everything cached), {:.1} s, {} requests\n\n{}\n",
+            p.bench,
+            p.first_wall_s,
+            p.first_requests,
+            table(&p.first),
+            p.bench,
+            p.rerun_wall_s,
+            p.rerun_requests,
+            table(&p.rerun),
+        );
+    }
+    let _ = write!(
+        md,
+        "## Judge requests\n\n| | count |\n|---|---:|\n| RIFT answers scored | {} |\n| answered (some text) | {} |\n\
+         | open after the pre-judge (one request per answer) | {} |\n| after content-addressed de-duplication | {} |\n\
+         | IFScale attempts (one coherence judge request each) | {} |\n\nMock: {}.\n",
+        j.answers, j.answered, j.after_pre_judge, j.after_dedup, j.ifscale_attempts, r.mock_counts,
+    );
+    md
+}
