@@ -40,6 +40,7 @@ fn a_small_rehearsal_measures_every_stage_and_its_rerun_sends_nothing() {
             "rift-score:rift-model",
             "rift-join",
             "analysis",
+            "explorer",
             "report"
         ]
     );
