@@ -1,8 +1,10 @@
 //! What a run's model calls cost, per benchmark, model and stage, counted from its responses files: requests, how
 //! many came from the cache or failed, prompt, visible output and reasoning tokens, output tokens per second of the
-//! requests sent, and the spend the provider reported. The run's total spend (priced where the provider reports
-//! none) is the spend ledger's.
+//! requests sent, and the spend: the provider's reported cost where a line carries one, else its tokens at the
+//! answering model's configured prices. The run's total (what the budget counted) is the spend ledger's.
+//! Files are read a chunk at a time, so a paper-scale responses file is never held whole.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -28,7 +30,13 @@ pub struct CostRow {
     pub output_tokens_per_s: Option<f64>,
     /// Sum of the provider-reported costs, when any line carries one.
     pub reported_usd: Option<f64>,
+    /// Spend: provider-reported where present, else tokens × the answering model's prices (None when neither is
+    /// known for any line).
+    pub spend_usd: Option<f64>,
 }
+
+/// USD per million input and output tokens of each configured model, by name (what `ModelConfig` says).
+pub type Prices = BTreeMap<String, (f64, f64)>;
 
 /// The stages whose responses files a run keeps, per benchmark.
 fn stage_files(paths: &RunPaths, model: &str) -> Vec<(&'static str, &'static str, PathBuf)> {
@@ -43,14 +51,17 @@ fn stage_files(paths: &RunPaths, model: &str) -> Vec<(&'static str, &'static str
 }
 
 /// One row per (benchmark, stage, model) with a responses file.
-pub fn cost_rows(paths: &RunPaths, models: &[String]) -> Result<Vec<CostRow>, Error> {
+pub fn cost_rows(
+    paths: &RunPaths,
+    models: &[String],
+    prices: &Prices,
+) -> Result<Vec<CostRow>, Error> {
     let mut rows = Vec::new();
     for model in models {
         for (bench, stage, file) in stage_files(paths, model) {
             if !file.is_file() {
                 continue;
             }
-            let (records, _) = schema::read_jsonl_lenient::<ResponseRecord>(&file)?;
             let mut row = CostRow {
                 bench,
                 stage,
@@ -58,23 +69,34 @@ pub fn cost_rows(paths: &RunPaths, models: &[String]) -> Result<Vec<CostRow>, Er
                 ..CostRow::default()
             };
             let (mut fresh_tokens, mut fresh_seconds) = (0u64, 0.0f64);
-            for r in &records {
-                row.requests += 1;
-                row.cached += usize::from(r.cached);
-                row.failed += usize::from(r.outcome == Outcome::Failed);
-                row.prompt_tokens += r.usage.prompt_tokens;
-                row.visible_tokens += r.usage.visible_tokens();
-                row.reasoning_tokens += r.usage.reasoning_tokens.unwrap_or(0);
-                if let Some(c) = r.usage.cost_usd {
-                    *row.reported_usd.get_or_insert(0.0) += c;
+            schema::read_jsonl_chunks(&file, 4096, |records: Vec<ResponseRecord>| {
+                for r in &records {
+                    row.requests += 1;
+                    row.cached += usize::from(r.cached);
+                    row.failed += usize::from(r.outcome == Outcome::Failed);
+                    row.prompt_tokens += r.usage.prompt_tokens;
+                    row.visible_tokens += r.usage.visible_tokens();
+                    row.reasoning_tokens += r.usage.reasoning_tokens.unwrap_or(0);
+                    if let Some(c) = r.usage.cost_usd {
+                        *row.reported_usd.get_or_insert(0.0) += c;
+                        *row.spend_usd.get_or_insert(0.0) += c;
+                    } else if !r.cached
+                        && let Some((pin, pout)) =
+                            prices.get(&r.model).filter(|p| p.0 > 0.0 || p.1 > 0.0)
+                    {
+                        *row.spend_usd.get_or_insert(0.0) += (r.usage.prompt_tokens as f64 * pin
+                            + r.usage.completion_tokens as f64 * pout)
+                            / 1e6;
+                    }
+                    if !r.cached
+                        && let Some(l) = r.latency_s.filter(|l| *l > 0.0)
+                    {
+                        fresh_tokens += r.usage.completion_tokens;
+                        fresh_seconds += l;
+                    }
                 }
-                if !r.cached
-                    && let Some(l) = r.latency_s.filter(|l| *l > 0.0)
-                {
-                    fresh_tokens += r.usage.completion_tokens;
-                    fresh_seconds += l;
-                }
-            }
+                Ok::<(), Error>(())
+            })?;
             row.output_tokens_per_s =
                 (fresh_seconds > 0.0).then(|| fresh_tokens as f64 / fresh_seconds);
             rows.push(row);
@@ -105,18 +127,17 @@ pub fn cost_markdown(rows: &[CostRow], ledger: Option<f64>) -> String {
         return String::new();
     }
     let mut md = String::from(
-        "## What it cost\n\n| benchmark | stage | model | requests | from cache | failed | prompt tokens | visible output tokens | reasoning tokens | output tok/s | provider-reported USD |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "## What it cost\n\n| benchmark | stage | model | requests | from cache | failed | prompt tokens | visible output tokens | reasoning tokens | output tok/s | spend USD | of which provider-reported |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in rows {
         let tps = r
             .output_tokens_per_s
             .map_or_else(|| "–".to_owned(), |t| format!("{t:.1}"));
-        let usd = r
-            .reported_usd
-            .map_or_else(|| "–".to_owned(), |u| format!("{u:.4}"));
+        let usd = |v: Option<f64>| v.map_or_else(|| "–".to_owned(), |u| format!("{u:.4}"));
+        let (spend, reported) = (usd(r.spend_usd), usd(r.reported_usd));
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {tps} | {usd} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {tps} | {spend} | {reported} |",
             r.bench,
             r.stage,
             r.model,
@@ -128,7 +149,7 @@ pub fn cost_markdown(rows: &[CostRow], ledger: Option<f64>) -> String {
             r.reasoning_tokens
         );
     }
-    md.push_str("\nJudge rows are filed under the model whose answers or reports were judged.\n");
+    md.push_str("\nJudge rows are filed under the model whose answers or reports were judged. Spend is the provider's reported cost where a response carries one, else its tokens at the answering model's configured prices (answers served from the cache cost nothing).\n");
     match ledger {
         Some(total) => {
             let _ = writeln!(
@@ -139,4 +160,72 @@ pub fn cost_markdown(rows: &[CostRow], ledger: Option<f64>) -> String {
         None => md.push_str("No spend ledger: nothing in this run was paid for.\n\n"),
     }
     md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schema::Usage;
+
+    fn line(model: &str, cost: Option<f64>, cached: bool) -> String {
+        let r = ResponseRecord {
+            schema_version: schema::SCHEMA_VERSION,
+            id: format!("p-{model}-{cached}-{}", cost.is_some()),
+            sample_index: 0,
+            model: model.to_owned(),
+            outcome: Outcome::Ok,
+            content: Some("x".to_owned()),
+            reasoning: None,
+            finish_reason: None,
+            usage: Usage {
+                prompt_tokens: 1_000,
+                completion_tokens: 500,
+                reasoning_tokens: Some(200),
+                cost_usd: cost,
+            },
+            logprobs: None,
+            latency_s: Some(2.0),
+            wall_s: 2.0,
+            attempts: Vec::new(),
+            error: None,
+            cache_key: String::new(),
+            cached,
+            prompt_meta: Default::default(),
+            served: None,
+        };
+        serde_json::to_string(&r).expect("json") + "\n"
+    }
+
+    #[test]
+    fn spend_is_reported_where_present_else_priced_and_cached_answers_are_free() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let paths = RunPaths::new(dir.path());
+        let file = paths.model(Bench::Rift, "m").responses();
+        std::fs::create_dir_all(file.parent().expect("dir")).expect("mkdir");
+        std::fs::write(
+            &file,
+            [
+                line("m", Some(0.25), false),
+                line("m", None, false),
+                line("m", None, true),
+            ]
+            .concat(),
+        )
+        .expect("write");
+        let prices: Prices = [("m".to_owned(), (2.0, 10.0))].into();
+        let rows = cost_rows(&paths, &["m".to_owned()], &prices).expect("rows");
+        let r = &rows[0];
+        assert_eq!((r.requests, r.cached), (3, 1));
+        assert_eq!(r.reasoning_tokens, 600);
+        assert_eq!(r.visible_tokens, 900);
+        assert_eq!(r.reported_usd, Some(0.25));
+        // 0.25 reported + (1 000 × 2 + 500 × 10) / 1e6 priced.
+        assert!((r.spend_usd.expect("spend") - 0.257).abs() < 1e-12);
+        let md = cost_markdown(&rows, None);
+        assert!(
+            md.contains("| RIFT | answers | m | 3 | 1 | 0 | 3000 | 900 | 600 |"),
+            "{md}"
+        );
+        assert!(md.contains("| 0.2570 | 0.2500 |"), "{md}");
+    }
 }

@@ -26,6 +26,8 @@ pub struct RunReport<'a> {
     pub rift_notes: &'a [String],
     /// The prepared dataset's `summary.md` (Table 1 and the drop reasons), when the prep stage wrote one.
     pub rift_table1: Option<&'a str>,
+    /// Each configured model's prices, for the spend of responses whose provider reported none.
+    pub prices: &'a crate::cost::Prices,
 }
 
 /// Files under `dir` (recursively) ending in `.ext`, sorted.
@@ -69,7 +71,7 @@ pub fn report_input(run: &RunReport<'_>, paths: &RunPaths) -> Result<ReportInput
         }
     }
     let cost = crate::cost::cost_markdown(
-        &crate::cost::cost_rows(paths, run.models)?,
+        &crate::cost::cost_rows(paths, run.models, run.prices)?,
         crate::cost::ledger_total(paths)?,
     );
     if let Some(table) = plots::report::table_from_markdown(&cost) {
@@ -366,11 +368,12 @@ pub fn summary_markdown(
     stages_run: usize,
     stages_skipped: usize,
     seconds: f64,
+    prices: &crate::cost::Prices,
 ) -> Result<String, Error> {
     let mut md = format!("# ifstress run `{name}`\n\n");
     md.push_str(&overview::headline_markdown(paths)?);
     md.push_str(&crate::cost::cost_markdown(
-        &crate::cost::cost_rows(paths, models)?,
+        &crate::cost::cost_rows(paths, models, prices)?,
         crate::cost::ledger_total(paths)?,
     ));
     md.push_str(&format!(

@@ -184,7 +184,13 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
             &mut stage,
         )?;
     }
-    report::analyse_and_report(&cfg, &config_text, &paths, &mut stage)?;
+    let prices: harness::cost::Prices = models
+        .iter()
+        .chain(ifscale_judge.iter())
+        .chain(rift_judge.iter())
+        .map(|m| (m.name.clone(), (m.price_in_per_mtok, m.price_out_per_mtok)))
+        .collect();
+    report::analyse_and_report(&cfg, &config_text, &paths, &prices, &mut stage)?;
     client.finish_stages();
     let mut summary = harness::report::summary_markdown(
         &cfg.run.name,
@@ -193,6 +199,7 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
         out.stages_run.len(),
         out.stages_skipped.len(),
         started.elapsed().as_secs_f64(),
+        &prices,
     )?;
     if !out.incomplete.is_empty() {
         summary.push_str("\n## Incomplete\n\nThese stages finished without an answer to every prompt (failed after their retries, not sent because of the cost limit, left unjudged by a configured judge, or stopped because their model cannot be used); they are not marked done, and a plain rerun sends what is missing.\n\n| stage | prompts without an answer |\n|---|---:|\n");

@@ -12,6 +12,7 @@ pub(super) fn analyse_and_report(
     cfg: &PipelineConfig,
     config_text: &str,
     paths: &RunPaths,
+    prices: &harness::cost::Prices,
     stage: &mut Stager<'_>,
 ) -> anyhow::Result<()> {
     let rule = ReasoningRule {
@@ -74,6 +75,7 @@ pub(super) fn analyse_and_report(
                 .map(|_| cfg.rift_prep.as_ref().is_some_and(|p| p.judge_model.is_some())),
             rift_notes: &rift_notes,
             rift_table1: table1.as_deref(),
+            prices,
         };
         let input = harness::report::report_input(&run, paths)?;
         plots::report::write(&input, &report)?;

@@ -134,7 +134,8 @@ fn summary_markdown_of_a_fixed_run() {
     let dir = tempfile::tempdir().unwrap();
     let paths = write_run(dir.path());
     let models: Vec<String> = MODELS.map(str::to_owned).to_vec();
-    let md = summary_markdown("fixture", &paths, &models, 7, 2, 12.34).unwrap();
+    let md =
+        summary_markdown("fixture", &paths, &models, 7, 2, 12.34, &Default::default()).unwrap();
     let md = md.replace(&dir.path().display().to_string(), "<run>");
     expect![[r#"
         # ifstress run `fixture`
@@ -157,11 +158,11 @@ fn summary_markdown_of_a_fixed_run() {
 
         ## What it cost
 
-        | benchmark | stage | model | requests | from cache | failed | prompt tokens | visible output tokens | reasoning tokens | output tok/s | provider-reported USD |
-        |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|
-        | IFScale | generation | alpha | 2 | 1 | 0 | 220 | 60 | 30 | 25.0 | 0.0020 |
+        | benchmark | stage | model | requests | from cache | failed | prompt tokens | visible output tokens | reasoning tokens | output tok/s | spend USD | of which provider-reported |
+        |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+        | IFScale | generation | alpha | 2 | 1 | 0 | 220 | 60 | 30 | 25.0 | 0.0020 | 0.0020 |
 
-        Judge rows are filed under the model whose answers or reports were judged.
+        Judge rows are filed under the model whose answers or reports were judged. Spend is the provider's reported cost where a response carries one, else its tokens at the answering model's configured prices (answers served from the cache cost nothing).
         Spend recorded in the run's ledger (provider-reported where present, else tokens × the model's prices): 0.0025 USD.
 
         Stages run: 7; up to date and skipped: 2. Finished in 12.3 s.
@@ -184,6 +185,7 @@ fn report_sections_count_from_the_files() {
         rift: Some(false),
         rift_notes: &[],
         rift_table1: None,
+        prices: &Default::default(),
     };
     let input = report_input(&run, &paths).unwrap();
     let mut shown = format!("{}\n", input.title);
@@ -227,7 +229,7 @@ fn report_sections_count_from_the_files() {
         link per-prompt scores: rift/prompt-scores.jsonl
         note: No LLM judge was configured: answers the deterministic pre-judge could not settle are unjudged (labelled pre_judge_only), neither correct nor incorrect; the tables show accuracy as bounds (unjudged counted wrong … unjudged counted right) beside the unjudged count.
         ## What it cost
-        note: Judge rows are filed under the model whose answers or reports were judged.
+        note: Judge rows are filed under the model whose answers or reports were judged. Spend is the provider's reported cost where a response carries one, else its tokens at the answering model's configured prices (answers served from the cache cost nothing).
         note: Spend recorded in the run's ledger (provider-reported where present, else tokens × the model's prices): 0.0025 USD.
     "#]]
     .assert_eq(&shown);
@@ -266,6 +268,7 @@ fn table_one_gets_the_questions_per_prompt_of_the_run() {
         rift: Some(false),
         rift_notes: &["Prompts: jump rule.".to_owned()],
         rift_table1: Some(table1),
+        prices: &Default::default(),
     };
     let input = report_input(&run, &paths).unwrap();
     let rift = &input.sections[0];
@@ -337,6 +340,7 @@ fn an_audit_sample_and_its_agreement() {
         rift: Some(false),
         rift_notes: &[],
         rift_table1: None,
+        prices: &Default::default(),
     };
     let input = report_input(&run, &paths).unwrap();
     assert!(
