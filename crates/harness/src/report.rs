@@ -268,6 +268,10 @@ const FIGURE_ORDER: &[(&str, &str)] = &[
         "Mean accuracy as the number of instructions grows.",
     ),
     (
+        "ifscale_accuracy_vs_n_vs_published",
+        "This run's models (colour) over the 24 published IFScale configurations (grey).",
+    ),
+    (
         "ifscale_decay_archetypes",
         "Decay patterns: each model's curve in the panel of the fit its BIC chose.",
     ),
