@@ -296,7 +296,7 @@ impl Client {
         );
         let line = multi.add(indicatif::ProgressBar::new(requests.max(1)));
         if let Ok(style) = indicatif::ProgressStyle::with_template(
-            "{prefix} {wide_msg} [{pos}/{len} prompts, {elapsed} elapsed, ETA {eta}]",
+            "{wide_msg} [{pos}/{len} prompts, {elapsed} elapsed, ETA {eta}]",
         ) {
             line.set_style(style);
         }
@@ -315,8 +315,9 @@ impl Client {
             .unwrap_or_else(|e| e.into_inner())
             .as_ref()
         {
-            o.line.set_prefix(format!("stage {k} of {}", o.stages));
-            o.line.set_message(name.to_owned());
+            // One update, so the line never shows a stage number with another stage's name.
+            o.line
+                .set_message(format!("stage {k} of {}: {name}", o.stages));
         }
     }
 
