@@ -391,24 +391,45 @@ fn count_of(flag: &str) -> Expr {
     col(flag).sum().cast(DataType::Int64).alias(flag)
 }
 
-/// The two answer-table passes, keyed by the integer codes: per-prompt sums (with the prompt's `group`) and sums per
-/// `group` × depth; and each prompt's labels from its depth-0 row, which the scan decodes alone.
+/// Depths per group in the combined group × depth key (any `u32` depth fits).
+const DEPTH_SPAN: u64 = 1 << 32;
+
+/// The two answer-table passes, keyed by the integer codes: per-prompt sums and sums per `group` × depth; and each
+/// prompt's labels (its `group` and strings) from its depth-0 row, which the scan decodes alone.
 fn answer_passes(answers: LazyFrame) -> Result<[DataFrame; 3], Error> {
     let sums = answers.clone().group_by([col("prompt")]).agg([
-        col("group").first(),
         len().cast(DataType::Int64).alias("n"),
         count_of("correct"),
         count_of("incorrect"),
         count_of("unjudged"),
         count_of("wrong_question"),
     ]);
-    let depth = answers.clone().group_by([col("group"), col("depth")]).agg([
-        len().cast(DataType::Int64).alias("n"),
-        count_of("correct"),
-        count_of("unjudged"),
-    ]);
+    // One integer key for group × depth: a single-column key is hashed directly, two are row-encoded first.
+    let depth = answers
+        .clone()
+        .group_by([(col("group").cast(DataType::UInt64) * lit(DEPTH_SPAN)
+            + col("depth").cast(DataType::UInt64))
+        .alias("key")])
+        .agg([
+            len().cast(DataType::Int64).alias("n"),
+            count_of("correct"),
+            count_of("unjudged"),
+        ])
+        .select([
+            // The quotient of an exact multiple of the span (a true division, exact in f64 below 2^53).
+            ((col("key") - col("key") % lit(DEPTH_SPAN)) / lit(DEPTH_SPAN))
+                .cast(DataType::UInt32)
+                .alias("group"),
+            (col("key") % lit(DEPTH_SPAN))
+                .cast(DataType::UInt32)
+                .alias("depth"),
+            col("n"),
+            col("correct"),
+            col("unjudged"),
+        ]);
     let labels = answers.filter(col("depth").eq(lit(0u32))).select([
         col("prompt"),
+        col("group"),
         col("model"),
         col("structure"),
         col("prompt_id"),
@@ -436,6 +457,7 @@ fn prompt_labels(
     answers
         .group_by([col("prompt")])
         .agg([
+            col("group").first(),
             col("model").first(),
             col("structure").first(),
             col("prompt_id").first(),

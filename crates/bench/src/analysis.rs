@@ -39,9 +39,12 @@ start = time.perf_counter()
 path = sys.argv[1]
 flags = ["correct", "incorrect", "unjudged", "wrong_question"]
 df = pd.read_parquet(path, columns=["group", "prompt", "depth"] + flags)
-# Each prompt's labels from its first answer (depth 0), as the library reads them. (pyarrow cannot push this filter
-# into the read: it has no filter kernel for the file's string_view columns.)
-labels = pd.read_parquet(path, columns=["prompt", "model", "structure", "prompt_id"])[df["depth"].to_numpy() == 0]
+# Each prompt's labels from its first answer (depth 0), as the library reads them. The strings are read as
+# categoricals (dictionary indices, not 18.6 M strings); pyarrow cannot push the depth filter into the read (it has
+# no filter kernel for the file's string_view columns), so the rows are picked after it.
+labels = pd.read_parquet(
+    path, columns=["prompt", "model", "structure", "prompt_id"], read_dictionary=["model", "structure", "prompt_id"]
+)[df["depth"].to_numpy() == 0]
 per_prompt = df.groupby("prompt", sort=False).agg(
     group=("group", "first"), n=("correct", "size"), correct=("correct", "sum"), incorrect=("incorrect", "sum"),
     unjudged=("unjudged", "sum"), wrong=("wrong_question", "sum"),
@@ -49,9 +52,9 @@ per_prompt = df.groupby("prompt", sort=False).agg(
 judged = per_prompt["n"] - per_prompt["unjudged"]
 per_prompt["accuracy"] = (per_prompt["correct"] / judged * 100.0).where(judged > 0)
 keys = ["model", "structure"]
-table2 = per_prompt.groupby(keys)["accuracy"].agg(["size", "mean", "std", "median"])
+table2 = per_prompt.groupby(keys, observed=True)["accuracy"].agg(["size", "mean", "std", "median"])
 table2["se"] = table2["std"] / np.sqrt(table2["size"])
-wq = per_prompt.groupby(keys)[["incorrect", "wrong"]].sum()
+wq = per_prompt.groupby(keys, observed=True)[["incorrect", "wrong"]].sum()
 wq["share"] = wq["wrong"] / wq["incorrect"] * 100.0
 depth = df.groupby(["group", "depth"]).agg(n=("correct", "size"), correct=("correct", "sum"), unjudged=("unjudged", "sum"))
 depth = depth.reset_index().merge(per_prompt[["group"] + keys].drop_duplicates("group"), on="group")

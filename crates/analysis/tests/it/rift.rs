@@ -379,7 +379,8 @@ fn prompts_without_a_depth_zero_row_are_labelled_from_a_full_scan() {
         .filter(|n| n.unwrap() > 1)
         .count();
     assert_eq!(partial.per_prompt.height(), with_rest);
-    assert_eq!(partial.table2.height(), full.table2.height());
+    // Baseline prompts hold one answer each, so only the linear and jumping groups of the 3 models are left.
+    assert_eq!(partial.table2.height(), 2 * 3);
     let sort = |df: &DataFrame| {
         df.sort(["model", "structure", "prompt_id"], Default::default())
             .unwrap()
