@@ -5,7 +5,9 @@
 //! Two canonical frames feed it:
 //! - the answer table ([`ANSWER_COLUMNS`]): one row per expected answer, `correct`/`incorrect`/`unjudged` booleans
 //!   (none = missing) and `wrong_question` (an incorrect answer that is another question's answer); it can be 18.6 M
-//!   rows, so it is queried lazily with the streaming engine (from Parquet via [`scan_answers_parquet`]);
+//!   rows, so it is queried lazily with the streaming engine (from Parquet via [`scan_answers_parquet`]), grouped by
+//!   its integer codes `group` and `prompt`, one pass of the engine for per-prompt sums, sums by depth and the
+//!   labels (the model, structure and prompt strings, decoded for each prompt's depth-0 row only);
 //! - the prompt table ([`PROMPT_COLUMNS`]): one row per prompt with its token count and reply outcome.
 //!
 //! Prompt accuracy is `correct ÷ (num_questions − unjudged) × 100` (missing answers count as wrong; unjudged ones,
@@ -33,17 +35,44 @@ use crate::Error;
 use crate::models::ReasoningRule;
 use crate::tables::{f64_col, i64_col, str_col};
 
-/// Columns of the canonical answer table.
-pub const ANSWER_COLUMNS: [&str; 8] = [
+/// Columns of the canonical answer table: the answer's model, structure and prompt key (strings, for people and
+/// labels), the same two keys as integer codes (`group`: the (model, structure) pair, `prompt`: the prompt key,
+/// each numbered in the order the table first holds it), the answer's depth and its verdict flags. The aggregation
+/// groups by the codes and reads the strings only for each prompt's first answer (depth 0), so a large table is
+/// never hashed or decoded string by string.
+pub const ANSWER_COLUMNS: [&str; 10] = [
     "model",
     "structure",
     "prompt_id",
+    "group",
+    "prompt",
     "depth",
     "correct",
     "incorrect",
     "unjudged",
     "wrong_question",
 ];
+
+/// The answer table's schema ([`ANSWER_COLUMNS`] with their types).
+pub fn answer_schema() -> Schema {
+    let mut schema = Schema::default();
+    for (name, dtype) in ANSWER_COLUMNS.iter().zip([
+        DataType::String,
+        DataType::String,
+        DataType::String,
+        DataType::UInt32,
+        DataType::UInt32,
+        DataType::UInt32,
+        DataType::Boolean,
+        DataType::Boolean,
+        DataType::Boolean,
+        DataType::Boolean,
+    ]) {
+        schema.insert((*name).into(), dtype);
+    }
+    schema
+}
+
 /// Columns of the canonical prompt table.
 pub const PROMPT_COLUMNS: [&str; 10] = [
     "model",
@@ -88,9 +117,33 @@ fn prompt_key(prompt_id: &str, sample_index: u32) -> String {
     }
 }
 
+/// Numbers keys in the order they first appear: the code of each item.
+fn codes<K: std::hash::Hash + Eq>(keys: impl Iterator<Item = K>) -> Vec<u32> {
+    let mut seen = std::collections::HashMap::new();
+    keys.map(|k| {
+        let next = seen.len() as u32;
+        *seen.entry(k).or_insert(next)
+    })
+    .collect()
+}
+
 /// The answer table from `AnswerScore` records.
 pub fn answers_frame(records: &[schema::rift::AnswerScore]) -> Result<DataFrame, Error> {
     use schema::rift::Verdict;
+    let prompt_ids: Vec<String> = records
+        .iter()
+        .map(|r| prompt_key(&r.prompt_id, r.sample_index))
+        .collect();
+    let group = codes(records.iter().map(|r| (r.model.as_str(), r.structure)));
+    let prompt = codes(
+        records
+            .iter()
+            .zip(&prompt_ids)
+            .map(|(r, id)| (r.model.as_str(), r.structure, id.as_str())),
+    );
+    let flag = |f: &dyn Fn(&schema::rift::AnswerScore) -> bool| {
+        records.iter().map(f).collect::<Vec<bool>>()
+    };
     let columns = vec![
         Column::new(
             "model".into(),
@@ -103,44 +156,22 @@ pub fn answers_frame(records: &[schema::rift::AnswerScore]) -> Result<DataFrame,
                 .map(|r| structure_name(r.structure))
                 .collect::<Vec<_>>(),
         ),
-        Column::new(
-            "prompt_id".into(),
-            records
-                .iter()
-                .map(|r| prompt_key(&r.prompt_id, r.sample_index))
-                .collect::<Vec<_>>(),
-        ),
+        Column::new("prompt_id".into(), prompt_ids),
+        Column::new("group".into(), group),
+        Column::new("prompt".into(), prompt),
         Column::new(
             "depth".into(),
             records.iter().map(|r| r.depth).collect::<Vec<u32>>(),
         ),
-        Column::new(
-            "correct".into(),
-            records
-                .iter()
-                .map(|r| r.verdict == Verdict::Correct)
-                .collect::<Vec<_>>(),
-        ),
+        Column::new("correct".into(), flag(&|r| r.verdict == Verdict::Correct)),
         Column::new(
             "incorrect".into(),
-            records
-                .iter()
-                .map(|r| r.verdict == Verdict::Incorrect)
-                .collect::<Vec<_>>(),
+            flag(&|r| r.verdict == Verdict::Incorrect),
         ),
-        Column::new(
-            "unjudged".into(),
-            records
-                .iter()
-                .map(|r| r.verdict == Verdict::Unjudged)
-                .collect::<Vec<_>>(),
-        ),
+        Column::new("unjudged".into(), flag(&|r| r.verdict == Verdict::Unjudged)),
         Column::new(
             "wrong_question".into(),
-            records
-                .iter()
-                .map(|r| r.verdict == Verdict::Incorrect && r.wrong_question_of.is_some())
-                .collect::<Vec<_>>(),
+            flag(&|r| r.verdict == Verdict::Incorrect && r.wrong_question_of.is_some()),
         ),
     ];
     DataFrame::new(records.len(), columns).map_err(Error::polars("building the RIFT answer table"))
@@ -348,35 +379,93 @@ fn sort_opts() -> SortMultipleOptions {
     SortMultipleOptions::default().with_maintain_order(true)
 }
 
-fn stream(lf: LazyFrame, ctx: &str) -> Result<DataFrame, Error> {
-    lf.collect_with_engine(Engine::Streaming)
-        .map(|r| r.unwrap_single())
+/// Runs queries over the answer table together on the streaming engine (one pass of the engine, the queries side by
+/// side on its threads).
+fn stream_all(plans: Vec<LazyFrame>, ctx: &str) -> Result<Vec<DataFrame>, Error> {
+    let plans = plans.into_iter().map(|lf| lf.logical_plan).collect();
+    LazyFrame::collect_all_with_engine(plans, Engine::Streaming, OptFlags::default())
         .map_err(Error::polars(ctx))
 }
 
-/// Per-prompt sums from the answer table (streaming): answer, correct, incorrect, unjudged and wrong-question counts.
-pub fn per_prompt_from_answers(answers: LazyFrame) -> Result<DataFrame, Error> {
-    stream(
-        answers
-            .group_by([col("model"), col("structure"), col("prompt_id")])
-            .agg([
-                len().cast(DataType::Int64).alias("n"),
-                col("correct").cast(DataType::Int64).sum().alias("correct"),
-                col("incorrect")
-                    .cast(DataType::Int64)
-                    .sum()
-                    .alias("incorrect"),
-                col("unjudged")
-                    .cast(DataType::Int64)
-                    .sum()
-                    .alias("unjudged"),
-                col("wrong_question")
-                    .cast(DataType::Int64)
-                    .sum()
-                    .alias("wrong_question"),
-            ]),
-        "RIFT per-prompt sums",
-    )
+/// A verdict flag's count (`true` rows) as an `Int64` column of the same name.
+fn count_of(flag: &str) -> Expr {
+    col(flag).sum().cast(DataType::Int64).alias(flag)
+}
+
+/// Depths per group in the combined group × depth key (any `u32` depth fits).
+const DEPTH_SPAN: u64 = 1 << 32;
+
+/// The two answer-table passes, keyed by the integer codes: per-prompt sums and sums per `group` × depth; and each
+/// prompt's labels (its `group` and strings) from its depth-0 row, which the scan decodes alone.
+fn answer_passes(answers: LazyFrame) -> Result<[DataFrame; 3], Error> {
+    let sums = answers.clone().group_by([col("prompt")]).agg([
+        len().cast(DataType::Int64).alias("n"),
+        count_of("correct"),
+        count_of("incorrect"),
+        count_of("unjudged"),
+        count_of("wrong_question"),
+    ]);
+    // One integer key for group × depth: a single-column key is hashed directly, two are row-encoded first.
+    let depth = answers
+        .clone()
+        .group_by([(col("group").cast(DataType::UInt64) * lit(DEPTH_SPAN)
+            + col("depth").cast(DataType::UInt64))
+        .alias("key")])
+        .agg([
+            len().cast(DataType::Int64).alias("n"),
+            count_of("correct"),
+            count_of("unjudged"),
+        ])
+        .select([
+            // The quotient of an exact multiple of the span (a true division, exact in f64 below 2^53).
+            ((col("key") - col("key") % lit(DEPTH_SPAN)) / lit(DEPTH_SPAN))
+                .cast(DataType::UInt32)
+                .alias("group"),
+            (col("key") % lit(DEPTH_SPAN))
+                .cast(DataType::UInt32)
+                .alias("depth"),
+            col("n"),
+            col("correct"),
+            col("unjudged"),
+        ]);
+    let labels = answers.filter(col("depth").eq(lit(0u32))).select([
+        col("prompt"),
+        col("group"),
+        col("model"),
+        col("structure"),
+        col("prompt_id"),
+    ]);
+    let frames = stream_all(vec![sums, depth, labels], "RIFT answer table")?;
+    <[DataFrame; 3]>::try_from(frames).map_err(|f| {
+        Error::polars("RIFT answer table")(polars_err!(ComputeError: "{} results", f.len()))
+    })
+}
+
+/// Labels for every prompt of `sums`: the depth-0 rows when they name each prompt once (every prompt's answers run
+/// from depth 0), otherwise each prompt's first row from a full scan.
+fn prompt_labels(
+    answers: LazyFrame,
+    sums: &DataFrame,
+    labels: DataFrame,
+) -> Result<DataFrame, Error> {
+    let unique = labels
+        .column("prompt")
+        .and_then(|c| c.n_unique())
+        .map_err(Error::polars("RIFT prompt labels"))?;
+    if labels.height() == sums.height() && unique == sums.height() {
+        return Ok(labels);
+    }
+    answers
+        .group_by([col("prompt")])
+        .agg([
+            col("group").first(),
+            col("model").first(),
+            col("structure").first(),
+            col("prompt_id").first(),
+        ])
+        .collect_with_engine(Engine::Streaming)
+        .map(|r| r.unwrap_single())
+        .map_err(Error::polars("RIFT prompt labels"))
 }
 
 /// `accuracy` (judged: correct ÷ (n − unjudged), null when nothing was judged), `accuracy_lower` (correct ÷ n) and
@@ -396,26 +485,28 @@ fn accuracies(n: &str) -> [Expr; 3] {
     ]
 }
 
-/// Accuracy by depth from the answer table (streaming): answers, unjudged answers, judged accuracy and its bounds.
-pub fn depth_from_answers(answers: LazyFrame) -> Result<DataFrame, Error> {
-    let df = stream(
-        answers
-            .group_by([col("model"), col("structure"), col("depth")])
-            .agg([
-                len().cast(DataType::Int64).alias("n"),
-                col("correct").cast(DataType::Int64).sum().alias("correct"),
-                col("unjudged")
-                    .cast(DataType::Int64)
-                    .sum()
-                    .alias("unjudged"),
-            ]),
-        "RIFT accuracy by depth",
-    )?;
-    df.lazy()
+/// Judged accuracy and its bounds by depth, from sums per `group` × depth and the groups' labels.
+fn depth_table(depth: DataFrame, groups: LazyFrame) -> Result<DataFrame, Error> {
+    depth
+        .lazy()
+        .join(
+            groups,
+            [col("group")],
+            [col("group")],
+            JoinArgs::new(JoinType::Inner),
+        )
+        .select([
+            col("model"),
+            col("structure"),
+            col("depth"),
+            col("n"),
+            col("correct"),
+            col("unjudged"),
+        ])
         .with_columns(accuracies("n"))
         .sort(["model", "structure", "depth"], sort_opts())
         .collect()
-        .map_err(Error::polars("sorting depth table"))
+        .map_err(Error::polars("RIFT accuracy by depth"))
 }
 
 /// Table 2 statistics from per-prompt rows (`model`, `structure`, `n` answers, `unjudged`, and the three accuracy
@@ -466,8 +557,35 @@ pub struct AnswerAggregates {
 }
 
 pub fn aggregate_answers(answers: LazyFrame) -> Result<AnswerAggregates, Error> {
-    let per_prompt = per_prompt_from_answers(answers.clone())?;
-    let by_depth = depth_from_answers(answers)?;
+    let [sums, depth, labels] = answer_passes(answers.clone())?;
+    let labels = prompt_labels(answers, &sums, labels)?;
+    let per_prompt = sums
+        .lazy()
+        .join(
+            labels.lazy(),
+            [col("prompt")],
+            [col("prompt")],
+            JoinArgs::new(JoinType::Inner),
+        )
+        .select([
+            col("model"),
+            col("structure"),
+            col("prompt_id"),
+            col("group"),
+            col("n"),
+            col("correct"),
+            col("incorrect"),
+            col("unjudged"),
+            col("wrong_question"),
+        ])
+        .collect()
+        .map_err(Error::polars("RIFT per-prompt sums"))?;
+    let groups = per_prompt
+        .clone()
+        .lazy()
+        .select([col("group"), col("model"), col("structure")])
+        .unique(None, UniqueKeepStrategy::First);
+    let by_depth = depth_table(depth, groups)?;
     let table2 = table2_frame(per_prompt.clone().lazy().with_columns(accuracies("n")))?;
     let wrong_question = per_prompt
         .clone()

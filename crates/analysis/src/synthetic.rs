@@ -306,8 +306,12 @@ pub fn ifscale_records() -> Vec<schema::ifscale::SampleScore> {
     records
 }
 
-/// Writes the canonical answer table (see [`crate::rift::ANSWER_COLUMNS`]) to a Parquet file, one row group batch per
-/// model, and returns the number of rows. Memory stays at one model's rows.
+/// Rows per Parquet row group of [`write_answers_parquet`]: small enough that a reader decodes row groups in parallel
+/// and holds few rows at a time, large enough that per-group overheads stay small.
+const ROW_GROUP_ROWS: usize = 1 << 18;
+
+/// Writes the canonical answer table (see [`crate::rift::ANSWER_COLUMNS`]) to a Parquet file, in row groups of about
+/// [`ROW_GROUP_ROWS`] rows (whole prompts), and returns the number of rows. Memory stays at one row group's rows.
 pub fn write_answers_parquet(cfg: &SyntheticConfig, path: &Path) -> Result<u64, Error> {
     let ctx = || path.display().to_string();
     let tmp = path.with_extension("parquet.tmp");
@@ -315,15 +319,7 @@ pub fn write_answers_parquet(cfg: &SyntheticConfig, path: &Path) -> Result<u64, 
         path: tmp.clone(),
         message: e.to_string(),
     })?;
-    let mut schema = Schema::default();
-    schema.insert("model".into(), DataType::String);
-    schema.insert("structure".into(), DataType::String);
-    schema.insert("prompt_id".into(), DataType::String);
-    schema.insert("depth".into(), DataType::UInt32);
-    schema.insert("correct".into(), DataType::Boolean);
-    schema.insert("incorrect".into(), DataType::Boolean);
-    schema.insert("unjudged".into(), DataType::Boolean);
-    schema.insert("wrong_question".into(), DataType::Boolean);
+    let schema = crate::rift::answer_schema();
     let mut writer = ParquetWriter::new(file)
         .batched(&schema)
         .map_err(Error::polars(ctx()))?;
@@ -332,7 +328,9 @@ pub fn write_answers_parquet(cfg: &SyntheticConfig, path: &Path) -> Result<u64, 
     struct Cols {
         model: Vec<String>,
         structure: Vec<&'static str>,
-        prompt: Vec<String>,
+        prompt_id: Vec<String>,
+        group: Vec<u32>,
+        prompt: Vec<u32>,
         depth: Vec<u32>,
         correct: Vec<bool>,
         incorrect: Vec<bool>,
@@ -340,9 +338,10 @@ pub fn write_answers_parquet(cfg: &SyntheticConfig, path: &Path) -> Result<u64, 
         wrong: Vec<bool>,
     }
     let mut cols = Cols::default();
-    let mut current = usize::MAX;
     let mut total = 0u64;
     let mut error = None;
+    let (mut group, mut prompt) = (None::<(usize, Structure)>, 0u32);
+    let mut group_code = 0u32;
     let flush = |cols: &mut Cols,
                  writer: &mut polars::io::parquet::write::BatchedWriter<File>|
      -> Result<(), Error> {
@@ -356,7 +355,9 @@ pub fn write_answers_parquet(cfg: &SyntheticConfig, path: &Path) -> Result<u64, 
             vec![
                 Column::new("model".into(), c.model),
                 Column::new("structure".into(), c.structure),
-                Column::new("prompt_id".into(), c.prompt),
+                Column::new("prompt_id".into(), c.prompt_id),
+                Column::new("group".into(), c.group),
+                Column::new("prompt".into(), c.prompt),
                 Column::new("depth".into(), c.depth),
                 Column::new("correct".into(), c.correct),
                 Column::new("incorrect".into(), c.incorrect),
@@ -371,19 +372,26 @@ pub fn write_answers_parquet(cfg: &SyntheticConfig, path: &Path) -> Result<u64, 
         if error.is_some() {
             return;
         }
-        if m != current {
-            if let Err(e) = flush(&mut cols, &mut writer) {
-                error = Some(e);
-                return;
+        if cols.depth.len() >= ROW_GROUP_ROWS
+            && let Err(e) = flush(&mut cols, &mut writer)
+        {
+            error = Some(e);
+            return;
+        }
+        if group != Some((m, structure)) {
+            if group.is_some() {
+                group_code += 1;
             }
-            current = m;
+            group = Some((m, structure));
         }
         let model = model_name(m);
         let id = prompt_id(structure, p);
         for (d, a) in sim.answers.iter().enumerate() {
             cols.model.push(model.clone());
             cols.structure.push(crate::rift::structure_name(structure));
-            cols.prompt.push(id.clone());
+            cols.prompt_id.push(id.clone());
+            cols.group.push(group_code);
+            cols.prompt.push(prompt);
             cols.depth.push(d as u32);
             cols.correct.push(a.verdict == Verdict::Correct);
             cols.incorrect.push(a.verdict == Verdict::Incorrect);
@@ -391,6 +399,7 @@ pub fn write_answers_parquet(cfg: &SyntheticConfig, path: &Path) -> Result<u64, 
             cols.wrong
                 .push(a.verdict == Verdict::Incorrect && a.wrong_question_of.is_some());
         }
+        prompt += 1;
         total += sim.answers.len() as u64;
     });
     if let Some(e) = error {

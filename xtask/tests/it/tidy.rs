@@ -1,5 +1,5 @@
 //! Tidy: every Rust file opens with a `//!` doc, no file is over 1 000 lines, no leftover debugging macros,
-//! and every crate inherits the workspace lints and says what it is for.
+//! every crate inherits the workspace lints and says what it is for, and polars is built without debug assertions.
 
 use std::path::{Path, PathBuf};
 
@@ -135,4 +135,48 @@ fn every_crate_inherits_the_workspace_lints_and_has_a_description() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn every_polars_crate_is_built_without_debug_assertions() {
+    // With debug assertions polars uses test-sized internals (a 4-group hot table in the streaming group-by, …) and
+    // the RIFT aggregation runs several times slower; the dev profile runs the pipeline, so it must switch them off.
+    let root = workspace_root();
+    let lock: toml::Value = std::fs::read_to_string(root.join("Cargo.lock"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let manifest: toml::Value = std::fs::read_to_string(root.join("Cargo.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let overrides = manifest
+        .get("profile")
+        .and_then(|p| p.get("dev"))
+        .and_then(|d| d.get("package"));
+    let mut names: Vec<&str> = lock
+        .get("package")
+        .and_then(toml::Value::as_array)
+        .unwrap()
+        .iter()
+        .filter_map(|p| p.get("name").and_then(toml::Value::as_str))
+        .filter(|n| n.starts_with("polars"))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    assert!(names.len() > 10, "found only {names:?}");
+    let missing: Vec<&str> = names
+        .into_iter()
+        .filter(|n| {
+            let o = overrides.and_then(|o| o.get(*n));
+            let off =
+                |k: &str| o.and_then(|o| o.get(k)).and_then(toml::Value::as_bool) == Some(false);
+            !(off("debug-assertions") && off("overflow-checks"))
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "add `[profile.dev.package.<name>] debug-assertions = false` and `overflow-checks = false` to Cargo.toml for: {}",
+        missing.join(", ")
+    );
 }

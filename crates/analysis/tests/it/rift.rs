@@ -330,3 +330,80 @@ fn unjudged_answers_leave_the_denominator_and_give_accuracy_bounds() {
         "{row1}"
     );
 }
+
+#[test]
+fn answer_codes_number_groups_and_prompts_in_order_of_first_appearance() {
+    let (_, mut answers) = synthetic::generate_records(&small());
+    // Interleave the models' answers: codes follow the keys, not the row order.
+    answers.sort_by_key(|a| (a.depth, a.model.clone()));
+    let df = rift::answers_frame(&answers).unwrap();
+    assert_eq!(
+        df.get_column_names()
+            .iter()
+            .map(|c| c.as_str())
+            .collect::<Vec<_>>(),
+        rift::ANSWER_COLUMNS
+    );
+    assert_eq!(df.schema().as_ref(), &rift::answer_schema());
+    let (group, prompt) = (
+        df.column("group").unwrap().u32().unwrap(),
+        df.column("prompt").unwrap().u32().unwrap(),
+    );
+    let mut groups = std::collections::HashMap::new();
+    let mut prompts = std::collections::HashMap::new();
+    for (i, a) in answers.iter().enumerate() {
+        let g = (a.model.clone(), a.structure);
+        let next = groups.len() as u32;
+        assert_eq!(group.get(i), Some(*groups.entry(g.clone()).or_insert(next)));
+        let next = prompts.len() as u32;
+        let p = (g, a.prompt_id.clone(), a.sample_index);
+        assert_eq!(prompt.get(i), Some(*prompts.entry(p).or_insert(next)));
+    }
+    assert_eq!(groups.len(), 3 * 3);
+}
+
+#[test]
+fn prompts_without_a_depth_zero_row_are_labelled_from_a_full_scan() {
+    let (_, answers) = synthetic::generate_records(&small());
+    let full = rift::aggregate_answers(rift::answers_frame(&answers).unwrap().lazy()).unwrap();
+    // Without the first answer of every prompt, the labels come from each prompt's first row.
+    let rest: Vec<_> = answers.iter().filter(|a| a.depth > 0).cloned().collect();
+    let partial = rift::aggregate_answers(rift::answers_frame(&rest).unwrap().lazy()).unwrap();
+    let with_rest = full
+        .per_prompt
+        .column("n")
+        .unwrap()
+        .i64()
+        .unwrap()
+        .iter()
+        .filter(|n| n.unwrap() > 1)
+        .count();
+    assert_eq!(partial.per_prompt.height(), with_rest);
+    // Baseline prompts hold one answer each, so only the linear and jumping groups of the 3 models are left.
+    assert_eq!(partial.table2.height(), 2 * 3);
+    let sort = |df: &DataFrame| {
+        df.sort(["model", "structure", "prompt_id"], Default::default())
+            .unwrap()
+    };
+    let (p, f) = (
+        sort(&partial.per_prompt),
+        sort(
+            &full
+                .per_prompt
+                .clone()
+                .lazy()
+                .filter(col("n").gt(lit(1)))
+                .collect()
+                .unwrap(),
+        ),
+    );
+    for c in ["model", "structure", "prompt_id"] {
+        assert!(
+            p.column(c)
+                .unwrap()
+                .as_materialized_series()
+                .equals(f.column(c).unwrap().as_materialized_series()),
+            "{c}"
+        );
+    }
+}
