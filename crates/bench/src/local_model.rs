@@ -194,7 +194,7 @@ fn median(values: impl Iterator<Item = f64>) -> f64 {
 
 /// The version of `llama-cpp-sys-2` this workspace locks, read from `Cargo.lock`.
 fn locked_sys_version() -> anyhow::Result<String> {
-    let lock_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock");
+    let lock_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.lock");
     let lock = std::fs::read_to_string(&lock_path)
         .with_context(|| format!("reading {}", lock_path.display()))?;
     let mut lines = lock.lines();

@@ -18,6 +18,7 @@ pub mod cpu;
 mod engine;
 mod server;
 mod template;
+mod threads;
 
 use std::path::PathBuf;
 
