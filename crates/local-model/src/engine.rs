@@ -3,7 +3,7 @@
 
 use std::num::NonZeroU32;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
@@ -81,6 +81,23 @@ struct Shared {
     model: LlamaModel,
     template: ChatTemplate,
     stopping: AtomicBool,
+    /// Decode steps with the configured thread count, with one thread (when configured > 1), and switches.
+    steps_configured: AtomicU64,
+    steps_one: AtomicU64,
+    switches: AtomicU64,
+}
+
+/// How the engine's decode steps were spread over thread counts since it loaded (see `crate::threads`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ThreadUse {
+    /// The configured threads per sequence.
+    pub configured: usize,
+    /// Single-token decode steps with the configured count.
+    pub steps_configured: u64,
+    /// Single-token decode steps with one thread (probes and fallback), when `configured` > 1.
+    pub steps_one: u64,
+    /// How often a sequence changed its thread count for good (probes not counted).
+    pub switches: u64,
 }
 
 struct Job {
@@ -148,6 +165,9 @@ impl Engine {
             model,
             template,
             stopping: AtomicBool::new(false),
+            steps_configured: AtomicU64::new(0),
+            steps_one: AtomicU64::new(0),
+            switches: AtomicU64::new(0),
         });
 
         let threads_per_sequence = (cfg.threads / cfg.max_parallel).max(1);
@@ -215,6 +235,17 @@ impl Engine {
     /// CPU threads each sequence uses.
     pub fn threads_per_sequence(&self) -> usize {
         self.threads_per_sequence
+    }
+
+    /// How decode steps were spread over thread counts so far.
+    pub fn thread_use(&self) -> ThreadUse {
+        let s = &self.shared;
+        ThreadUse {
+            configured: self.threads_per_sequence,
+            steps_configured: s.steps_configured.load(Ordering::Relaxed),
+            steps_one: s.steps_one.load(Ordering::Relaxed),
+            switches: s.switches.load(Ordering::Relaxed),
+        }
     }
 
     /// The prompt text the chat template makes of these messages (with the assistant's generation prompt).
@@ -658,7 +689,14 @@ fn run(
         ctxs.get(active)?
             .decode(batch)
             .map_err(|e| engine_err("decoding", e))?;
+        let counter = if threads == 1 && ctxs.configured > 1 {
+            &shared.steps_one
+        } else {
+            &shared.steps_configured
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
         if let Some(switch) = rule.record(threads, step.elapsed().as_secs_f64()) {
+            shared.switches.fetch_add(1, Ordering::Relaxed);
             log_switch(&switch, logged);
         }
         logits_idx = 0;

@@ -23,7 +23,7 @@ mod threads;
 use std::path::PathBuf;
 
 pub use api::{ChatMessage, ChatRequest, Completion, FinishReason, StopStrings, TokenLogprob};
-pub use engine::Engine;
+pub use engine::{Engine, ThreadUse};
 pub use server::LocalServer;
 pub use template::ChatTemplate;
 
