@@ -112,17 +112,24 @@ pub fn run(
                 "the reference tokenized the prompt into {ref_prompt} tokens, the engine into {n_prompt}"
             );
         }
+        let used = engine.thread_use();
         tracing::info!(
-            "round {round}/{}: ifstress {:.0}/{:.1} tok/s, llama.cpp {:.0}/{:.1} tok/s (prompt/decode)",
+            "round {round}/{}: ifstress {:.0}/{:.1} tok/s, llama.cpp {:.0}/{:.1} tok/s (prompt/decode); \
+             engine decode steps so far: {} with {} thread(s), {} with 1, {} switches",
             args.rounds,
             s.prompt_tps,
             s.decode_tps,
             r.prompt_tps,
-            r.decode_tps
+            r.decode_tps,
+            used.steps_configured,
+            used.configured,
+            used.steps_one,
+            used.switches
         );
         ours.push(s);
         reference.push(r);
     }
+    let used = engine.thread_use();
     drop(engine);
 
     let ours_p = median(ours.iter().map(|s| s.prompt_tps));
@@ -153,6 +160,16 @@ pub fn run(
         "{:<46} {:>14.1} {:>14.1}",
         "llama.cpp C API, own CMake build (reference)", ref_p, ref_d
     );
+    if used.configured > 1 {
+        let total = (used.steps_configured + used.steps_one).max(1);
+        #[allow(clippy::cast_precision_loss)]
+        let share = 100.0 * used.steps_one as f64 / total as f64;
+        println!(
+            "engine thread rule: {share:.1} % of {total} decode steps with 1 thread, the rest with {}, {} switch(es) \
+             (llama.cpp's side always uses {threads})",
+            used.configured, used.switches
+        );
+    }
     println!(
         "prompt ratio {:.2}, decode ratio {ratio:.2} (must be >= {MIN_DECODE_RATIO})",
         ours_p / ref_p
@@ -194,7 +211,7 @@ fn median(values: impl Iterator<Item = f64>) -> f64 {
 
 /// The version of `llama-cpp-sys-2` this workspace locks, read from `Cargo.lock`.
 fn locked_sys_version() -> anyhow::Result<String> {
-    let lock_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock");
+    let lock_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.lock");
     let lock = std::fs::read_to_string(&lock_path)
         .with_context(|| format!("reading {}", lock_path.display()))?;
     let mut lines = lock.lines();

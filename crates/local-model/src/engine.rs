@@ -1,14 +1,15 @@
-//! The in-process engine: one loaded model, `max_parallel` worker threads each owning a llama.cpp context,
-//! and a queue in front of them.
+//! The in-process engine: one loaded model, `max_parallel` worker threads each owning a llama.cpp context
+//! (two when a sequence has more than one thread: see [`Contexts`]), and a queue in front of them.
 
 use std::num::NonZeroU32;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use llama_cpp_2::LlamaStateSeqFlags;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_backend::LlamaBackend;
@@ -19,6 +20,7 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::token::logit_bias::LlamaLogitBias;
 
+use crate::threads::{Switch, ThreadRule};
 use crate::{
     ChatMessage, ChatRequest, ChatTemplate, Completion, EngineConfig, Error, FinishReason,
     TokenLogprob,
@@ -79,6 +81,23 @@ struct Shared {
     model: LlamaModel,
     template: ChatTemplate,
     stopping: AtomicBool,
+    /// Decode steps with the configured thread count, with one thread (when configured > 1), and switches.
+    steps_configured: AtomicU64,
+    steps_one: AtomicU64,
+    switches: AtomicU64,
+}
+
+/// How the engine's decode steps were spread over thread counts since it loaded (see `crate::threads`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ThreadUse {
+    /// The configured threads per sequence.
+    pub configured: usize,
+    /// Single-token decode steps with the configured count.
+    pub steps_configured: u64,
+    /// Single-token decode steps with one thread (probes and fallback), when `configured` > 1.
+    pub steps_one: u64,
+    /// How often a sequence changed its thread count for good (probes not counted).
+    pub switches: u64,
 }
 
 struct Job {
@@ -109,8 +128,17 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Engine {
-    /// Load the GGUF once and start `max_parallel` workers.
+    /// Load the GGUF once and start `max_parallel` workers. A worker with more than one thread adapts its
+    /// thread count to the measured decode speed (`crate::threads`).
     pub fn load(cfg: &EngineConfig) -> Result<Engine, Error> {
+        Engine::load_with(cfg, ThreadRule::new)
+    }
+
+    /// [`Engine::load`] with each worker's thread rule made by `rule` from the threads per sequence.
+    pub(crate) fn load_with(
+        cfg: &EngineConfig,
+        rule: fn(usize) -> ThreadRule,
+    ) -> Result<Engine, Error> {
         if cfg.threads == 0 || cfg.max_parallel == 0 || cfg.ctx_size < 16 {
             return Err(Error::Config(format!(
                 "threads ({}) and max_parallel ({}) must be at least 1 and ctx_size ({}) at least 16",
@@ -137,6 +165,9 @@ impl Engine {
             model,
             template,
             stopping: AtomicBool::new(false),
+            steps_configured: AtomicU64::new(0),
+            steps_one: AtomicU64::new(0),
+            switches: AtomicU64::new(0),
         });
 
         let threads_per_sequence = (cfg.threads / cfg.max_parallel).max(1);
@@ -151,7 +182,10 @@ impl Engine {
             let ctx_size = cfg.ctx_size;
             let handle = std::thread::Builder::new()
                 .name(format!("local-model-{i}"))
-                .spawn(move || worker(&shared, &rx, &ready, ctx_size, threads_per_sequence))?;
+                .spawn(move || {
+                    let rule = rule(threads_per_sequence);
+                    worker(&shared, &rx, &ready, ctx_size, threads_per_sequence, rule);
+                })?;
             workers.push(handle);
         }
         drop(ready_tx);
@@ -179,6 +213,7 @@ impl Engine {
             model = %engine.name,
             sequences = cfg.max_parallel,
             threads_per_sequence,
+            adaptive = threads_per_sequence > 1,
             ctx = cfg.ctx_size,
             cpu = %cpu.summary(),
             "embedded model loaded in {:.1} s",
@@ -200,6 +235,17 @@ impl Engine {
     /// CPU threads each sequence uses.
     pub fn threads_per_sequence(&self) -> usize {
         self.threads_per_sequence
+    }
+
+    /// How decode steps were spread over thread counts so far.
+    pub fn thread_use(&self) -> ThreadUse {
+        let s = &self.shared;
+        ThreadUse {
+            configured: self.threads_per_sequence,
+            steps_configured: s.steps_configured.load(Ordering::Relaxed),
+            steps_one: s.steps_one.load(Ordering::Relaxed),
+            switches: s.switches.load(Ordering::Relaxed),
+        }
     }
 
     /// The prompt text the chat template makes of these messages (with the assistant's generation prompt).
@@ -325,12 +371,119 @@ fn model_name(path: &Path) -> String {
     )
 }
 
+/// A worker's llama.cpp contexts: one with the configured thread count, and (made on first use) one with a
+/// single thread. llama-cpp-2 0.1.160 does not expose `llama_set_n_threads` nor the context pointer it would
+/// need, so changing the thread count means moving the sequence to the other context: its KV cells are copied
+/// with `state_seq_get`/`state_seq_set` (bit for bit, about 23 KB per token for SmolLM2-135M).
+struct Contexts<'m> {
+    model: &'m LlamaModel,
+    backend: &'static LlamaBackend,
+    ctx_size: u32,
+    n_batch: u32,
+    configured: usize,
+    main: LlamaContext<'m>,
+    single: Option<LlamaContext<'m>>,
+}
+
+impl<'m> Contexts<'m> {
+    fn params(ctx_size: u32, n_batch: u32, threads: usize) -> LlamaContextParams {
+        let threads = i32::try_from(threads).unwrap_or(i32::MAX);
+        LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(ctx_size))
+            .with_n_batch(n_batch)
+            .with_n_ubatch(n_batch)
+            .with_n_threads(threads)
+            .with_n_threads_batch(threads)
+    }
+
+    fn new(
+        model: &'m LlamaModel,
+        backend: &'static LlamaBackend,
+        ctx_size: u32,
+        n_batch: u32,
+        configured: usize,
+    ) -> Result<Contexts<'m>, Error> {
+        let main = model
+            .new_context(backend, Self::params(ctx_size, n_batch, configured))
+            .map_err(|e| {
+                Error::Engine(format!("cannot create a context of {ctx_size} tokens: {e}"))
+            })?;
+        Ok(Contexts {
+            model,
+            backend,
+            ctx_size,
+            n_batch,
+            configured,
+            main,
+            single: None,
+        })
+    }
+
+    /// The context that decodes with `threads` (the configured count, or one).
+    fn get(&mut self, threads: usize) -> Result<&mut LlamaContext<'m>, Error> {
+        if threads == self.configured {
+            return Ok(&mut self.main);
+        }
+        if self.single.is_none() {
+            let ctx = self
+                .model
+                .new_context(self.backend, Self::params(self.ctx_size, self.n_batch, 1))
+                .map_err(|e| engine_err("creating the one-thread context", e))?;
+            self.single = Some(ctx);
+        }
+        Ok(self.single.as_mut().unwrap_or(&mut self.main))
+    }
+
+    /// Move sequence 0 from the context with `from` threads to the one with `to` threads.
+    fn migrate(&mut self, from: usize, to: usize) -> Result<(), Error> {
+        if from == to {
+            return Ok(());
+        }
+        let state = self
+            .get(from)?
+            .state_seq_get(0, LlamaStateSeqFlags::empty())
+            .map_err(|e| engine_err("saving the sequence", e))?;
+        let target = self.get(to)?;
+        target.clear_kv_cache();
+        target
+            .state_seq_set(&state, 0)
+            .map_err(|e| engine_err("restoring the sequence", e))
+    }
+}
+
+/// Log a thread-count switch: the first one in each direction at info level, later ones at debug level.
+fn log_switch(s: &Switch, logged: &mut [bool; 2]) {
+    let to_one = usize::from(s.to == 1);
+    let first = !logged[to_one];
+    logged[to_one] = true;
+    let why = if s.to == 1 {
+        "another process is using the cores"
+    } else {
+        "the cores are free again"
+    };
+    let (from_tps, to_tps) = (1.0 / s.from_seconds, 1.0 / s.to_seconds);
+    if first {
+        tracing::info!(
+            "embedded model: decoding with {} thread(s) instead of {} ({why}: {to_tps:.1} vs {from_tps:.1} tokens/s measured)",
+            s.to,
+            s.from
+        );
+    } else {
+        tracing::debug!(
+            "embedded model: decoding with {} thread(s) instead of {} ({to_tps:.1} vs {from_tps:.1} tokens/s)",
+            s.to,
+            s.from
+        );
+    }
+}
+
 fn worker(
     shared: &Shared,
     rx: &Mutex<Receiver<Job>>,
     ready: &Sender<Result<(), Error>>,
     ctx_size: u32,
     threads: usize,
+    mut rule: ThreadRule,
 ) {
     let backend = match backend() {
         Ok(b) => b,
@@ -339,24 +492,16 @@ fn worker(
             return;
         }
     };
-    let threads = i32::try_from(threads).unwrap_or(i32::MAX);
     let n_batch = ctx_size.min(MAX_BATCH);
-    let params = LlamaContextParams::default()
-        .with_n_ctx(NonZeroU32::new(ctx_size))
-        .with_n_batch(n_batch)
-        .with_n_ubatch(n_batch)
-        .with_n_threads(threads)
-        .with_n_threads_batch(threads);
-    let mut ctx = match shared.model.new_context(backend, params) {
+    let mut ctxs = match Contexts::new(&shared.model, backend, ctx_size, n_batch, threads) {
         Ok(c) => c,
         Err(e) => {
-            let _ = ready.send(Err(Error::Engine(format!(
-                "cannot create a context of {ctx_size} tokens: {e}"
-            ))));
+            let _ = ready.send(Err(e));
             return;
         }
     };
     let mut batch = LlamaBatch::new(n_batch as usize, 1);
+    let mut logged = [false; 2];
     let _ = ready.send(Ok(()));
     loop {
         let job = {
@@ -369,7 +514,15 @@ fn worker(
         let result = if shared.stopping.load(Ordering::SeqCst) {
             Err(Error::ShuttingDown)
         } else {
-            run(shared, &mut ctx, &mut batch, n_batch, &job)
+            run(
+                shared,
+                &mut ctxs,
+                &mut rule,
+                &mut logged,
+                &mut batch,
+                n_batch,
+                &job,
+            )
         };
         let _ = job.reply.send(result);
     }
@@ -432,13 +585,18 @@ fn engine_err(what: &str, e: impl std::fmt::Display) -> Error {
 
 fn run(
     shared: &Shared,
-    ctx: &mut LlamaContext<'_>,
+    ctxs: &mut Contexts<'_>,
+    rule: &mut ThreadRule,
+    logged: &mut [bool; 2],
     batch: &mut LlamaBatch,
     n_batch: u32,
     job: &Job,
 ) -> Result<Completion, Error> {
     let request = &job.request;
     let vocab = shared.model.vocab();
+    // The prompt is evaluated with the current count; decoding may probe or switch per token.
+    let mut active = rule.current();
+    let ctx = ctxs.get(active)?;
     let n_ctx = ctx.n_ctx();
     let n_prompt = u32::try_from(job.tokens.len()).unwrap_or(u32::MAX);
     if n_prompt >= n_ctx {
@@ -485,7 +643,7 @@ fn run(
         if shared.stopping.load(Ordering::Relaxed) {
             return Err(Error::ShuttingDown);
         }
-        let token = sampler.sample(ctx, logits_idx);
+        let token = sampler.sample(ctxs.get(active)?, logits_idx);
         if vocab.is_eog(token) {
             finish = FinishReason::Stop;
             break;
@@ -493,7 +651,7 @@ fn run(
         generated += 1;
         let piece = vocab.token_to_piece(token, false, None);
         if let Some(lp) = logprobs.as_mut() {
-            let logprob = logprob_of(ctx.get_logits_ith(logits_idx), token);
+            let logprob = logprob_of(ctxs.get(active)?.get_logits_ith(logits_idx), token);
             lp.push(TokenLogprob {
                 token: String::from_utf8_lossy(&piece).into_owned(),
                 logprob,
@@ -522,7 +680,25 @@ fn run(
             .add(token, pos, &[0], true)
             .map_err(|e| engine_err("batch", e))?;
         pos += 1;
-        ctx.decode(batch).map_err(|e| engine_err("decoding", e))?;
+        let threads = rule.threads();
+        if threads != active {
+            ctxs.migrate(active, threads)?;
+            active = threads;
+        }
+        let step = Instant::now();
+        ctxs.get(active)?
+            .decode(batch)
+            .map_err(|e| engine_err("decoding", e))?;
+        let counter = if threads == 1 && ctxs.configured > 1 {
+            &shared.steps_one
+        } else {
+            &shared.steps_configured
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        if let Some(switch) = rule.record(threads, step.elapsed().as_secs_f64()) {
+            shared.switches.fetch_add(1, Ordering::Relaxed);
+            log_switch(&switch, logged);
+        }
         logits_idx = 0;
     }
     let decode_seconds = started.elapsed().as_secs_f64();
@@ -552,6 +728,82 @@ mod tests {
     fn find_locates_first_match() {
         assert_eq!(find(b"abcabc", b"ca"), Some(2));
         assert_eq!(find(b"ab", b"abc"), None);
+    }
+
+    /// The fetched SmolLM2 GGUF (as the integration tests find it).
+    fn gguf() -> std::path::PathBuf {
+        let path = std::env::var_os(schema::env::EnvVars::IFSTRESS_GGUF)
+            .filter(|p| !p.is_empty())
+            .map_or_else(
+                || {
+                    schema::env::cache_dir()
+                        .join("assets")
+                        .join("smollm2-135m-instruct-q4_1.gguf")
+                },
+                std::path::PathBuf::from,
+            );
+        assert!(
+            path.is_file(),
+            "the embedded model {} is missing: run `cargo xtask setup`",
+            path.display()
+        );
+        path
+    }
+
+    fn engine(rule: fn(usize) -> ThreadRule) -> Engine {
+        let cfg = EngineConfig {
+            gguf: gguf(),
+            threads: 2,
+            ctx_size: 256,
+            max_parallel: 1,
+        };
+        Engine::load_with(&cfg, rule).unwrap()
+    }
+
+    fn lighthouse(tokens: u32) -> ChatRequest {
+        let prompt =
+            "Write a short story about a lighthouse keeper who finds a message in a bottle.";
+        ChatRequest {
+            logprobs: true,
+            ..ChatRequest::greedy(vec![ChatMessage::new("user", prompt)], tokens)
+        }
+    }
+
+    /// The tokens do not depend on the thread count: llama.cpp's CPU kernels give every output element to one
+    /// thread, so one and two threads compute the same bits, and moving a sequence between the one- and
+    /// two-thread contexts (as the adaptive rule does) copies its KV cells exactly. Greedy output equals the
+    /// committed one-thread text with two threads and with a switch every three tokens; seeded sampling and
+    /// the log-probabilities are identical too. (Timing-free: the rule is fixed or scripted here.)
+    #[test]
+    fn output_is_the_same_with_one_two_and_switching_threads() {
+        let expected = include_str!("../tests/it/golden/lighthouse-48.txt");
+        let seeded = ChatRequest {
+            temperature: Some(0.9),
+            seed: Some(7),
+            ..lighthouse(32)
+        };
+
+        let one = engine(|t| ThreadRule::fixed(t, 1));
+        assert_eq!(one.threads_per_sequence(), 2);
+        let one_greedy = one.generate(&lighthouse(48)).unwrap();
+        assert_eq!(one_greedy.text, expected);
+        let one_seeded = one.generate(&seeded).unwrap();
+        drop(one);
+
+        let two = engine(|t| ThreadRule::fixed(t, 2));
+        let two_greedy = two.generate(&lighthouse(48)).unwrap();
+        drop(two);
+        assert_eq!(two_greedy.text, expected);
+        assert_eq!(two_greedy.logprobs, one_greedy.logprobs);
+
+        let switching = engine(|t| ThreadRule::alternating(t, 3));
+        let sw_greedy = switching.generate(&lighthouse(48)).unwrap();
+        assert_eq!(sw_greedy.text, expected);
+        assert_eq!(sw_greedy.logprobs, one_greedy.logprobs);
+        let sw_seeded = switching.generate(&seeded).unwrap();
+        assert_eq!(sw_seeded.text, one_seeded.text);
+        assert_eq!(sw_seeded.logprobs, one_seeded.logprobs);
+        assert_eq!(sw_seeded.completion_tokens, one_seeded.completion_tokens);
     }
 
     #[test]

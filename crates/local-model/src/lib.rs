@@ -18,11 +18,12 @@ pub mod cpu;
 mod engine;
 mod server;
 mod template;
+mod threads;
 
 use std::path::PathBuf;
 
 pub use api::{ChatMessage, ChatRequest, Completion, FinishReason, StopStrings, TokenLogprob};
-pub use engine::Engine;
+pub use engine::{Engine, ThreadUse};
 pub use server::LocalServer;
 pub use template::ChatTemplate;
 
