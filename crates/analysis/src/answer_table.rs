@@ -17,6 +17,8 @@ pub struct AnswerTableWriter {
     tmp: PathBuf,
     writer: Option<BatchedWriter<File>>,
     rows: u64,
+    /// One numbering of groups and prompts for the whole file.
+    codes: crate::rift::AnswerCodes,
 }
 
 impl AnswerTableWriter {
@@ -30,6 +32,7 @@ impl AnswerTableWriter {
             tmp: path.with_file_name(format!(".{name}.{}.tmp", std::process::id())),
             writer: None,
             rows: 0,
+            codes: Default::default(),
         }
     }
 
@@ -39,7 +42,7 @@ impl AnswerTableWriter {
             return Ok(());
         }
         let ctx = || self.path.display().to_string();
-        let df = crate::rift::answers_frame(answers)?;
+        let df = self.codes.frame(answers)?;
         if self.writer.is_none() {
             if let Some(dir) = self.tmp.parent().filter(|d| !d.as_os_str().is_empty()) {
                 std::fs::create_dir_all(dir).map_err(|e| Error::Input {

@@ -117,30 +117,78 @@ fn prompt_key(prompt_id: &str, sample_index: u32) -> String {
     }
 }
 
-/// Numbers keys in the order they first appear: the code of each item.
-fn codes<K: std::hash::Hash + Eq>(keys: impl Iterator<Item = K>) -> Vec<u32> {
-    let mut seen = std::collections::HashMap::new();
-    keys.map(|k| {
-        let next = seen.len() as u32;
-        *seen.entry(k).or_insert(next)
-    })
-    .collect()
+/// The integer codes of an answer table being built, kept across batches so that one file numbers each
+/// (model, structure) group and each prompt once, whatever batch first holds it.
+#[derive(Debug, Default, Clone)]
+pub struct AnswerCodes {
+    groups: std::collections::HashMap<(String, schema::rift::Structure), u32>,
+    prompts: std::collections::HashMap<(String, schema::rift::Structure, String), u32>,
+}
+
+impl AnswerCodes {
+    /// The answer table of `records`, coded consistently with every earlier call on this coder.
+    pub fn frame(&mut self, records: &[schema::rift::AnswerScore]) -> Result<DataFrame, Error> {
+        answers_frame_coded(records, self)
+    }
+}
+
+/// Scans of several answer tables as one, each file's codes moved into its own range (`group` by 2^16 per file,
+/// `prompt` by 2^32 per file, as `u64`), since every file numbers its groups and prompts from 0.
+pub fn concat_answer_tables(scans: Vec<LazyFrame>) -> Result<LazyFrame, Error> {
+    if scans.len() == 1 {
+        return Ok(scans.into_iter().next().expect("one scan"));
+    }
+    let moved = scans
+        .into_iter()
+        .enumerate()
+        .map(|(i, scan)| {
+            let i = i as u64;
+            scan.with_columns([
+                (col("group").cast(DataType::UInt64) + lit(i << 16))
+                    .cast(DataType::UInt32)
+                    .alias("group"),
+                (col("prompt").cast(DataType::UInt64) + lit(i << 32)).alias("prompt"),
+            ])
+        })
+        .collect::<Vec<_>>();
+    concat(moved, UnionArgs::default()).map_err(Error::polars("joining answer tables"))
 }
 
 /// The answer table from `AnswerScore` records.
 pub fn answers_frame(records: &[schema::rift::AnswerScore]) -> Result<DataFrame, Error> {
+    answers_frame_coded(records, &mut AnswerCodes::default())
+}
+
+fn answers_frame_coded(
+    records: &[schema::rift::AnswerScore],
+    codes: &mut AnswerCodes,
+) -> Result<DataFrame, Error> {
     use schema::rift::Verdict;
     let prompt_ids: Vec<String> = records
         .iter()
         .map(|r| prompt_key(&r.prompt_id, r.sample_index))
         .collect();
-    let group = codes(records.iter().map(|r| (r.model.as_str(), r.structure)));
-    let prompt = codes(
-        records
-            .iter()
-            .zip(&prompt_ids)
-            .map(|(r, id)| (r.model.as_str(), r.structure, id.as_str())),
-    );
+    let group: Vec<u32> = records
+        .iter()
+        .map(|r| {
+            let next = codes.groups.len() as u32;
+            *codes
+                .groups
+                .entry((r.model.clone(), r.structure))
+                .or_insert(next)
+        })
+        .collect();
+    let prompt: Vec<u32> = records
+        .iter()
+        .zip(&prompt_ids)
+        .map(|(r, id)| {
+            let next = codes.prompts.len() as u32;
+            *codes
+                .prompts
+                .entry((r.model.clone(), r.structure, id.clone()))
+                .or_insert(next)
+        })
+        .collect();
     let flag = |f: &dyn Fn(&schema::rift::AnswerScore) -> bool| {
         records.iter().map(f).collect::<Vec<bool>>()
     };

@@ -135,6 +135,50 @@ fn parquet_answer_table_gives_the_same_table2() {
     }
 }
 
+#[test]
+fn batches_and_files_keep_their_codes_apart() {
+    // Written in two batches whose first groups differ, and split over two files (one per half of the models):
+    // the codes stay one numbering per file, and files are moved apart when joined, so the tables do not change.
+    let cfg = small();
+    let (_, answers) = synthetic::generate_records(&cfg);
+    let from_records =
+        rift::aggregate_answers(rift::answers_frame(&answers).unwrap().lazy()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (jumping, rest): (Vec<_>, Vec<_>) = answers
+        .iter()
+        .cloned()
+        .partition(|a| a.structure == schema::rift::Structure::Jumping);
+    let one = dir.path().join("one.parquet");
+    let mut w = analysis::answer_table::AnswerTableWriter::create(&one);
+    w.write(&jumping).unwrap();
+    w.write(&rest).unwrap();
+    w.finish().unwrap();
+    let batched = rift::aggregate_answers(rift::scan_answers_parquet(&one).unwrap()).unwrap();
+    let first_model = answers[0].model.clone();
+    let (a, b): (Vec<_>, Vec<_>) = answers
+        .iter()
+        .cloned()
+        .partition(|x| x.model == first_model);
+    let mut scans = Vec::new();
+    for (i, part) in [a, b].iter().enumerate() {
+        let path = dir.path().join(format!("part{i}.parquet"));
+        let mut w = analysis::answer_table::AnswerTableWriter::create(&path);
+        w.write(part).unwrap();
+        w.finish().unwrap();
+        scans.push(rift::scan_answers_parquet(&path).unwrap());
+    }
+    let joined = rift::aggregate_answers(rift::concat_answer_tables(scans).unwrap()).unwrap();
+    for got in [&batched, &joined] {
+        for (x, y) in [
+            (&got.table2, &from_records.table2),
+            (&got.by_depth, &from_records.by_depth),
+            (&got.wrong_question, &from_records.wrong_question),
+        ] {
+            assert_frames_close(x, y);
+        }
+    }
+}
+
 fn assert_frames_close(a: &DataFrame, b: &DataFrame) {
     assert_eq!(a.shape(), b.shape());
     assert_eq!(a.get_column_names(), b.get_column_names());
