@@ -9,7 +9,7 @@ use std::path::Path;
 
 use schema::ifscale::{SampleScore, SampleStatus};
 use schema::paths::RunPaths;
-use schema::rift::{AnswerScore, JudgeSource, PromptScore, Verdict};
+use schema::rift::{JudgeSource, Verdict};
 use schema::{Outcome, ResponseRecord};
 
 use crate::Error;
@@ -100,26 +100,36 @@ pub fn ifscale_denominators(
 
 /// RIFT denominators from the joined answer scores: answers per verdict (unjudged on their own) and per judge.
 pub fn rift_denominators(answers: &Path) -> Result<Vec<(String, String)>, Error> {
-    let rows: Vec<AnswerScore> = schema::read_jsonl(answers)?;
+    /// The two fields counted (a paper-scale table has millions of rows: read in chunks, the rest skipped).
+    #[derive(serde::Deserialize)]
+    struct Row {
+        verdict: Verdict,
+        judged_by: JudgeSource,
+    }
     let mut by: BTreeMap<String, usize> = BTreeMap::new();
     let (mut correct, mut incorrect, mut missing, mut unjudged, mut judge_failed) = (0, 0, 0, 0, 0);
-    for r in &rows {
-        *by.entry(format!("{:?}", r.judged_by)).or_default() += 1;
-        match r.verdict {
-            Verdict::Correct => correct += 1,
-            Verdict::Incorrect => incorrect += 1,
-            Verdict::Missing => missing += 1,
-            Verdict::Unjudged => unjudged += 1,
+    let mut rows = 0usize;
+    schema::read_jsonl_chunks(answers, 65_536, |chunk: Vec<Row>| {
+        rows += chunk.len();
+        for r in &chunk {
+            *by.entry(format!("{:?}", r.judged_by)).or_default() += 1;
+            match r.verdict {
+                Verdict::Correct => correct += 1,
+                Verdict::Incorrect => incorrect += 1,
+                Verdict::Missing => missing += 1,
+                Verdict::Unjudged => unjudged += 1,
+            }
+            if r.verdict == Verdict::Unjudged && r.judged_by == JudgeSource::LlmUnusable {
+                judge_failed += 1;
+            }
         }
-        if r.verdict == Verdict::Unjudged && r.judged_by == JudgeSource::LlmUnusable {
-            judge_failed += 1;
-        }
-    }
+        Ok::<(), Error>(())
+    })?;
     let judged: Vec<String> = by.iter().map(|(k, v)| format!("{k}: {v}")).collect();
     Ok(vec![
         (
             "Answers".to_owned(),
-            format!("{} ({})", rows.len(), judged.join(", ")),
+            format!("{rows} ({})", judged.join(", ")),
         ),
         (
             "Verdicts".to_owned(),
@@ -161,11 +171,16 @@ pub fn headline_markdown(paths: &RunPaths) -> Result<String, Error> {
         md.push('\n');
     }
     if paths.rift_prompt_scores().is_file() && paths.rift_answer_scores().is_file() {
-        let prompts: Vec<PromptScore> = schema::read_jsonl(&paths.rift_prompt_scores())?;
-        let answers: Vec<AnswerScore> = schema::read_jsonl(&paths.rift_answer_scores())?;
-        let summary = analysis::rift::aggregate_records(
-            &answers,
-            &prompts,
+        // The answers are scanned from the per-model Parquet tables when the run lists them (never held).
+        let rift_dir = paths
+            .rift_answer_scores()
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let (answers, prompts) = analysis::rift::load_run(&rift_dir)?;
+        let summary = analysis::rift::aggregate(
+            answers,
+            prompts.as_ref(),
             &analysis::rift::RiftConfig::default(),
         )?;
         md.push_str("## RIFT\n\n| model | structure | prompts | mean accuracy (%) | unjudged answers | wrong-question answers |\n|---|---|---:|---:|---:|---:|\n");

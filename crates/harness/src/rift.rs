@@ -23,7 +23,7 @@ use inference_client::{Client, ModelConfig, RunSummary};
 use prompt_gen::rift::{RiftConfig, SystemPrompts};
 use schema::paths::ModelPaths;
 use schema::rift::{JudgeVerdict, Question};
-use schema::{PromptRecord, RequestParams};
+use schema::{LineIndex, PromptRecord, RequestParams, ResponseKey, ResponseRecord};
 use scoring::rift::{PreJudgeReport, ScoreOptions};
 
 use crate::helper::{HelperCall, failure_share};
@@ -178,6 +178,17 @@ pub fn run(
     out: &Path,
     client: &Client,
 ) -> Result<RunSummary, Error> {
+    run_resuming(model, prompts, out, client, None)
+}
+
+/// [`run`], resuming from `on_file` (the lines of `out` for these prompts) when given instead of reading `out`.
+fn run_resuming(
+    model: &ModelConfig,
+    prompts: &[PromptRecord],
+    out: &Path,
+    client: &Client,
+    on_file: Option<&LineIndex<ResponseKey>>,
+) -> Result<RunSummary, Error> {
     let is_baseline =
         |p: &PromptRecord| p.extra.get("structure").and_then(|v| v.as_str()) == Some("baseline");
     let (baseline, multi): (Vec<PromptRecord>, Vec<PromptRecord>) =
@@ -186,15 +197,36 @@ pub fn run(
         } else {
             (Vec::new(), prompts.to_vec())
         };
-    let mut s = client.chat(model, &multi, out)?;
+    let mut s = match on_file {
+        Some(index) => client.chat_resuming(model, &multi, out, lines_of(index, &multi)?)?,
+        None => client.chat(model, &multi, out)?,
+    };
     if !baseline.is_empty() {
-        let b = client.chat_batch(model, &baseline, out)?;
+        let b = match on_file {
+            Some(index) => {
+                client.chat_batch_resuming(model, &baseline, out, lines_of(index, &baseline)?)?
+            }
+            None => client.chat_batch(model, &baseline, out)?,
+        };
         s = add_summaries(s, &b);
     }
     if s.failed > 0 {
         tracing::warn!(failed = s.failed, out = %out.display(), "Some prompts failed; they score as failed replies, and a rerun retries them.");
     }
     Ok(s)
+}
+
+/// The newest line on file for each of `prompts` (read back through the index).
+fn lines_of(
+    index: &LineIndex<ResponseKey>,
+    prompts: &[PromptRecord],
+) -> Result<Vec<ResponseRecord>, Error> {
+    let mut lines = Vec::new();
+    for p in prompts {
+        let mut found: Vec<ResponseRecord> = index.read(&ResponseKey::of_prompt(p))?;
+        lines.extend(found.pop());
+    }
+    Ok(lines)
 }
 
 /// Two calls' summaries as one.
@@ -222,15 +254,35 @@ pub const RUN_CHUNK: usize = 4_096;
 
 /// [`run`] over a prompts file, read [`RUN_CHUNK`] prompts at a time (each chunk resumes from and appends to the
 /// same responses file, so the result is the same as one call over every prompt).
+///
+/// The responses file is indexed once by prompt ([`LineIndex`]: byte offsets only) and each chunk reads back just
+/// its own lines, so resuming neither holds nor re-reads the whole file per chunk. Lines a chunk appends belong to
+/// its own prompts (prompt ids are unique), so the index made before the first chunk serves every chunk; a chunk
+/// that rewrites the file (after failures) leaves the other prompts' lines unchanged, and the index reads the
+/// file it opened.
 pub fn run_file(
     model: &ModelConfig,
     prompts: &Path,
     out: &Path,
     client: &Client,
 ) -> Result<RunSummary, Error> {
+    if client.options().refresh {
+        match std::fs::remove_file(out) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(out, e)),
+        }
+    }
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    if !out.exists() {
+        std::fs::write(out, b"").map_err(|e| Error::io(out, e))?;
+    }
+    let index = LineIndex::<ResponseKey>::build(out, true)?;
     let mut total = RunSummary::default();
     schema::read_jsonl_chunks(prompts, RUN_CHUNK, |chunk: Vec<PromptRecord>| {
-        let s = run(model, &chunk, out, client)?;
+        let s = run_resuming(model, &chunk, out, client, Some(&index))?;
         total = add_summaries(std::mem::take(&mut total), &s);
         Ok::<(), Error>(())
     })?;
