@@ -260,10 +260,12 @@ pub fn write_answer_tables(list: &Path, tables: &[std::path::PathBuf]) -> Result
                 .into_owned()
         })
         .collect();
-    let json = serde_json::to_vec_pretty(&serde_json::json!({ "answer_tables": rel }))
-        .map_err(|e| Error::Input {
-            path: list.to_owned(),
-            message: e.to_string(),
+    let json =
+        serde_json::to_vec_pretty(&serde_json::json!({ "answer_tables": rel })).map_err(|e| {
+            Error::Input {
+                path: list.to_owned(),
+                message: e.to_string(),
+            }
         })?;
     schema::write_atomic(list, &json)?;
     Ok(())

@@ -45,7 +45,10 @@ impl FileMeta {
         let m = std::fs::metadata(path).ok().filter(|m| m.is_file())?;
         Some(FileMeta {
             len: m.len(),
-            mtime_ns: m.mtime().saturating_mul(1_000_000_000).saturating_add(m.mtime_nsec()),
+            mtime_ns: m
+                .mtime()
+                .saturating_mul(1_000_000_000)
+                .saturating_add(m.mtime_nsec()),
             ino: m.ino(),
         })
     }

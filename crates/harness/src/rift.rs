@@ -358,7 +358,8 @@ pub fn judge(j: &Judge<'_>) -> Result<JudgeSummary, Error> {
     // The judge prompts, streamed to their file (de-duplicated across chunks by their content-addressed ids).
     let mut prompts_out = schema::AtomicJsonl::create(&j.files.judge_prompts())?;
     each_scored_chunk(j.prompts, j.responses, None, j.judge_settled, |scored| {
-        for p in scoring::rift::judge_prompts(&scored.judge_requests, j.template, &j.call.params()) {
+        for p in scoring::rift::judge_prompts(&scored.judge_requests, j.template, &j.call.params())
+        {
             prompts_out.append(&p)?;
         }
         Ok(())

@@ -175,13 +175,13 @@ pub(crate) async fn run_prompts(
         None => schema::read_latest_responses(out)?,
     };
     let mut answered: HashMap<ResponseKey, Option<AnsweredRequest>> = on_file
-            .into_iter()
-            .map(|r| {
-                let k = ResponseKey::of(&r);
-                let answer = (r.outcome != Outcome::Failed).then_some((r.cache_key, r.prompt_meta));
-                (k, answer)
-            })
-            .collect();
+        .into_iter()
+        .map(|r| {
+            let k = ResponseKey::of(&r);
+            let answer = (r.outcome != Outcome::Failed).then_some((r.cache_key, r.prompt_meta));
+            (k, answer)
+        })
+        .collect();
     // Lines that this run answers again (failed ones, stale ones) are dropped from the file at the end.
     let had_failed = answered.values().any(Option::is_none);
     let mut stale = 0usize;

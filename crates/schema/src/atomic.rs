@@ -108,7 +108,11 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&path).expect("read"), "old\n");
         drop(w);
         assert_eq!(std::fs::read_to_string(&path).expect("read"), "old\n");
-        assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 1, "no temporary file left");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).expect("dir").count(),
+            1,
+            "no temporary file left"
+        );
         let mut w = AtomicJsonl::create(&path).expect("create");
         w.append(&serde_json::json!({"x": 1})).expect("append");
         w.append(&serde_json::json!({"x": 2})).expect("append");
