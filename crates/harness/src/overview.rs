@@ -25,14 +25,20 @@ pub struct ResponseCounts {
     pub cached: usize,
 }
 
-/// Counts the lines of a responses file; a missing file counts nothing.
+/// Counts the lines of a responses file; a missing file counts nothing. Streams (a paper-scale responses file is
+/// hundreds of MB) and reads only the fields counted; unreadable lines are skipped, as `read_jsonl_lenient` does.
 pub fn count_responses(path: &Path) -> Result<ResponseCounts, Error> {
+    #[derive(serde::Deserialize)]
+    struct Line {
+        outcome: Outcome,
+        #[serde(default)]
+        cached: bool,
+    }
     let mut c = ResponseCounts::default();
     if !path.is_file() {
         return Ok(c);
     }
-    let (records, _) = schema::read_jsonl_lenient::<ResponseRecord>(path)?;
-    for r in &records {
+    each_line_lenient(path, |r: Line| {
         c.responses += 1;
         match r.outcome {
             Outcome::Ok => c.ok += 1,
@@ -42,8 +48,34 @@ pub fn count_responses(path: &Path) -> Result<ResponseCounts, Error> {
         if r.cached {
             c.cached += 1;
         }
-    }
+        true
+    })?;
     Ok(c)
+}
+
+/// Hands each readable line of a JSONL file to `f` (unreadable ones are skipped) until `f` returns false.
+fn each_line_lenient<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    mut f: impl FnMut(T) -> bool,
+) -> Result<(), Error> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).map_err(|e| Error::io(path, e))? == 0 {
+            return Ok(());
+        }
+        if line.trim().is_empty() {
+            continue;
+        }
+        if let Ok(r) = serde_json::from_str::<T>(&line)
+            && !f(r)
+        {
+            return Ok(());
+        }
+    }
 }
 
 /// The first non-empty reply of a responses file (clipped to 1 500 characters): a label and the text.
@@ -51,15 +83,21 @@ pub fn first_reply(path: &Path) -> Result<Option<(String, String)>, Error> {
     if !path.is_file() {
         return Ok(None);
     }
-    let (records, _) = schema::read_jsonl_lenient::<ResponseRecord>(path)?;
-    Ok(records.into_iter().find_map(|r| {
-        let text = r.content.filter(|c| !c.trim().is_empty())?;
-        let mut clipped: String = text.chars().take(1500).collect();
-        if clipped.len() < text.len() {
-            clipped.push_str(" […]");
-        }
-        Some((format!("reply to {}", r.id), clipped))
-    }))
+    let mut first = None;
+    each_line_lenient(path, |r: ResponseRecord| {
+        first = first_text(r);
+        first.is_none()
+    })?;
+    Ok(first)
+}
+
+fn first_text(r: ResponseRecord) -> Option<(String, String)> {
+    let text = r.content.filter(|c| !c.trim().is_empty())?;
+    let mut clipped: String = text.chars().take(1500).collect();
+    if clipped.len() < text.len() {
+        clipped.push_str(" […]");
+    }
+    Some((format!("reply to {}", r.id), clipped))
 }
 
 /// IFScale denominators from the joined scores and attempts log: samples scored and failed, and the coherence
