@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use schema::paths::{Bench, RunPaths};
-use schema::{Outcome, ResponseRecord};
+use schema::Outcome;
 
 use crate::Error;
 
@@ -42,6 +42,18 @@ fn stage_files(paths: &RunPaths, model: &str) -> Vec<(&'static str, &'static str
     ]
 }
 
+/// The fields of a response line [`cost_rows`] reads.
+#[derive(serde::Deserialize)]
+struct CostFields {
+    outcome: Outcome,
+    #[serde(default)]
+    usage: schema::Usage,
+    #[serde(default)]
+    latency_s: Option<f64>,
+    #[serde(default)]
+    cached: bool,
+}
+
 /// One row per (benchmark, stage, model) with a responses file.
 pub fn cost_rows(paths: &RunPaths, models: &[String]) -> Result<Vec<CostRow>, Error> {
     let mut rows = Vec::new();
@@ -50,7 +62,6 @@ pub fn cost_rows(paths: &RunPaths, models: &[String]) -> Result<Vec<CostRow>, Er
             if !file.is_file() {
                 continue;
             }
-            let (records, _) = schema::read_jsonl_lenient::<ResponseRecord>(&file)?;
             let mut row = CostRow {
                 bench,
                 stage,
@@ -58,7 +69,8 @@ pub fn cost_rows(paths: &RunPaths, models: &[String]) -> Result<Vec<CostRow>, Er
                 ..CostRow::default()
             };
             let (mut fresh_tokens, mut fresh_seconds) = (0u64, 0.0f64);
-            for r in &records {
+            // Streamed, only the fields counted (a paper-scale responses file is hundreds of MB).
+            crate::overview::each_line_lenient(&file, |r: CostFields| {
                 row.requests += 1;
                 row.cached += usize::from(r.cached);
                 row.failed += usize::from(r.outcome == Outcome::Failed);
@@ -74,7 +86,8 @@ pub fn cost_rows(paths: &RunPaths, models: &[String]) -> Result<Vec<CostRow>, Er
                     fresh_tokens += r.usage.completion_tokens;
                     fresh_seconds += l;
                 }
-            }
+                true
+            })?;
             row.output_tokens_per_s =
                 (fresh_seconds > 0.0).then(|| fresh_tokens as f64 / fresh_seconds);
             rows.push(row);

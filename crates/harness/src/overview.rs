@@ -54,7 +54,7 @@ pub fn count_responses(path: &Path) -> Result<ResponseCounts, Error> {
 }
 
 /// Hands each readable line of a JSONL file to `f` (unreadable ones are skipped) until `f` returns false.
-fn each_line_lenient<T: serde::de::DeserializeOwned>(
+pub(crate) fn each_line_lenient<T: serde::de::DeserializeOwned>(
     path: &Path,
     mut f: impl FnMut(T) -> bool,
 ) -> Result<(), Error> {
