@@ -6,8 +6,8 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use schema::paths::{Bench, RunPaths};
 use schema::Outcome;
+use schema::paths::{Bench, RunPaths};
 
 use crate::Error;
 

@@ -64,7 +64,11 @@ pub(crate) fn each_line_lenient<T: serde::de::DeserializeOwned>(
     let mut line = String::new();
     loop {
         line.clear();
-        if reader.read_line(&mut line).map_err(|e| Error::io(path, e))? == 0 {
+        if reader
+            .read_line(&mut line)
+            .map_err(|e| Error::io(path, e))?
+            == 0
+        {
             return Ok(());
         }
         if line.trim().is_empty() {

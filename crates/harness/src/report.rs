@@ -114,14 +114,10 @@ fn bench_section(run: &RunReport<'_>, paths: &RunPaths, bench: Bench) -> Result<
     // Counted streaming, nothing kept (a paper-scale RIFT prompts file is 800 MB).
     let mut prompts = 0usize;
     if prompts_file.is_file() {
-        schema::read_jsonl_chunks(
-            &prompts_file,
-            4_096,
-            |chunk: Vec<serde::de::IgnoredAny>| {
-                prompts += chunk.len();
-                Ok::<(), Error>(())
-            },
-        )?;
+        schema::read_jsonl_chunks(&prompts_file, 4_096, |chunk: Vec<serde::de::IgnoredAny>| {
+            prompts += chunk.len();
+            Ok::<(), Error>(())
+        })?;
     }
     section
         .denominators
@@ -352,10 +348,14 @@ fn questions_per_prompt(paths: &RunPaths) -> Result<String, Error> {
     }
     let mut nums: Vec<u32> = Vec::new();
     schema::read_jsonl_chunks(&file, 4_096, |chunk: Vec<Meta>| {
-        nums.extend(chunk.into_iter().filter_map(|m| match (m.structure, m.num) {
-            (Some(s), Some(n)) if s != schema::rift::Structure::Baseline => Some(n),
-            _ => None,
-        }));
+        nums.extend(
+            chunk
+                .into_iter()
+                .filter_map(|m| match (m.structure, m.num) {
+                    (Some(s), Some(n)) if s != schema::rift::Structure::Baseline => Some(n),
+                    _ => None,
+                }),
+        );
         Ok::<(), Error>(())
     })?;
     let (Some(min), Some(max)) = (nums.iter().min(), nums.iter().max()) else {

@@ -201,4 +201,32 @@ mod tests {
         let msg = err.to_string();
         assert!(msg.contains("bad.jsonl:2: field `id`"), "{msg}");
     }
+
+    #[test]
+    fn update_adds_appended_lines_finishes_a_torn_one_and_follows_a_replaced_file() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("a.jsonl");
+        std::fs::write(&path, "{\"id\":\"a\",\"v\":1}\n{\"id\":\"b\"").expect("write");
+        let mut ix = LineIndex::<Key>::build(&path, true).expect("index");
+        let key = |s: &str| Key { id: s.to_owned() };
+        let vs = |r: Vec<Rec>| r.into_iter().map(|r| r.v).collect::<Vec<_>>();
+        assert_eq!(ix.len(), 1, "the torn line waits");
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .expect("open");
+        f.write_all(b",\"v\":2}\n{\"id\":\"a\",\"v\":3}\n")
+            .expect("append");
+        ix.update().expect("update");
+        assert_eq!(vs(ix.read(&key("a")).expect("a")), [3]);
+        assert_eq!(vs(ix.read(&key("b")).expect("b")), [2]);
+        // An atomic rewrite (a new file under the same name) is indexed afresh.
+        let tmp = dir.path().join("t.jsonl");
+        std::fs::write(&tmp, "{\"id\":\"c\",\"v\":5}\n").expect("write");
+        std::fs::rename(&tmp, &path).expect("rename");
+        ix.update().expect("update");
+        assert_eq!(ix.len(), 1);
+        assert_eq!(vs(ix.read(&key("c")).expect("c")), [5]);
+    }
 }
