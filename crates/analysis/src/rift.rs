@@ -287,18 +287,95 @@ pub fn prompts_frame(records: &[schema::rift::PromptScore]) -> Result<DataFrame,
     DataFrame::new(records.len(), columns).map_err(Error::polars("building the RIFT prompt table"))
 }
 
-/// Reads `answer-scores.jsonl` and `prompt-scores.jsonl` of a RIFT run folder (`<run>/rift/`).
+/// Reads a RIFT run folder (`<run>/rift/`): the answers lazily from the per-model Parquet tables listed in
+/// `answer-tables.json` (written by the pipeline's join, so the 3 M-row `answer-scores.jsonl` of a paper-scale model
+/// is never read into memory), or from `answer-scores.jsonl` when there is no such list; the prompts from
+/// `prompt-scores.jsonl`.
 pub fn load_run(rift_dir: &Path) -> Result<(LazyFrame, Option<DataFrame>), Error> {
     let answers_path = rift_dir.join("answer-scores.jsonl");
     let prompts_path = rift_dir.join("prompt-scores.jsonl");
-    let answers: Vec<schema::rift::AnswerScore> = schema::read_jsonl(&answers_path)?;
     let prompts = if prompts_path.exists() {
         let p: Vec<schema::rift::PromptScore> = schema::read_jsonl(&prompts_path)?;
         Some(prompts_frame(&p)?)
     } else {
         None
     };
+    if let Some(tables) = read_answer_tables(rift_dir)? {
+        let scans = tables
+            .iter()
+            .map(|t| scan_answers_parquet(t))
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok((concat_answer_tables(scans)?, prompts));
+    }
+    let answers: Vec<schema::rift::AnswerScore> = schema::read_jsonl(&answers_path)?;
     Ok((answers_frame(&answers)?.lazy(), prompts))
+}
+
+/// The list [`load_run`] reads: which Parquet answer tables (`models/<model>/answer-scores.parquet`) hold the
+/// answers of `answer-scores.jsonl`, relative to the list's folder; an empty list removes an old one.
+pub fn write_answer_tables(list: &Path, tables: &[std::path::PathBuf]) -> Result<(), Error> {
+    if tables.is_empty() {
+        return match std::fs::remove_file(list) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::Input {
+                path: list.to_owned(),
+                message: e.to_string(),
+            }),
+        };
+    }
+    let dir = list.parent().unwrap_or(Path::new(""));
+    let rel: Vec<String> = tables
+        .iter()
+        .map(|t| {
+            t.strip_prefix(dir)
+                .unwrap_or(t)
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    let json =
+        serde_json::to_vec_pretty(&serde_json::json!({ "answer_tables": rel })).map_err(|e| {
+            Error::Input {
+                path: list.to_owned(),
+                message: e.to_string(),
+            }
+        })?;
+    schema::write_atomic(list, &json)?;
+    Ok(())
+}
+
+/// The tables listed in `<rift_dir>/answer-tables.json`, when it exists and every one of them does.
+fn read_answer_tables(rift_dir: &Path) -> Result<Option<Vec<std::path::PathBuf>>, Error> {
+    let list = rift_dir.join("answer-tables.json");
+    let bytes = match std::fs::read(&list) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(Error::Input {
+                path: list,
+                message: e.to_string(),
+            });
+        }
+    };
+    #[derive(serde::Deserialize)]
+    struct List {
+        answer_tables: Vec<String>,
+    }
+    let parsed: List = serde_json::from_slice(&bytes).map_err(|e| Error::Input {
+        path: list.clone(),
+        message: format!("field answer_tables: {e}"),
+    })?;
+    let tables: Vec<_> = parsed
+        .answer_tables
+        .iter()
+        .map(|t| rift_dir.join(t))
+        .collect();
+    if tables.is_empty() || !tables.iter().all(|t| t.is_file()) {
+        tracing::warn!(list = %list.display(), "Some answer tables listed are missing; reading answer-scores.jsonl.");
+        return Ok(None);
+    }
+    Ok(Some(tables))
 }
 
 /// Aggregates records held in memory (one model's scores, say) exactly as [`aggregate`] does a run's files.

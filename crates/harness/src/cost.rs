@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+use schema::Outcome;
 use schema::paths::{Bench, RunPaths};
-use schema::{Outcome, ResponseRecord};
 
 use crate::Error;
 
@@ -50,6 +50,20 @@ fn stage_files(paths: &RunPaths, model: &str) -> Vec<(&'static str, &'static str
     ]
 }
 
+/// The fields of a response line [`cost_rows`] reads.
+#[derive(serde::Deserialize)]
+struct CostFields {
+    #[serde(default)]
+    model: String,
+    outcome: Outcome,
+    #[serde(default)]
+    usage: schema::Usage,
+    #[serde(default)]
+    latency_s: Option<f64>,
+    #[serde(default)]
+    cached: bool,
+}
+
 /// One row per (benchmark, stage, model) with a responses file.
 pub fn cost_rows(
     paths: &RunPaths,
@@ -69,33 +83,32 @@ pub fn cost_rows(
                 ..CostRow::default()
             };
             let (mut fresh_tokens, mut fresh_seconds) = (0u64, 0.0f64);
-            schema::read_jsonl_chunks(&file, 4096, |records: Vec<ResponseRecord>| {
-                for r in &records {
-                    row.requests += 1;
-                    row.cached += usize::from(r.cached);
-                    row.failed += usize::from(r.outcome == Outcome::Failed);
-                    row.prompt_tokens += r.usage.prompt_tokens;
-                    row.visible_tokens += r.usage.visible_tokens();
-                    row.reasoning_tokens += r.usage.reasoning_tokens.unwrap_or(0);
-                    if let Some(c) = r.usage.cost_usd {
-                        *row.reported_usd.get_or_insert(0.0) += c;
-                        *row.spend_usd.get_or_insert(0.0) += c;
-                    } else if !r.cached
-                        && let Some((pin, pout)) =
-                            prices.get(&r.model).filter(|p| p.0 > 0.0 || p.1 > 0.0)
-                    {
-                        *row.spend_usd.get_or_insert(0.0) += (r.usage.prompt_tokens as f64 * pin
-                            + r.usage.completion_tokens as f64 * pout)
-                            / 1e6;
-                    }
-                    if !r.cached
-                        && let Some(l) = r.latency_s.filter(|l| *l > 0.0)
-                    {
-                        fresh_tokens += r.usage.completion_tokens;
-                        fresh_seconds += l;
-                    }
+            // Streamed, only the fields counted (a paper-scale responses file is hundreds of MB).
+            crate::overview::each_line_lenient(&file, |r: CostFields| {
+                row.requests += 1;
+                row.cached += usize::from(r.cached);
+                row.failed += usize::from(r.outcome == Outcome::Failed);
+                row.prompt_tokens += r.usage.prompt_tokens;
+                row.visible_tokens += r.usage.visible_tokens();
+                row.reasoning_tokens += r.usage.reasoning_tokens.unwrap_or(0);
+                if let Some(c) = r.usage.cost_usd {
+                    *row.reported_usd.get_or_insert(0.0) += c;
+                    *row.spend_usd.get_or_insert(0.0) += c;
+                } else if !r.cached
+                    && let Some((pin, pout)) =
+                        prices.get(&r.model).filter(|p| p.0 > 0.0 || p.1 > 0.0)
+                {
+                    *row.spend_usd.get_or_insert(0.0) += (r.usage.prompt_tokens as f64 * pin
+                        + r.usage.completion_tokens as f64 * pout)
+                        / 1e6;
                 }
-                Ok::<(), Error>(())
+                if !r.cached
+                    && let Some(l) = r.latency_s.filter(|l| *l > 0.0)
+                {
+                    fresh_tokens += r.usage.completion_tokens;
+                    fresh_seconds += l;
+                }
+                true
             })?;
             row.output_tokens_per_s =
                 (fresh_seconds > 0.0).then(|| fresh_tokens as f64 / fresh_seconds);
@@ -165,7 +178,7 @@ pub fn cost_markdown(rows: &[CostRow], ledger: Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use schema::Usage;
+    use schema::{ResponseRecord, Usage};
 
     fn line(model: &str, cost: Option<f64>, cached: bool) -> String {
         let r = ResponseRecord {

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use schema::ifscale::{SampleScore, SampleStatus};
 use schema::paths::RunPaths;
-use schema::rift::{AnswerScore, JudgeSource, PromptScore, Verdict};
+use schema::rift::{JudgeSource, Verdict};
 use schema::{Outcome, ResponseRecord};
 
 use crate::Error;
@@ -25,14 +25,20 @@ pub struct ResponseCounts {
     pub cached: usize,
 }
 
-/// Counts the lines of a responses file; a missing file counts nothing.
+/// Counts the lines of a responses file; a missing file counts nothing. Streams (a paper-scale responses file is
+/// hundreds of MB) and reads only the fields counted; unreadable lines are skipped, as `read_jsonl_lenient` does.
 pub fn count_responses(path: &Path) -> Result<ResponseCounts, Error> {
+    #[derive(serde::Deserialize)]
+    struct Line {
+        outcome: Outcome,
+        #[serde(default)]
+        cached: bool,
+    }
     let mut c = ResponseCounts::default();
     if !path.is_file() {
         return Ok(c);
     }
-    let (records, _) = schema::read_jsonl_lenient::<ResponseRecord>(path)?;
-    for r in &records {
+    each_line_lenient(path, |r: Line| {
         c.responses += 1;
         match r.outcome {
             Outcome::Ok => c.ok += 1,
@@ -42,8 +48,38 @@ pub fn count_responses(path: &Path) -> Result<ResponseCounts, Error> {
         if r.cached {
             c.cached += 1;
         }
-    }
+        true
+    })?;
     Ok(c)
+}
+
+/// Hands each readable line of a JSONL file to `f` (unreadable ones are skipped) until `f` returns false.
+pub(crate) fn each_line_lenient<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    mut f: impl FnMut(T) -> bool,
+) -> Result<(), Error> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader
+            .read_line(&mut line)
+            .map_err(|e| Error::io(path, e))?
+            == 0
+        {
+            return Ok(());
+        }
+        if line.trim().is_empty() {
+            continue;
+        }
+        if let Ok(r) = serde_json::from_str::<T>(&line)
+            && !f(r)
+        {
+            return Ok(());
+        }
+    }
 }
 
 /// The first non-empty reply of a responses file (clipped to 1 500 characters): a label and the text.
@@ -51,15 +87,21 @@ pub fn first_reply(path: &Path) -> Result<Option<(String, String)>, Error> {
     if !path.is_file() {
         return Ok(None);
     }
-    let (records, _) = schema::read_jsonl_lenient::<ResponseRecord>(path)?;
-    Ok(records.into_iter().find_map(|r| {
-        let text = r.content.filter(|c| !c.trim().is_empty())?;
-        let mut clipped: String = text.chars().take(1500).collect();
-        if clipped.len() < text.len() {
-            clipped.push_str(" […]");
-        }
-        Some((format!("reply to {}", r.id), clipped))
-    }))
+    let mut first = None;
+    each_line_lenient(path, |r: ResponseRecord| {
+        first = first_text(r);
+        first.is_none()
+    })?;
+    Ok(first)
+}
+
+fn first_text(r: ResponseRecord) -> Option<(String, String)> {
+    let text = r.content.filter(|c| !c.trim().is_empty())?;
+    let mut clipped: String = text.chars().take(1500).collect();
+    if clipped.len() < text.len() {
+        clipped.push_str(" […]");
+    }
+    Some((format!("reply to {}", r.id), clipped))
 }
 
 /// IFScale denominators from the joined scores and attempts log: samples scored and failed, and the coherence
@@ -100,26 +142,36 @@ pub fn ifscale_denominators(
 
 /// RIFT denominators from the joined answer scores: answers per verdict (unjudged on their own) and per judge.
 pub fn rift_denominators(answers: &Path) -> Result<Vec<(String, String)>, Error> {
-    let rows: Vec<AnswerScore> = schema::read_jsonl(answers)?;
+    /// The two fields counted (a paper-scale table has millions of rows: read in chunks, the rest skipped).
+    #[derive(serde::Deserialize)]
+    struct Row {
+        verdict: Verdict,
+        judged_by: JudgeSource,
+    }
     let mut by: BTreeMap<String, usize> = BTreeMap::new();
     let (mut correct, mut incorrect, mut missing, mut unjudged, mut judge_failed) = (0, 0, 0, 0, 0);
-    for r in &rows {
-        *by.entry(format!("{:?}", r.judged_by)).or_default() += 1;
-        match r.verdict {
-            Verdict::Correct => correct += 1,
-            Verdict::Incorrect => incorrect += 1,
-            Verdict::Missing => missing += 1,
-            Verdict::Unjudged => unjudged += 1,
+    let mut rows = 0usize;
+    schema::read_jsonl_chunks(answers, 65_536, |chunk: Vec<Row>| {
+        rows += chunk.len();
+        for r in &chunk {
+            *by.entry(format!("{:?}", r.judged_by)).or_default() += 1;
+            match r.verdict {
+                Verdict::Correct => correct += 1,
+                Verdict::Incorrect => incorrect += 1,
+                Verdict::Missing => missing += 1,
+                Verdict::Unjudged => unjudged += 1,
+            }
+            if r.verdict == Verdict::Unjudged && r.judged_by == JudgeSource::LlmUnusable {
+                judge_failed += 1;
+            }
         }
-        if r.verdict == Verdict::Unjudged && r.judged_by == JudgeSource::LlmUnusable {
-            judge_failed += 1;
-        }
-    }
+        Ok::<(), Error>(())
+    })?;
     let judged: Vec<String> = by.iter().map(|(k, v)| format!("{k}: {v}")).collect();
     Ok(vec![
         (
             "Answers".to_owned(),
-            format!("{} ({})", rows.len(), judged.join(", ")),
+            format!("{rows} ({})", judged.join(", ")),
         ),
         (
             "Verdicts".to_owned(),
@@ -161,11 +213,16 @@ pub fn headline_markdown(paths: &RunPaths) -> Result<String, Error> {
         md.push('\n');
     }
     if paths.rift_prompt_scores().is_file() && paths.rift_answer_scores().is_file() {
-        let prompts: Vec<PromptScore> = schema::read_jsonl(&paths.rift_prompt_scores())?;
-        let answers: Vec<AnswerScore> = schema::read_jsonl(&paths.rift_answer_scores())?;
-        let summary = analysis::rift::aggregate_records(
-            &answers,
-            &prompts,
+        // The answers are scanned from the per-model Parquet tables when the run lists them (never held).
+        let rift_dir = paths
+            .rift_answer_scores()
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let (answers, prompts) = analysis::rift::load_run(&rift_dir)?;
+        let summary = analysis::rift::aggregate(
+            answers,
+            prompts.as_ref(),
             &analysis::rift::RiftConfig::default(),
         )?;
         md.push_str("## RIFT\n\n| model | structure | prompts | mean accuracy (%) | unjudged answers | wrong-question answers |\n|---|---|---:|---:|---:|---:|\n");

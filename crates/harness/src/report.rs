@@ -113,11 +113,14 @@ fn bench_section(run: &RunReport<'_>, paths: &RunPaths, bench: Bench) -> Result<
         Bench::Ifscale => paths.ifscale_prompts(),
         Bench::Rift => paths.rift_prompts(),
     };
-    let prompts = if prompts_file.is_file() {
-        schema::read_jsonl::<schema::PromptRecord>(&prompts_file)?.len()
-    } else {
-        0
-    };
+    // Counted streaming, nothing kept (a paper-scale RIFT prompts file is 800 MB).
+    let mut prompts = 0usize;
+    if prompts_file.is_file() {
+        schema::read_jsonl_chunks(&prompts_file, 4_096, |chunk: Vec<serde::de::IgnoredAny>| {
+            prompts += chunk.len();
+            Ok::<(), Error>(())
+        })?;
+    }
     section
         .denominators
         .push(("Prompts".to_owned(), prompts.to_string()));
@@ -343,18 +346,24 @@ fn questions_per_prompt(paths: &RunPaths) -> Result<String, Error> {
     if !file.is_file() {
         return Ok(String::new());
     }
-    let prompts: Vec<schema::PromptRecord> = schema::read_jsonl(&file)?;
-    let nums: Vec<u32> = prompts
-        .iter()
-        .filter_map(|p| {
-            serde_json::from_value::<schema::rift::PromptMeta>(serde_json::Value::Object(
-                p.extra.clone(),
-            ))
-            .ok()
-        })
-        .filter(|m| m.structure != schema::rift::Structure::Baseline)
-        .map(|m| m.num)
-        .collect();
+    // Only the two fields needed, read in chunks (the prompts file is 800 MB at paper scale).
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        structure: Option<schema::rift::Structure>,
+        num: Option<u32>,
+    }
+    let mut nums: Vec<u32> = Vec::new();
+    schema::read_jsonl_chunks(&file, 4_096, |chunk: Vec<Meta>| {
+        nums.extend(
+            chunk
+                .into_iter()
+                .filter_map(|m| match (m.structure, m.num) {
+                    (Some(s), Some(n)) if s != schema::rift::Structure::Baseline => Some(n),
+                    _ => None,
+                }),
+        );
+        Ok::<(), Error>(())
+    })?;
     let (Some(min), Some(max)) = (nums.iter().min(), nums.iter().max()) else {
         return Ok(String::new());
     };

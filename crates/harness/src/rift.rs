@@ -23,7 +23,7 @@ use inference_client::{Client, ModelConfig, RunSummary};
 use prompt_gen::rift::{RiftConfig, SystemPrompts};
 use schema::paths::ModelPaths;
 use schema::rift::{JudgeVerdict, Question};
-use schema::{PromptRecord, RequestParams};
+use schema::{LineIndex, PromptRecord, RequestParams, ResponseKey, ResponseRecord};
 use scoring::rift::{PreJudgeReport, ScoreOptions};
 
 use crate::helper::{HelperCall, failure_share};
@@ -178,23 +178,57 @@ pub fn run(
     out: &Path,
     client: &Client,
 ) -> Result<RunSummary, Error> {
+    run_resuming(model, prompts, out, client, None)
+}
+
+/// [`run`], resuming from `on_file` (the lines of `out` for these prompts) when given instead of reading `out`.
+fn run_resuming(
+    model: &ModelConfig,
+    prompts: &[PromptRecord],
+    out: &Path,
+    client: &Client,
+    on_file: Option<&LineIndex<ResponseKey>>,
+) -> Result<RunSummary, Error> {
     let is_baseline =
         |p: &PromptRecord| p.extra.get("structure").and_then(|v| v.as_str()) == Some("baseline");
-    let (baseline, multi): (Vec<PromptRecord>, Vec<PromptRecord>) =
+    // Without batch jobs every prompt goes through `chat`, uncopied (a chunk of long prompts is large).
+    let (baseline, multi): (Vec<PromptRecord>, std::borrow::Cow<'_, [PromptRecord]>) =
         if client.options().batch.is_some() {
-            prompts.iter().cloned().partition(is_baseline)
+            let (b, m) = prompts.iter().cloned().partition(is_baseline);
+            (b, std::borrow::Cow::Owned(m))
         } else {
-            (Vec::new(), prompts.to_vec())
+            (Vec::new(), std::borrow::Cow::Borrowed(prompts))
         };
-    let mut s = client.chat(model, &multi, out)?;
+    let mut s = match on_file {
+        Some(index) => client.chat_resuming(model, &multi, out, lines_of(index, &multi)?)?,
+        None => client.chat(model, &multi, out)?,
+    };
     if !baseline.is_empty() {
-        let b = client.chat_batch(model, &baseline, out)?;
+        let b = match on_file {
+            Some(index) => {
+                client.chat_batch_resuming(model, &baseline, out, lines_of(index, &baseline)?)?
+            }
+            None => client.chat_batch(model, &baseline, out)?,
+        };
         s = add_summaries(s, &b);
     }
     if s.failed > 0 {
         tracing::warn!(failed = s.failed, out = %out.display(), "Some prompts failed; they score as failed replies, and a rerun retries them.");
     }
     Ok(s)
+}
+
+/// The newest line on file for each of `prompts` (read back through the index).
+fn lines_of(
+    index: &LineIndex<ResponseKey>,
+    prompts: &[PromptRecord],
+) -> Result<Vec<ResponseRecord>, Error> {
+    let mut lines = Vec::new();
+    for p in prompts {
+        let mut found: Vec<ResponseRecord> = index.read(&ResponseKey::of_prompt(p))?;
+        lines.extend(found.pop());
+    }
+    Ok(lines)
 }
 
 /// Two calls' summaries as one.
@@ -217,20 +251,41 @@ fn add_summaries(a: RunSummary, b: &RunSummary) -> RunSummary {
 }
 
 /// Prompts [`run_file`] hands the client at a time: enough to keep hundreds of requests in flight, few enough that
-/// a paper-scale prompts file (≈ 700 MB for 20 000 prompts of up to 300 questions) is never held in memory.
-pub const RUN_CHUNK: usize = 4_096;
+/// a paper-scale prompts file (≈ 700 MB for 20 000 prompts of up to 300 questions) is never held in memory (a
+/// chunk of the longest prompts is ≈ 70 MB of records and as much again of request bodies).
+pub const RUN_CHUNK: usize = 2_048;
 
 /// [`run`] over a prompts file, read [`RUN_CHUNK`] prompts at a time (each chunk resumes from and appends to the
 /// same responses file, so the result is the same as one call over every prompt).
+///
+/// The responses file is indexed once by prompt ([`LineIndex`]: byte offsets only) and each chunk reads back just
+/// its own lines, so resuming neither holds nor re-reads the whole file per chunk. Lines a chunk appends belong to
+/// its own prompts (prompt ids are unique), so the index made before the first chunk serves every chunk; a chunk
+/// that rewrites the file (after failures) leaves the other prompts' lines unchanged, and the index reads the
+/// file it opened.
 pub fn run_file(
     model: &ModelConfig,
     prompts: &Path,
     out: &Path,
     client: &Client,
 ) -> Result<RunSummary, Error> {
+    if client.options().refresh {
+        match std::fs::remove_file(out) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(out, e)),
+        }
+    }
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    if !out.exists() {
+        std::fs::write(out, b"").map_err(|e| Error::io(out, e))?;
+    }
+    let index = LineIndex::<ResponseKey>::build(out, true)?;
     let mut total = RunSummary::default();
     schema::read_jsonl_chunks(prompts, RUN_CHUNK, |chunk: Vec<PromptRecord>| {
-        let s = run(model, &chunk, out, client)?;
+        let s = run_resuming(model, &chunk, out, client, Some(&index))?;
         total = add_summaries(std::mem::take(&mut total), &s);
         Ok::<(), Error>(())
     })?;
@@ -275,14 +330,22 @@ impl JudgeSummary {
 
     /// The summary of a verdicts file written by [`judge`] (for a stage that was up to date and skipped).
     pub fn from_verdicts(path: &Path) -> Result<JudgeSummary, Error> {
-        let verdicts: Vec<JudgeVerdict> = schema::read_jsonl(path)?;
-        let judged = verdicts.iter().filter(|v| v.verdict.is_some()).count();
-        Ok(JudgeSummary {
+        let mut summary = JudgeSummary {
             verdicts_file: path.to_owned(),
-            judged,
-            unjudged: verdicts.len() - judged,
-            requests_sent: verdicts.iter().map(|v| v.tries.max(1) as usize).sum(),
-        })
+            ..JudgeSummary::default()
+        };
+        schema::read_jsonl_chunks(path, 65_536, |chunk: Vec<JudgeVerdict>| {
+            for v in &chunk {
+                if v.verdict.is_some() {
+                    summary.judged += 1;
+                } else {
+                    summary.unjudged += 1;
+                }
+                summary.requests_sent += v.tries.max(1) as usize;
+            }
+            Ok::<(), Error>(())
+        })?;
+        Ok(summary)
     }
 }
 
@@ -292,30 +355,62 @@ pub fn judge(j: &Judge<'_>) -> Result<JudgeSummary, Error> {
     j.call
         .check("judge-")
         .map_err(|e| Error::Input(format!("[rift-prep]: {e}")))?;
-    let mut judge_requests = Vec::new();
+    // The judge prompts, streamed to their file (de-duplicated across chunks by their content-addressed ids).
+    let mut prompts_out = schema::AtomicJsonl::create(&j.files.judge_prompts())?;
     each_scored_chunk(j.prompts, j.responses, None, j.judge_settled, |scored| {
-        judge_requests.extend(scored.judge_requests);
+        for p in scoring::rift::judge_prompts(&scored.judge_requests, j.template, &j.call.params())
+        {
+            prompts_out.append(&p)?;
+        }
         Ok(())
     })?;
-    let judge_prompts = scoring::rift::judge_prompts(&judge_requests, j.template, &j.call.params());
-    drop(judge_requests);
+    let requests = prompts_out.finish()? as usize;
     let resp_path = j.files.judge_responses();
     let verdict_path = j.files.verdicts();
-    schema::write_jsonl_atomic(&j.files.judge_prompts(), &judge_prompts)?;
-    let (verdicts, sent) = ask_judge(j.judge, &judge_prompts, j.call, &resp_path, j.client)?;
-    schema::write_jsonl_atomic(&verdict_path, &verdicts)?;
-    let judged = verdicts.iter().filter(|v| v.verdict.is_some()).count();
+    // The judge is asked JUDGE_CHUNK prompts at a time; its responses file is indexed once and kept up to date.
+    let mut index = judge_index(&resp_path)?;
+    let mut verdicts_out = schema::AtomicJsonl::create(&verdict_path)?;
+    let (mut judged, mut sent) = (0usize, 0usize);
+    schema::read_jsonl_chunks(
+        &j.files.judge_prompts(),
+        JUDGE_CHUNK,
+        |chunk: Vec<PromptRecord>| {
+            let (verdicts, n) =
+                ask_judge_indexed(j.judge, &chunk, j.call, &resp_path, j.client, &mut index)?;
+            sent += n;
+            for v in &verdicts {
+                judged += usize::from(v.verdict.is_some());
+                verdicts_out.append(v)?;
+            }
+            Ok::<(), Error>(())
+        },
+    )?;
+    verdicts_out.finish()?;
     let summary = JudgeSummary {
         verdicts_file: verdict_path,
         judged,
-        unjudged: judge_prompts.len() - judged,
+        unjudged: requests - judged,
         requests_sent: sent,
     };
     if summary.unjudged > 0 {
         tracing::warn!(unjudged = summary.unjudged, tries = j.call.tries, judge = %j.judge.name, "Judge requests without a verdict after every try: their answers are unjudged.");
     }
-    tracing::info!(requests = judge_prompts.len(), judged, out = %summary.verdicts_file.display(), "Wrote verdicts.");
+    tracing::info!(requests, judged, out = %summary.verdicts_file.display(), "Wrote verdicts.");
     Ok(summary)
+}
+
+/// Judge prompts [`judge`] asks at a time (a paper-scale model has hundreds of thousands).
+const JUDGE_CHUNK: usize = 16_384;
+
+/// The judge responses file indexed by (judge id, try) (created empty when missing).
+fn judge_index(resp_path: &Path) -> Result<LineIndex<ResponseKey>, Error> {
+    if let Some(dir) = resp_path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    if !resp_path.exists() {
+        std::fs::write(resp_path, b"").map_err(|e| Error::io(resp_path, e))?;
+    }
+    Ok(LineIndex::build(resp_path, true)?)
 }
 
 /// The judge's retry loop, shared by [`judge`] and `crate::pairs`: sends `judge_prompts` to `judge`, asking again
@@ -328,21 +423,43 @@ pub fn ask_judge(
     resp_path: &Path,
     client: &Client,
 ) -> Result<(Vec<JudgeVerdict>, usize), Error> {
+    let mut index = judge_index(resp_path)?;
+    ask_judge_indexed(judge, judge_prompts, call, resp_path, client, &mut index)
+}
+
+/// [`ask_judge`] with the responses file already indexed (`index`, brought up to date here): each try resumes
+/// from and reads back only these prompts' lines. Verdicts come in `judge_prompts` order.
+fn ask_judge_indexed(
+    judge: &ModelConfig,
+    judge_prompts: &[PromptRecord],
+    call: &HelperCall,
+    resp_path: &Path,
+    client: &Client,
+    index: &mut LineIndex<ResponseKey>,
+) -> Result<(Vec<JudgeVerdict>, usize), Error> {
     // The highest try asked per judge id: replies of later tries in the file (from an earlier run with other
     // settings) are not this run's, so a rerun reads exactly what the first run read.
     let mut asked: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
-    let read_verdicts =
-        |asked: &std::collections::HashMap<&str, u32>| -> Result<Vec<JudgeVerdict>, Error> {
-            let responses: Vec<_> = schema::read_latest_responses(resp_path)?
-                .into_iter()
-                .filter(|r| {
-                    asked
-                        .get(r.id.as_str())
-                        .is_some_and(|&t| r.sample_index <= t)
-                })
-                .collect();
-            Ok(scoring::rift::parse_verdicts(&responses))
-        };
+    let read_verdicts = |asked: &std::collections::HashMap<&str, u32>,
+                         index: &mut LineIndex<ResponseKey>|
+     -> Result<Vec<JudgeVerdict>, Error> {
+        index.update()?;
+        let mut responses = Vec::new();
+        for p in judge_prompts {
+            let Some(&last) = asked.get(p.id.as_str()) else {
+                continue;
+            };
+            for t in 0..=last {
+                let key = ResponseKey {
+                    id: p.id.clone(),
+                    sample_index: t,
+                };
+                let mut lines: Vec<ResponseRecord> = index.read(&key)?;
+                responses.extend(lines.pop());
+            }
+        }
+        Ok(scoring::rift::parse_verdicts(&responses))
+    };
     let mut open: Vec<&PromptRecord> = judge_prompts.iter().collect();
     let mut sent = 0;
     for try_index in 0..call.tries {
@@ -357,7 +474,9 @@ pub fn ask_judge(
             })
             .collect();
         tracing::info!(requests = batch.len(), judge_try = try_index + 1, judge = %judge.name, "Judging unsettled answers.");
-        let s = client.chat_batch(judge, &batch, resp_path)?;
+        index.update()?;
+        let on_file = lines_of(index, &batch)?;
+        let s = client.chat_batch_resuming(judge, &batch, resp_path, on_file)?;
         sent += batch.len();
         for p in &open {
             asked.insert(p.id.as_str(), try_index);
@@ -368,14 +487,14 @@ pub fn ask_judge(
             tracing::warn!(pending = s.batch_pending, judge = %judge.name, "Judge requests wait for a batch job; rerun once it has run.");
             break;
         }
-        let settled: std::collections::HashSet<String> = read_verdicts(&asked)?
+        let settled: std::collections::HashSet<String> = read_verdicts(&asked, index)?
             .into_iter()
             .filter(|v| v.verdict.is_some())
             .map(|v| v.id)
             .collect();
         open.retain(|p| !settled.contains(&p.id));
     }
-    Ok((read_verdicts(&asked)?, sent))
+    Ok((read_verdicts(&asked, index)?, sent))
 }
 
 /// What [`score`] needs.
@@ -415,23 +534,23 @@ pub const SCORE_CHUNK: usize = 2_048;
 fn each_scored_chunk(
     prompts: &Path,
     responses: &Path,
-    verdicts: Option<&[JudgeVerdict]>,
+    verdicts: Option<&std::collections::HashMap<&str, &JudgeVerdict>>,
     judge_settled: bool,
     mut f: impl FnMut(scoring::rift::Scored) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    let mut by_key: std::collections::HashMap<schema::ResponseKey, schema::ResponseRecord> =
-        schema::read_latest_responses(responses)?
-            .into_iter()
-            .map(|r| (schema::ResponseKey::of(&r), r))
-            .collect();
+    // The responses by prompt (byte offsets only), each chunk's read back when it is scored.
+    let index = LineIndex::<ResponseKey>::build(responses, true)?;
+    let mut matched = 0usize;
     let mut requested = std::collections::HashSet::new();
     schema::read_jsonl_chunks(prompts, SCORE_CHUNK, |chunk: Vec<PromptRecord>| {
-        let answered: Vec<schema::ResponseRecord> = chunk
-            .iter()
-            .filter_map(|p| by_key.remove(&schema::ResponseKey::of_prompt(p)))
-            .collect();
-        let mut scored =
-            scoring::rift::score(&chunk, &answered, verdicts, ScoreOptions { judge_settled })?;
+        let answered = lines_of(&index, &chunk)?;
+        matched += answered.len();
+        let mut scored = scoring::rift::score_indexed(
+            &chunk,
+            &answered,
+            verdicts,
+            ScoreOptions { judge_settled },
+        )?;
         scored
             .judge_requests
             .retain(|r| requested.insert(r.id.clone()));
@@ -441,10 +560,10 @@ fn each_scored_chunk(
         Error::Records(e) => Error::Input(format!("reading prompts: {e}")),
         e => e,
     })?;
-    if !by_key.is_empty() {
+    if index.len() > matched {
         tracing::info!(
             responses = %responses.display(),
-            other = by_key.len(),
+            other = index.len() - matched,
             "Answers to prompts no longer in the prompts file are kept on file and not scored."
         );
     }
@@ -459,49 +578,41 @@ pub fn score(s: &Score<'_>) -> Result<ScoreSummary, Error> {
         Some(p) => Some(schema::read_jsonl(p)?),
         None => None,
     };
+    let by_id = verdicts.as_deref().map(scoring::rift::verdicts_by_id);
+    let no_verdicts = std::collections::HashMap::new();
     let mut table = analysis::answer_table::AnswerTableWriter::create(&s.files.answer_table());
+    let mut answers_out = schema::AtomicJsonl::create(&s.files.answer_scores())?;
+    let mut requests_out = schema::AtomicJsonl::create(&s.files.judge_requests())?;
     let mut prompt_scores = Vec::new();
-    let mut judge_requests = Vec::new();
     let mut pre_judge = PreJudgeReport::default();
-    let mut failed = None;
-    let written = schema::write_atomic_with(&s.files.answer_scores(), |w| {
-        let r = each_scored_chunk(
-            s.prompts,
-            s.responses,
-            verdicts.as_deref(),
-            s.judge_settled,
-            |scored| {
-                for a in &scored.answers {
-                    serde_json::to_writer(&mut *w, a)
-                        .map_err(std::io::Error::from)
-                        .and_then(|()| std::io::Write::write_all(w, b"\n"))
-                        .map_err(|e| Error::io(&s.files.answer_scores(), e))?;
-                }
-                table.write(&scored.answers)?;
-                add_report(
-                    &mut pre_judge,
-                    &scoring::rift::pre_judge_report(
-                        &scored.answers,
-                        verdicts.as_deref().unwrap_or(&[]),
-                    ),
-                );
-                prompt_scores.extend(scored.prompts);
-                judge_requests.extend(scored.judge_requests);
-                Ok(())
-            },
-        );
-        r.map_err(|e| {
-            failed = Some(e);
-            std::io::Error::other("scoring failed")
-        })
-    });
-    if let Some(e) = failed {
-        return Err(e);
-    }
-    written?;
+    each_scored_chunk(
+        s.prompts,
+        s.responses,
+        by_id.as_ref(),
+        s.judge_settled,
+        |scored| {
+            for a in &scored.answers {
+                answers_out.append(a)?;
+            }
+            table.write(&scored.answers)?;
+            add_report(
+                &mut pre_judge,
+                &scoring::rift::pre_judge_report_indexed(
+                    &scored.answers,
+                    by_id.as_ref().unwrap_or(&no_verdicts),
+                ),
+            );
+            prompt_scores.extend(scored.prompts);
+            for r in &scored.judge_requests {
+                requests_out.append(r)?;
+            }
+            Ok(())
+        },
+    )?;
+    answers_out.finish()?;
+    let judge_requests = requests_out.finish()? as usize;
     let rows = table.finish()?;
     schema::write_jsonl_atomic(&s.files.prompt_scores(), &prompt_scores)?;
-    schema::write_jsonl_atomic(&s.files.judge_requests(), &judge_requests)?;
     let cfg = analysis::rift::RiftConfig::default();
     let RiftSummary {
         table2,
@@ -521,7 +632,7 @@ pub fn score(s: &Score<'_>) -> Result<ScoreSummary, Error> {
         wrong_question,
         outcomes,
         pre_judge,
-        judge_requests: judge_requests.len(),
+        judge_requests,
         judge_configured: verdicts.is_some(),
     };
     let json = serde_json::to_vec_pretty(&summary).map_err(|e| Error::Output {

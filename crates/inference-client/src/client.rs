@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use schema::{PromptRecord, ResponseKey};
+use schema::{PromptRecord, ResponseKey, ResponseRecord};
 
 use crate::config::{BatchMode, Engine, ModelConfig};
 use crate::run::{DryRunReport, RunSummary};
@@ -372,7 +372,22 @@ impl Client {
         prompts: &[PromptRecord],
         out: &Path,
     ) -> Result<RunSummary, Error> {
-        self.run(model, prompts, out, None)
+        self.run(model, prompts, out, None, None)
+    }
+
+    /// Like [`Client::chat`], but resuming from `on_file` (what `out` already holds for these prompts, the newest
+    /// line per prompt, as the caller read it) instead of reading the whole of `out`: a caller that sends a large
+    /// prompts file chunk by chunk indexes `out` once and hands each chunk its own lines
+    /// (`harness::rift::run_file`). `out` is only appended to (the caller removes it first for a refresh); lines
+    /// of failed or changed requests are rewritten as in `chat`.
+    pub fn chat_resuming(
+        &self,
+        model: &ModelConfig,
+        prompts: &[PromptRecord],
+        out: &Path,
+        on_file: Vec<ResponseRecord>,
+    ) -> Result<RunSummary, Error> {
+        self.run(model, prompts, out, None, Some(on_file))
     }
 
     /// Like [`Client::chat`], but as provider batch jobs when the options ask for them (`RunOptions::batch`) and
@@ -392,14 +407,37 @@ impl Client {
         prompts: &[PromptRecord],
         out: &Path,
     ) -> Result<RunSummary, Error> {
+        self.batch_or_chat(model, prompts, out, None)
+    }
+
+    /// [`Client::chat_batch`] resuming from `on_file`, as [`Client::chat_resuming`] does.
+    pub fn chat_batch_resuming(
+        &self,
+        model: &ModelConfig,
+        prompts: &[PromptRecord],
+        out: &Path,
+        on_file: Vec<ResponseRecord>,
+    ) -> Result<RunSummary, Error> {
+        self.batch_or_chat(model, prompts, out, Some(on_file))
+    }
+
+    fn batch_or_chat(
+        &self,
+        model: &ModelConfig,
+        prompts: &[PromptRecord],
+        out: &Path,
+        on_file: Option<Vec<ResponseRecord>>,
+    ) -> Result<RunSummary, Error> {
         let mode = model.batch_mode();
         match &self.opts.batch {
-            Some(b) if mode != BatchMode::None => self.run(model, prompts, out, Some((b, mode))),
+            Some(b) if mode != BatchMode::None => {
+                self.run(model, prompts, out, Some((b, mode)), on_file)
+            }
             Some(_) => {
                 tracing::info!(model = %model.name, "This model's provider takes no batch jobs (`batch` in the model config); sending its requests one by one.");
-                self.chat(model, prompts, out)
+                self.run(model, prompts, out, None, on_file)
             }
-            None => self.chat(model, prompts, out),
+            None => self.run(model, prompts, out, None, on_file),
         }
     }
 
@@ -409,10 +447,11 @@ impl Client {
         prompts: &[PromptRecord],
         out: &Path,
         batch: Option<(&BatchOptions, BatchMode)>,
+        on_file: Option<Vec<ResponseRecord>>,
     ) -> Result<RunSummary, Error> {
-        let s = self
-            .rt
-            .block_on(crate::run::run_prompts(self, model, prompts, out, batch))?;
+        let s = self.rt.block_on(crate::run::run_prompts(
+            self, model, prompts, out, batch, on_file,
+        ))?;
         self.unfinished.fetch_add(
             s.failed + s.skipped_for_cost + s.batch_pending,
             std::sync::atomic::Ordering::Relaxed,

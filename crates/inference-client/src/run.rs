@@ -145,6 +145,7 @@ pub(crate) async fn run_prompts(
     prompts: &[PromptRecord],
     out: &Path,
     batch: Option<(&BatchOptions, BatchMode)>,
+    on_file: Option<Vec<ResponseRecord>>,
 ) -> Result<RunSummary, Error> {
     let started = Instant::now();
     let opts = client.options();
@@ -153,8 +154,9 @@ pub(crate) async fn run_prompts(
     check_limits(model, prompts)?;
     let access = http::access(model)?;
 
-    // The output: resume from what is there, or start afresh on refresh.
-    if opts.refresh && out.exists() {
+    // The output: resume from what is there, or start afresh on refresh (a caller that hands the lines on file
+    // removed it itself).
+    if opts.refresh && on_file.is_none() && out.exists() {
         std::fs::remove_file(out).map_err(|e| Error::Setup(format!("{}: {e}", out.display())))?;
     }
     // fsync once per written batch (through a second handle on the same file), not once per line.
@@ -168,15 +170,18 @@ pub(crate) async fn run_prompts(
         None
     };
     // The newest line per (id, sample index): the request it answered, or None when it failed.
-    let mut answered: HashMap<ResponseKey, Option<AnsweredRequest>> =
-        schema::read_latest_responses(out)?
-            .into_iter()
-            .map(|r| {
-                let k = ResponseKey::of(&r);
-                let answer = (r.outcome != Outcome::Failed).then_some((r.cache_key, r.prompt_meta));
-                (k, answer)
-            })
-            .collect();
+    let on_file = match on_file {
+        Some(lines) => lines,
+        None => schema::read_latest_responses(out)?,
+    };
+    let mut answered: HashMap<ResponseKey, Option<AnsweredRequest>> = on_file
+        .into_iter()
+        .map(|r| {
+            let k = ResponseKey::of(&r);
+            let answer = (r.outcome != Outcome::Failed).then_some((r.cache_key, r.prompt_meta));
+            (k, answer)
+        })
+        .collect();
     // Lines that this run answers again (failed ones, stale ones) are dropped from the file at the end.
     let had_failed = answered.values().any(Option::is_none);
     let mut stale = 0usize;

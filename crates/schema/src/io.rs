@@ -32,7 +32,7 @@ pub enum Error {
 }
 
 impl Error {
-    fn io(path: &Path, source: std::io::Error) -> Error {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Error {
         Error::Io {
             path: path.to_owned(),
             source,

@@ -3,6 +3,7 @@
 //! This is the only crate every stage shares.
 //! It knows nothing about HTTP, models, scoring rules or plotting: it defines what a record looks like on disk and how it gets there safely.
 
+mod atomic;
 mod csv_cell;
 pub mod env;
 pub mod ifscale;
@@ -14,6 +15,7 @@ mod records;
 mod responses;
 pub mod rift;
 
+pub use atomic::AtomicJsonl;
 pub use csv_cell::csv_cell;
 pub use io::{
     Error, JsonlAppender, ReadReport, read_jsonl, read_jsonl_chunks, read_jsonl_lenient,

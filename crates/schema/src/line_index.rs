@@ -26,6 +26,10 @@ pub struct LineIndex<K> {
     path: PathBuf,
     file: File,
     spans: HashMap<K, Vec<Span>>,
+    latest: bool,
+    /// Where the next unread line starts, and its 1-based number.
+    end: u64,
+    next_line: usize,
 }
 
 impl<K: DeserializeOwned + Hash + Eq> LineIndex<K> {
@@ -33,48 +37,79 @@ impl<K: DeserializeOwned + Hash + Eq> LineIndex<K> {
     /// the other fields are skipped). With `latest`, only a key's last line is kept (the newest response).
     /// A malformed line is an error naming the file and line; an unfinished last line is ignored.
     pub fn build(path: &Path, latest: bool) -> Result<LineIndex<K>, Error> {
-        let io = |e| Error::Io {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let mut index = LineIndex {
             path: path.to_owned(),
-            source: e,
+            file,
+            spans: HashMap::new(),
+            latest,
+            end: 0,
+            next_line: 1,
         };
-        let file = File::open(path).map_err(io)?;
-        let mut reader = BufReader::with_capacity(1 << 20, file.try_clone().map_err(io)?);
-        let mut spans: HashMap<K, Vec<Span>> = HashMap::new();
+        index.scan()?;
+        Ok(index)
+    }
+
+    /// Adds the lines appended to the file since it was indexed (a file that was replaced, say rewritten
+    /// atomically, is indexed again from the start).
+    pub fn update(&mut self) -> Result<(), Error> {
+        use std::os::unix::fs::MetadataExt;
+        let io = |e| Error::io(&self.path, e);
+        let now = std::fs::metadata(&self.path).map_err(io)?;
+        let open = self.file.metadata().map_err(io)?;
+        if now.ino() != open.ino() || now.dev() != open.dev() || now.len() < self.end {
+            *self = LineIndex::build(&self.path.clone(), self.latest)?;
+            return Ok(());
+        }
+        self.scan()
+    }
+
+    /// Indexes the lines from `end` on; an unfinished last line is left for the next scan.
+    fn scan(&mut self) -> Result<(), Error> {
+        let path = self.path.clone();
+        let io = |e| Error::io(&path, e);
+        let mut file = self.file.try_clone().map_err(io)?;
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(self.end)).map_err(io)?;
+        let mut reader = BufReader::with_capacity(1 << 20, file);
         let mut buf = Vec::new();
-        let (mut offset, mut line) = (0u64, 0usize);
         loop {
             buf.clear();
             let n = reader.read_until(b'\n', &mut buf).map_err(io)?;
             if n == 0 {
                 break;
             }
-            line += 1;
-            let here = Span {
-                offset,
-                len: n as u64,
-                line,
-            };
-            offset += n as u64;
             let complete = buf.ends_with(b"\n");
+            let here = Span {
+                offset: self.end,
+                len: n as u64,
+                line: self.next_line,
+            };
             let text = String::from_utf8_lossy(&buf);
             let text = text.trim_end_matches(['\n', '\r']);
             if text.trim().is_empty() {
+                if complete {
+                    self.end += n as u64;
+                    self.next_line += 1;
+                }
                 continue;
             }
             let key: K = match parse_line(text) {
                 Ok(k) => k,
+                // A line still being written: left for the next scan.
                 Err(_) if !complete => break,
                 Err((field, message)) => {
                     return Err(Error::Record {
-                        path: path.to_owned(),
-                        line,
+                        path: path.clone(),
+                        line: here.line,
                         field,
                         message,
                     });
                 }
             };
-            let v = spans.entry(key).or_default();
-            if latest {
+            self.end += n as u64;
+            self.next_line += 1;
+            let v = self.spans.entry(key).or_default();
+            if self.latest {
                 v.clear();
             }
             match v.last_mut() {
@@ -82,11 +117,7 @@ impl<K: DeserializeOwned + Hash + Eq> LineIndex<K> {
                 _ => v.push(here),
             }
         }
-        Ok(LineIndex {
-            path: path.to_owned(),
-            file,
-            spans,
-        })
+        Ok(())
     }
 
     /// Keys found.
@@ -169,5 +200,33 @@ mod tests {
         let err = LineIndex::<Key>::build(&path, false).expect_err("bad line");
         let msg = err.to_string();
         assert!(msg.contains("bad.jsonl:2: field `id`"), "{msg}");
+    }
+
+    #[test]
+    fn update_adds_appended_lines_finishes_a_torn_one_and_follows_a_replaced_file() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("a.jsonl");
+        std::fs::write(&path, "{\"id\":\"a\",\"v\":1}\n{\"id\":\"b\"").expect("write");
+        let mut ix = LineIndex::<Key>::build(&path, true).expect("index");
+        let key = |s: &str| Key { id: s.to_owned() };
+        let vs = |r: Vec<Rec>| r.into_iter().map(|r| r.v).collect::<Vec<_>>();
+        assert_eq!(ix.len(), 1, "the torn line waits");
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .expect("open");
+        f.write_all(b",\"v\":2}\n{\"id\":\"a\",\"v\":3}\n")
+            .expect("append");
+        ix.update().expect("update");
+        assert_eq!(vs(ix.read(&key("a")).expect("a")), [3]);
+        assert_eq!(vs(ix.read(&key("b")).expect("b")), [2]);
+        // An atomic rewrite (a new file under the same name) is indexed afresh.
+        let tmp = dir.path().join("t.jsonl");
+        std::fs::write(&tmp, "{\"id\":\"c\",\"v\":5}\n").expect("write");
+        std::fs::rename(&tmp, &path).expect("rename");
+        ix.update().expect("update");
+        assert_eq!(ix.len(), 1);
+        assert_eq!(vs(ix.read(&key("c")).expect("c")), [5]);
     }
 }

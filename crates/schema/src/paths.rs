@@ -73,6 +73,11 @@ impl RunPaths {
     pub fn rift_prompt_scores(&self) -> PathBuf {
         self.root.join("rift/prompt-scores.jsonl")
     }
+    /// RIFT: which per-model Parquet answer tables (`ModelPaths::answer_table`) make up `answer-scores.jsonl`
+    /// (written by the run-level join; what the analysis scans instead of the JSONL).
+    pub fn rift_answer_tables(&self) -> PathBuf {
+        self.root.join("rift/answer-tables.json")
+    }
     pub fn tables(&self) -> PathBuf {
         self.root.join("tables")
     }

@@ -10,10 +10,12 @@ use std::path::Path;
 use crate::io::{Error, read_jsonl};
 use crate::records::{PromptRecord, ResponseRecord};
 
-/// What identifies one answer in a responses file: the prompt id and the sample index.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// What identifies one answer in a responses file: the prompt id and the sample index. It deserializes from a
+/// response line (the other fields skipped), so a [`crate::LineIndex`] can index a responses file by it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Deserialize)]
 pub struct ResponseKey {
     pub id: String,
+    #[serde(default)]
     pub sample_index: u32,
 }
 

@@ -255,12 +255,27 @@ pub fn score(
     verdicts: Option<&[JudgeVerdict]>,
     opts: ScoreOptions,
 ) -> Result<Scored, Error> {
+    let verdicts = verdicts.map(verdicts_by_id);
+    score_indexed(prompts, responses, verdicts.as_ref(), opts)
+}
+
+/// The verdicts by judge id, as [`score_indexed`] and [`pre_judge_report_indexed`] take them (a caller that
+/// scores a large run chunk by chunk builds this once).
+pub fn verdicts_by_id(verdicts: &[JudgeVerdict]) -> HashMap<&str, &JudgeVerdict> {
+    verdicts.iter().map(|v| (v.id.as_str(), v)).collect()
+}
+
+/// [`score`] with the verdicts already by id.
+pub fn score_indexed(
+    prompts: &[PromptRecord],
+    responses: &[ResponseRecord],
+    verdicts: Option<&HashMap<&str, &JudgeVerdict>>,
+    opts: ScoreOptions,
+) -> Result<Scored, Error> {
     let mut metas: HashMap<&str, PromptMeta> = HashMap::new();
     for p in prompts {
         metas.insert(p.id.as_str(), prompt_meta(p)?);
     }
-    let verdicts: Option<HashMap<&str, &JudgeVerdict>> =
-        verdicts.map(|v| v.iter().map(|v| (v.id.as_str(), v)).collect());
     let mut out = Scored::default();
     let mut requested = std::collections::HashSet::new();
     for r in responses {
@@ -526,10 +541,14 @@ pub struct PreJudgeReport {
 
 /// Summarizes the pre-judge over scored answers and the judge's verdicts.
 pub fn pre_judge_report(answers: &[AnswerScore], verdicts: &[JudgeVerdict]) -> PreJudgeReport {
-    let by_id: HashMap<&str, Option<Verdict>> = verdicts
-        .iter()
-        .map(|v| (v.id.as_str(), v.verdict))
-        .collect();
+    pre_judge_report_indexed(answers, &verdicts_by_id(verdicts))
+}
+
+/// [`pre_judge_report`] with the verdicts already by id.
+pub fn pre_judge_report_indexed(
+    answers: &[AnswerScore],
+    by_id: &HashMap<&str, &JudgeVerdict>,
+) -> PreJudgeReport {
     let mut r = PreJudgeReport::default();
     for a in answers
         .iter()
@@ -548,7 +567,10 @@ pub fn pre_judge_report(answers: &[AnswerScore], verdicts: &[JudgeVerdict]) -> P
         }
         if let (Some(pre), Some(Some(llm))) = (
             a.pre_judge,
-            a.judge_id.as_deref().and_then(|id| by_id.get(id)),
+            a.judge_id
+                .as_deref()
+                .and_then(|id| by_id.get(id))
+                .map(|v| &v.verdict),
         ) {
             r.both += 1;
             if pre == (*llm == Verdict::Correct) {

@@ -309,21 +309,6 @@ impl Stager<'_> {
         Ok(ran)
     }
 
-    /// Work between stages that is not stamped (joining the per-model files), measured like a stage when asked to.
-    pub(crate) fn step<T>(
-        &mut self,
-        name: &str,
-        body: impl FnOnce() -> anyhow::Result<T>,
-    ) -> anyhow::Result<T> {
-        let Some(m) = self.metrics else {
-            return body();
-        };
-        let running = m.start();
-        let v = body()?;
-        m.finish(name, true, running)?;
-        Ok(v)
-    }
-
     fn run_inner(
         &mut self,
         name: &str,
@@ -501,12 +486,22 @@ fn ifscale_stages(
     for files in [&mut scores, &mut labels, &mut attempts] {
         files.retain(|p| p.is_file());
     }
-    stage.step("ifscale-join", || {
+    let mut fp = Fingerprint::new("ifscale-join");
+    for p in scores.iter().chain(&labels).chain(&attempts) {
+        fp = fp.value("part", p)?.file(p)?;
+    }
+    let outputs = [
+        paths.ifscale_scores(),
+        paths.ifscale_labels(),
+        paths.ifscale_attempts(),
+    ];
+    stage.run("ifscale-join", fp, &outputs, || {
         concat_jsonl(&scores, &paths.ifscale_scores())?;
         concat_jsonl(&labels, &paths.ifscale_labels())?;
         concat_jsonl(&attempts, &paths.ifscale_attempts())?;
         Ok(())
-    })
+    })?;
+    Ok(())
 }
 
 fn rift_stages(
@@ -537,6 +532,7 @@ fn rift_stages(
     let judge_template = PathBuf::from("configs/prompts/rift-judge.txt");
     let mut answer_files = Vec::new();
     let mut prompt_files = Vec::new();
+    let mut table_files = Vec::new();
     for model in models {
         let files = paths.model(Bench::Rift, &model.name);
         let responses = files.responses();
@@ -597,17 +593,36 @@ fn rift_stages(
             Ok(())
         })?;
         let [answers, scores] = outputs;
+        if answers.is_file() {
+            table_files.push(files.answer_table());
+        }
         answer_files.push(answers);
         prompt_files.push(scores);
     }
     for files in [&mut answer_files, &mut prompt_files] {
         files.retain(|p| p.is_file());
     }
-    stage.step("rift-join", || {
+    // A Parquet table for every model's answers, or none (then the analysis reads the JSONL).
+    if !table_files.iter().all(|p| p.is_file()) || table_files.len() != answer_files.len() {
+        table_files.clear();
+    }
+    // Stamped like a stage: a rerun with unchanged parts copies nothing.
+    let mut fp = Fingerprint::new("rift-join").value("tables", &table_files)?;
+    for p in answer_files.iter().chain(&prompt_files).chain(&table_files) {
+        fp = fp.file(p)?;
+    }
+    let outputs = [
+        paths.rift_answer_scores(),
+        paths.rift_prompt_scores(),
+        paths.rift_answer_tables(),
+    ];
+    stage.run("rift-join", fp, &outputs, || {
         concat_jsonl(&answer_files, &paths.rift_answer_scores())?;
         concat_jsonl(&prompt_files, &paths.rift_prompt_scores())?;
+        analysis::rift::write_answer_tables(&paths.rift_answer_tables(), &table_files)?;
         Ok(())
-    })
+    })?;
+    Ok(())
 }
 
 #[allow(clippy::print_stdout)]
