@@ -54,11 +54,7 @@ pub struct ReadReport {
 /// Blank lines are skipped. An unfinished last line (no trailing newline) that does not parse is a crash's torn write:
 /// it is ignored with a warning rather than reported.
 pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, Error> {
-    let (records, mut report) = read_inner(path, false)?;
-    match report.bad_lines.pop() {
-        Some(err) => Err(err),
-        None => Ok(records),
-    }
+    Ok(read_inner(path, false)?.0)
 }
 
 /// Reads a JSONL file `chunk` records at a time, handing each batch to `f` in file order, so a large file is
@@ -69,43 +65,14 @@ pub fn read_jsonl_chunks<T: DeserializeOwned, E: From<Error>>(
     chunk: usize,
     mut f: impl FnMut(Vec<T>) -> Result<(), E>,
 ) -> Result<(), E> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut reader = BufReader::with_capacity(1 << 20, file);
-    let mut batch = Vec::with_capacity(chunk.min(1 << 16));
-    let mut buf = String::new();
-    let mut line_no = 0;
-    loop {
-        buf.clear();
-        let n = reader.read_line(&mut buf).map_err(|e| Error::io(path, e))?;
-        if n == 0 {
-            break;
-        }
-        line_no += 1;
-        let complete = buf.ends_with('\n');
-        let text = buf.trim_end_matches(['\n', '\r']);
-        if text.trim().is_empty() {
-            continue;
-        }
-        match parse_line::<T>(text) {
-            Ok(rec) => batch.push(rec),
-            Err(_) if !complete => {
-                tracing::warn!(path = %path.display(), line = line_no, "Ignoring a torn last line left by an interrupted write.");
-                break;
-            }
-            Err((field, message)) => {
-                return Err(Error::Record {
-                    path: path.to_owned(),
-                    line: line_no,
-                    field,
-                    message,
-                }
-                .into());
-            }
-        }
+    let mut batch = Vec::with_capacity(chunk.clamp(1, 1 << 16));
+    each_record(path, false, &mut ReadReport::default(), |rec| {
+        batch.push(rec);
         if batch.len() >= chunk.max(1) {
             f(std::mem::take(&mut batch))?;
         }
-    }
+        Ok::<(), E>(())
+    })?;
     if !batch.is_empty() {
         f(batch)?;
     }
@@ -121,10 +88,27 @@ fn read_inner<T: DeserializeOwned>(
     path: &Path,
     lenient: bool,
 ) -> Result<(Vec<T>, ReadReport), Error> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut reader = BufReader::new(file);
     let mut records = Vec::new();
     let mut report = ReadReport::default();
+    each_record(path, lenient, &mut report, |rec| {
+        records.push(rec);
+        Ok::<(), Error>(())
+    })?;
+    Ok((records, report))
+}
+
+/// The one line loop of the JSONL readers: every well-formed record goes to `f` in file order and blank lines are
+/// skipped. An unfinished last line (no trailing newline) that does not parse is a crash's torn write: a warning
+/// and `report.torn_tail`. A malformed line is an error naming file, line and field, or, when `lenient`, kept in
+/// `report.bad_lines` while reading goes on.
+fn each_record<T: DeserializeOwned, E: From<Error>>(
+    path: &Path,
+    lenient: bool,
+    report: &mut ReadReport,
+    mut f: impl FnMut(T) -> Result<(), E>,
+) -> Result<(), E> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut reader = BufReader::with_capacity(1 << 20, file);
     let mut buf = String::new();
     let mut line_no = 0;
     loop {
@@ -140,13 +124,13 @@ fn read_inner<T: DeserializeOwned>(
             continue;
         }
         match parse_line::<T>(text) {
-            Ok(rec) => records.push(rec),
+            Ok(rec) => f(rec)?,
+            Err(_) if !complete => {
+                tracing::warn!(path = %path.display(), line = line_no, "Ignoring a torn last line left by an interrupted write.");
+                report.torn_tail = true;
+                break;
+            }
             Err((field, message)) => {
-                if !complete {
-                    tracing::warn!(path = %path.display(), line = line_no, "Ignoring a torn last line left by an interrupted write.");
-                    report.torn_tail = true;
-                    break;
-                }
                 let err = Error::Record {
                     path: path.to_owned(),
                     line: line_no,
@@ -154,14 +138,13 @@ fn read_inner<T: DeserializeOwned>(
                     message,
                 };
                 if !lenient {
-                    report.bad_lines.push(err);
-                    return Ok((records, report));
+                    return Err(err.into());
                 }
                 report.bad_lines.push(err);
             }
         }
     }
-    Ok((records, report))
+    Ok(())
 }
 
 pub(crate) fn parse_line<T: DeserializeOwned>(text: &str) -> Result<T, (String, String)> {
