@@ -131,41 +131,7 @@ pub fn reports(
                     mentions.push(variant(k, &mut rng));
                 }
             }
-            // Filler up to the report size, counting the mentions.
-            let mut len: usize = mentions.iter().map(|m| m.len() + 1).sum();
-            let mut words: Vec<String> = Vec::new();
-            while len < report_bytes {
-                let w = &filler[rng.random_interval(filler.len() as u64 - 1) as usize];
-                len += w.len() + 1;
-                words.push(w.clone());
-            }
-            for m in mentions {
-                let at = rng.random_interval(words.len() as u64) as usize;
-                words.insert(at, m);
-            }
-            let mut text = String::with_capacity(len + 400);
-            text.push_str("<report>\n# Annual business report\n\n");
-            let mut section = 1;
-            let mut words = words.into_iter().peekable();
-            while words.peek().is_some() {
-                if rng.random_interval(30) == 0 {
-                    text.push_str(&format!("\n\n## Section {section}\n\n"));
-                    section += 1;
-                }
-                let sentence = 8 + rng.random_interval(12);
-                for (w, word) in words.by_ref().take(sentence as usize).enumerate() {
-                    if w > 0 {
-                        text.push(' ');
-                    }
-                    text.push_str(&word);
-                }
-                text.push_str(if rng.random_interval(3) == 0 {
-                    ", "
-                } else {
-                    ". "
-                });
-            }
-            text.push_str("\n</report>\n");
+            let text = prose(&mut rng, filler, &mentions, report_bytes, true);
             SyntheticReport { keywords, text }
         })
         .collect()
@@ -182,14 +148,27 @@ pub fn report(keywords: &[&str], hit_rate: f64, report_bytes: usize, seed: u32) 
             mentions.push(variant(k, &mut rng));
         }
     }
+    prose(&mut rng, FILLER, &mentions, report_bytes, false)
+}
+
+/// Filler words drawn from `filler` up to about `report_bytes` (counting the mentions), each mention put at a random
+/// place, cut into sentences (ending in ", " or ". " at random when `commas`, else ". ") and now and then a new
+/// section, between report tags.
+fn prose<S: AsRef<str>>(
+    rng: &mut Mt19937,
+    filler: &[S],
+    mentions: &[String],
+    report_bytes: usize,
+    commas: bool,
+) -> String {
     let mut len: usize = mentions.iter().map(|m| m.len() + 1).sum();
     let mut words: Vec<&str> = Vec::new();
     while len < report_bytes {
-        let w = FILLER[rng.random_interval(FILLER.len() as u64 - 1) as usize];
+        let w = filler[rng.random_interval(filler.len() as u64 - 1) as usize].as_ref();
         len += w.len() + 1;
         words.push(w);
     }
-    for m in &mentions {
+    for m in mentions {
         let at = rng.random_interval(words.len() as u64) as usize;
         words.insert(at, m);
     }
@@ -209,7 +188,11 @@ pub fn report(keywords: &[&str], hit_rate: f64, report_bytes: usize, seed: u32) 
             }
             text.push_str(word);
         }
-        text.push_str(". ");
+        text.push_str(if commas && rng.random_interval(3) == 0 {
+            ", "
+        } else {
+            ". "
+        });
     }
     text.push_str("\n</report>\n");
     text
