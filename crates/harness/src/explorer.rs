@@ -173,6 +173,14 @@ fn detail_name(bench: Bench, model: &str, page: usize) -> String {
 /// Model or dataset text made safe to show: control, bidirectional-override and zero-width characters become a
 /// visible `⟨U+XXXX⟩` (newlines and tabs stay), and text longer than `max` bytes is cut with a note.
 fn shown(text: &str, max: usize, whole_in: &Path) -> String {
+    // Most text is printable ASCII within the limit: copied as it is.
+    if text.len() <= max
+        && text
+            .bytes()
+            .all(|b| (b' '..0x7f).contains(&b) || b == b'\n' || b == b'\t')
+    {
+        return text.to_owned();
+    }
     let mut out = String::with_capacity(text.len().min(max) + 16);
     for c in text.chars() {
         if out.len() >= max {
@@ -246,18 +254,11 @@ fn csp_hash(text: &str) -> String {
 /// JSON that can sit inside a `<script>` element: `<`, `>` and `&` as `\u003c`, `\u003e`, `\u0026` (valid JSON,
 /// the same strings), so no data can end the element or open a comment.
 fn escape_json_for_html(json: &str) -> String {
-    let mut out = String::with_capacity(json.len() + 64);
-    for c in json.chars() {
-        match c {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
-    }
-    out
+    json.replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+        .replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029")
 }
 
 /// Detail pages of one benchmark and model, filled sample by sample and cut before a page would exceed the limit.
