@@ -301,11 +301,19 @@ pub fn load_run(rift_dir: &Path) -> Result<(LazyFrame, Option<DataFrame>), Error
         None
     };
     if let Some(tables) = read_answer_tables(rift_dir)? {
-        let scans = tables
+        let mut scans = tables
             .iter()
             .map(|t| scan_answers_parquet(t))
             .collect::<Result<Vec<_>, _>>()?;
-        return Ok((concat_answer_tables(scans)?, prompts));
+        // A table written before the integer codes existed is read from the JSONL instead.
+        let coded = scans.iter_mut().all(|s| {
+            s.collect_schema()
+                .is_ok_and(|schema| schema.contains("group") && schema.contains("prompt"))
+        });
+        if coded {
+            return Ok((concat_answer_tables(scans)?, prompts));
+        }
+        tracing::warn!(dir = %rift_dir.display(), "An answer table has no integer codes (written by an older version); reading the JSONL answers instead.");
     }
     let answers: Vec<schema::rift::AnswerScore> = schema::read_jsonl(&answers_path)?;
     Ok((answers_frame(&answers)?.lazy(), prompts))

@@ -179,6 +179,31 @@ fn batches_and_files_keep_their_codes_apart() {
     }
 }
 
+#[test]
+fn a_run_whose_answer_table_has_no_codes_is_read_from_its_jsonl() {
+    let cfg = small();
+    let (_, answers) = synthetic::generate_records(&cfg);
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("models/m/answer-scores.parquet");
+    std::fs::create_dir_all(old.parent().unwrap()).unwrap();
+    let mut df = rift::answers_frame(&answers)
+        .unwrap()
+        .drop_many(["group", "prompt"]);
+    ParquetWriter::new(std::fs::File::create(&old).unwrap())
+        .finish(&mut df)
+        .unwrap();
+    rift::write_answer_tables(&dir.path().join("answer-tables.json"), &[old]).unwrap();
+    let jsonl: String = answers
+        .iter()
+        .map(|a| serde_json::to_string(a).unwrap() + "\n")
+        .collect();
+    std::fs::write(dir.path().join("answer-scores.jsonl"), jsonl).unwrap();
+    let (loaded, _) = rift::load_run(dir.path()).unwrap();
+    let got = rift::aggregate_answers(loaded).unwrap();
+    let want = rift::aggregate_answers(rift::answers_frame(&answers).unwrap().lazy()).unwrap();
+    assert_frames_close(&got.table2, &want.table2);
+}
+
 fn assert_frames_close(a: &DataFrame, b: &DataFrame) {
     assert_eq!(a.shape(), b.shape());
     assert_eq!(a.get_column_names(), b.get_column_names());
