@@ -481,18 +481,7 @@ fn judge_counts(
 }
 
 fn count_lines(path: &Path) -> anyhow::Result<u64> {
-    let f = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
-    let mut r = BufReader::with_capacity(1 << 20, f);
-    let mut n = 0;
-    loop {
-        let buf = r.fill_buf()?;
-        if buf.is_empty() {
-            return Ok(n);
-        }
-        n += buf.iter().filter(|&&b| b == b'\n').count() as u64;
-        let len = buf.len();
-        r.consume(len);
-    }
+    schema::count_lines(path, 0).with_context(|| format!("reading {}", path.display()))
 }
 
 fn table(rows: &[StageMetric]) -> String {

@@ -21,16 +21,7 @@ pub struct AtomicJsonl {
 
 impl AtomicJsonl {
     pub fn create(path: &Path) -> Result<AtomicJsonl, Error> {
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
-            _ => PathBuf::from("."),
-        };
-        fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let tmp = dir.join(format!(".{name}.{}.stream.tmp", std::process::id()));
+        let tmp = crate::io::temp_beside(path, "stream.tmp")?;
         let file = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
         Ok(AtomicJsonl {
             path: path.to_owned(),

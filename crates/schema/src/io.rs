@@ -168,12 +168,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     write_atomic_with(path, |w| w.write_all(bytes))
 }
 
-/// Replaces `path` atomically with what `fill` writes (through a buffer, so a large file is never held in
-/// memory): a temporary file in the same folder, fsync, rename. On an error the temporary file is removed.
-pub fn write_atomic_with(
-    path: &Path,
-    fill: impl FnOnce(&mut std::io::BufWriter<File>) -> std::io::Result<()>,
-) -> Result<(), Error> {
+/// A temporary file name beside `path` (`.<name>.<pid>.<tag>`), in its folder, which is created if missing: the
+/// first half of every atomic write (the rename is the second).
+pub(crate) fn temp_beside(path: &Path, tag: &str) -> Result<PathBuf, Error> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
         _ => PathBuf::from("."),
@@ -183,7 +180,33 @@ pub fn write_atomic_with(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    Ok(dir.join(format!(".{name}.{}.{tag}", std::process::id())))
+}
+
+/// Newlines in `path` from byte `from` on (the rows of a JSONL or CSV file), read in 1 MiB blocks.
+pub fn count_lines(path: &Path, from: u64) -> std::io::Result<u64> {
+    let mut f = File::open(path)?;
+    f.seek(SeekFrom::Start(from))?;
+    let mut r = BufReader::with_capacity(1 << 20, f);
+    let mut n = 0;
+    loop {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(n);
+        }
+        n += buf.iter().filter(|&&b| b == b'\n').count() as u64;
+        let len = buf.len();
+        r.consume(len);
+    }
+}
+
+/// Replaces `path` atomically with what `fill` writes (through a buffer, so a large file is never held in
+/// memory): a temporary file in the same folder, fsync, rename. On an error the temporary file is removed.
+pub fn write_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut std::io::BufWriter<File>) -> std::io::Result<()>,
+) -> Result<(), Error> {
+    let tmp = temp_beside(path, "tmp")?;
     let result = (|| {
         let mut w = std::io::BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
         fill(&mut w)?;
@@ -191,7 +214,7 @@ pub fn write_atomic_with(
         f.sync_all()?;
         fs::rename(&tmp, path)?;
         // Make the rename itself durable.
-        if let Ok(d) = File::open(&dir) {
+        if let Ok(d) = File::open(tmp.parent().unwrap_or(Path::new("."))) {
             let _ = d.sync_all();
         }
         Ok(())

@@ -7,7 +7,7 @@
 //! process already held counts in it). Elsewhere the column is left empty.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -72,7 +72,7 @@ impl Metrics {
             files += 1;
             bytes += after.len - from;
             if is_table(&path) {
-                rows += count_lines(&path, from).unwrap_or(0);
+                rows += schema::count_lines(&path, from).unwrap_or(0);
             }
         }
         let m = StageMetric {
@@ -95,22 +95,6 @@ impl Metrics {
 
 fn is_table(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "jsonl" || e == "csv")
-}
-
-fn count_lines(path: &Path, from: u64) -> std::io::Result<u64> {
-    let mut f = std::fs::File::open(path)?;
-    f.seek(SeekFrom::Start(from))?;
-    let mut r = BufReader::with_capacity(1 << 20, f);
-    let mut n = 0;
-    loop {
-        let buf = r.fill_buf()?;
-        if buf.is_empty() {
-            return Ok(n);
-        }
-        n += buf.iter().filter(|&&b| b == b'\n').count() as u64;
-        let len = buf.len();
-        r.consume(len);
-    }
 }
 
 /// Every file under `roots` (skipping the temporary files of atomic writes) with its state.
