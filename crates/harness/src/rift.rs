@@ -22,8 +22,10 @@ use analysis::rift::{OutcomeCounts, RiftSummary, StructureStats, WrongQuestion};
 use inference_client::{Client, ModelConfig, RunSummary};
 use prompt_gen::rift::{RiftConfig, SystemPrompts};
 use schema::paths::ModelPaths;
-use schema::rift::{JudgeVerdict, Question};
-use schema::{LineIndex, PromptRecord, RequestParams, ResponseKey, ResponseRecord};
+use schema::rift::{JudgeVerdict, PromptLine, Question};
+use schema::{
+    LineIndex, PromptRecord, RequestParams, ResponseKey, ResponseRecord, ResponseReply,
+};
 use scoring::rift::{PreJudgeReport, ScoreOptions};
 
 use crate::helper::{HelperCall, failure_share};
@@ -223,9 +225,17 @@ fn lines_of(
     index: &LineIndex<ResponseKey>,
     prompts: &[PromptRecord],
 ) -> Result<Vec<ResponseRecord>, Error> {
+    newest_of(index, prompts.iter().map(ResponseKey::of_prompt))
+}
+
+/// The newest line on file for each key, read as `T` (a whole record, or the fields a reader needs).
+fn newest_of<T: serde::de::DeserializeOwned>(
+    index: &LineIndex<ResponseKey>,
+    keys: impl IntoIterator<Item = ResponseKey>,
+) -> Result<Vec<T>, Error> {
     let mut lines = Vec::new();
-    for p in prompts {
-        let mut found: Vec<ResponseRecord> = index.read(&ResponseKey::of_prompt(p))?;
+    for key in keys {
+        let mut found: Vec<T> = index.read(&key)?;
         lines.extend(found.pop());
     }
     Ok(lines)
@@ -444,21 +454,14 @@ fn ask_judge_indexed(
                          index: &mut LineIndex<ResponseKey>|
      -> Result<Vec<JudgeVerdict>, Error> {
         index.update()?;
-        let mut responses = Vec::new();
-        for p in judge_prompts {
-            let Some(&last) = asked.get(p.id.as_str()) else {
-                continue;
-            };
-            for t in 0..=last {
-                let key = ResponseKey {
-                    id: p.id.clone(),
-                    sample_index: t,
-                };
-                let mut lines: Vec<ResponseRecord> = index.read(&key)?;
-                responses.extend(lines.pop());
-            }
-        }
-        Ok(scoring::rift::parse_verdicts(&responses))
+        let keys = judge_prompts.iter().flat_map(|p| {
+            let tries = asked.get(p.id.as_str()).map_or(0, |&last| last + 1);
+            (0..tries).map(|t| ResponseKey {
+                id: p.id.clone(),
+                sample_index: t,
+            })
+        });
+        Ok(scoring::rift::parse_verdicts(&newest_of(index, keys)?))
     };
     let mut open: Vec<&PromptRecord> = judge_prompts.iter().collect();
     let mut sent = 0;
@@ -542,8 +545,8 @@ fn each_scored_chunk(
     let index = LineIndex::<ResponseKey>::build(responses, true)?;
     let mut matched = 0usize;
     let mut requested = std::collections::HashSet::new();
-    schema::read_jsonl_chunks(prompts, SCORE_CHUNK, |chunk: Vec<PromptRecord>| {
-        let answered = lines_of(&index, &chunk)?;
+    schema::read_jsonl_chunks(prompts, SCORE_CHUNK, |chunk: Vec<PromptLine>| {
+        let answered: Vec<ResponseReply> = newest_of(&index, chunk.iter().map(PromptLine::key))?;
         matched += answered.len();
         let mut scored = scoring::rift::score_indexed(
             &chunk,

@@ -148,6 +148,10 @@ fn each_record<T: DeserializeOwned, E: From<Error>>(
 }
 
 pub(crate) fn parse_line<T: DeserializeOwned>(text: &str) -> Result<T, (String, String)> {
+    // Most lines are well-formed: the path to the bad field is worked out only for a line that fails.
+    if let Ok(record) = serde_json::from_str(text) {
+        return Ok(record);
+    }
     let de = &mut serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(de).map_err(|err| {
         let field = err.path().to_string();
@@ -350,13 +354,28 @@ fn complete_prefix_len(file: &mut File, len: u64) -> std::io::Result<u64> {
 
 /// Hex SHA-256 of some bytes: the one hash used for cache keys, template hashes and stage fingerprints.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let digest = Sha256::digest(bytes);
+    let mut hex = Vec::with_capacity(2 * digest.len());
+    for b in digest {
+        hex.extend([DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 15)]]);
+    }
+    String::from_utf8(hex).expect("hex digits are ASCII")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde::Deserialize;
+
+    #[test]
+    fn sha256_hex_is_the_lowercase_digest() {
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(sha256_hex(b""), hex::encode(Sha256::digest(b"")));
+    }
 
     #[derive(Debug, PartialEq, Serialize, Deserialize)]
     struct Rec {

@@ -25,7 +25,7 @@ pub use io::{
 pub use line_index::LineIndex;
 pub use records::{
     Attempt, ErrorClass, Logprobs, Message, Outcome, PromptRecord, RequestParams, ResponseRecord,
-    Served, Usage,
+    ResponseReply, Served, Usage,
 };
 pub use responses::{ResponseKey, latest_per_key, read_latest_responses};
 

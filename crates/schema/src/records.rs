@@ -157,6 +157,33 @@ pub struct Logprobs {
     pub tokens: u64,
 }
 
+/// The fields of a response line that scoring reads: which prompt and sample, which model, how it ended, the
+/// answer and the token counts. Everything else (the prompt's metadata above all) is skipped without being built.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ResponseReply {
+    pub id: String,
+    #[serde(default)]
+    pub sample_index: u32,
+    pub model: String,
+    pub outcome: Outcome,
+    #[serde(default)]
+    pub content: Option<String>,
+    pub usage: Usage,
+}
+
+impl From<&ResponseRecord> for ResponseReply {
+    fn from(r: &ResponseRecord) -> ResponseReply {
+        ResponseReply {
+            id: r.id.clone(),
+            sample_index: r.sample_index,
+            model: r.model.clone(),
+            outcome: r.outcome,
+            content: r.content.clone(),
+            usage: r.usage.clone(),
+        }
+    }
+}
+
 /// One line of a responses file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResponseRecord {

@@ -130,6 +130,42 @@ pub struct PromptMeta {
     pub values_normalized: Vec<Option<u32>>,
 }
 
+/// A RIFT prompt line as scoring reads it: the record's key and its RIFT fields. The chat messages and request
+/// parameters, most of a paper-scale prompt's bytes, are skipped without being built.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct PromptLine {
+    pub id: String,
+    #[serde(default)]
+    pub sample_index: u32,
+    #[serde(default, rename = "messages")]
+    _messages: serde::de::IgnoredAny,
+    #[serde(default, rename = "params")]
+    _params: serde::de::IgnoredAny,
+    #[serde(flatten)]
+    pub meta: PromptMeta,
+}
+
+impl PromptLine {
+    /// The scoring view of a whole prompt record.
+    pub fn of(p: &crate::PromptRecord) -> Result<PromptLine, serde_json::Error> {
+        Ok(PromptLine {
+            id: p.id.clone(),
+            sample_index: p.sample_index,
+            _messages: serde::de::IgnoredAny,
+            _params: serde::de::IgnoredAny,
+            meta: serde_json::from_value(serde_json::Value::Object(p.extra.clone()))?,
+        })
+    }
+
+    /// The key of this prompt's responses.
+    pub fn key(&self) -> crate::ResponseKey {
+        crate::ResponseKey {
+            id: self.id.clone(),
+            sample_index: self.sample_index,
+        }
+    }
+}
+
 /// Who settled a verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -280,4 +316,28 @@ pub struct PromptScore {
     pub prompt_tokens: Option<u64>,
     pub completion_tokens: Option<u64>,
     pub reasoning_tokens: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{PromptRecord, ResponseRecord, ResponseReply};
+
+    /// The scoring views read from a line equal the views of the whole records read from it.
+    #[test]
+    fn scoring_views_read_from_a_line_equal_those_of_the_whole_record() {
+        let prompt = r#"{"id":"rift-g1-linear","messages":[{"role":"user","content":"1. Q \u2192 done"}],"sample_index":2,"params":{"max_tokens":10},"benchmark":"rift","structure":"linear","group_id":"g1","seed":7,"num":2,"start_row":3,"max_jump_distance":4,"jump_k":null,"traversal":[1,2],"expected":["a","b"],"questions":["q1","q\"2"],"rows":[3,4],"values_normalized":[200,null]}"#;
+        let line: PromptLine = serde_json::from_str(prompt).unwrap();
+        let record: PromptRecord = serde_json::from_str(prompt).unwrap();
+        assert_eq!(line, PromptLine::of(&record).unwrap());
+        assert_eq!(line.key().sample_index, 2);
+        assert_eq!(line.meta.questions, ["q1", "q\"2"]);
+        assert_eq!(line.meta.values_normalized, [Some(200), None]);
+
+        let response = r#"{"schema_version":1,"id":"rift-g1-linear","sample_index":2,"model":"m","outcome":"ok","content":"a, b","usage":{"prompt_tokens":5,"completion_tokens":2},"wall_s":0.1,"attempts":[],"cache_key":"k","prompt_meta":{"questions":["q1","q2"]}}"#;
+        let reply: ResponseReply = serde_json::from_str(response).unwrap();
+        let record: ResponseRecord = serde_json::from_str(response).unwrap();
+        assert_eq!(reply, ResponseReply::from(&record));
+        assert_eq!(reply.content.as_deref(), Some("a, b"));
+    }
 }

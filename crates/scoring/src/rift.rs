@@ -22,10 +22,10 @@
 use std::collections::HashMap;
 
 use schema::rift::{
-    AnswerScore, JudgeRequest, JudgeSource, JudgeVerdict, PromptMeta, PromptScore, ReplyOutcome,
-    Verdict,
+    AnswerScore, JudgeRequest, JudgeSource, JudgeVerdict, PromptLine, PromptMeta, PromptScore,
+    ReplyOutcome, Verdict,
 };
-use schema::{Message, Outcome, PromptRecord, RequestParams, ResponseRecord};
+use schema::{Message, Outcome, PromptRecord, RequestParams, ResponseRecord, ResponseReply};
 use serde_json::{Map, Value};
 
 pub mod prejudge;
@@ -224,14 +224,20 @@ pub struct Scored {
     pub judge_requests: Vec<JudgeRequest>,
 }
 
-/// The RIFT metadata of a prompt record.
+/// The RIFT metadata of a prompt record, checked.
 pub fn prompt_meta(p: &PromptRecord) -> Result<PromptMeta, Error> {
-    let meta: PromptMeta =
-        serde_json::from_value(Value::Object(p.extra.clone())).map_err(|e| Error::BadPrompt {
-            id: p.id.clone(),
-            field: ".".to_owned(),
-            message: e.to_string(),
-        })?;
+    let line = PromptLine::of(p).map_err(|e| Error::BadPrompt {
+        id: p.id.clone(),
+        field: ".".to_owned(),
+        message: e.to_string(),
+    })?;
+    check_prompt(&line)?;
+    Ok(line.meta)
+}
+
+/// A prompt's traversal, expected answers and questions must agree with its `num`.
+fn check_prompt(p: &PromptLine) -> Result<(), Error> {
+    let meta = &p.meta;
     let n = meta.traversal.len();
     if meta.expected.len() != n || meta.questions.len() != n || n != meta.num as usize {
         return Err(Error::BadPrompt {
@@ -245,7 +251,7 @@ pub fn prompt_meta(p: &PromptRecord) -> Result<PromptMeta, Error> {
             ),
         });
     }
-    Ok(meta)
+    Ok(())
 }
 
 /// Scores every response against its prompt; `verdicts` are the LLM judge's (None: no judge ran).
@@ -256,7 +262,18 @@ pub fn score(
     opts: ScoreOptions,
 ) -> Result<Scored, Error> {
     let verdicts = verdicts.map(verdicts_by_id);
-    score_indexed(prompts, responses, verdicts.as_ref(), opts)
+    let lines = prompts
+        .iter()
+        .map(|p| {
+            PromptLine::of(p).map_err(|e| Error::BadPrompt {
+                id: p.id.clone(),
+                field: ".".to_owned(),
+                message: e.to_string(),
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let replies: Vec<ResponseReply> = responses.iter().map(ResponseReply::from).collect();
+    score_indexed(&lines, &replies, verdicts.as_ref(), opts)
 }
 
 /// The verdicts by judge id, as [`score_indexed`] and [`pre_judge_report_indexed`] take them (a caller that
@@ -265,16 +282,18 @@ pub fn verdicts_by_id(verdicts: &[JudgeVerdict]) -> HashMap<&str, &JudgeVerdict>
     verdicts.iter().map(|v| (v.id.as_str(), v)).collect()
 }
 
-/// [`score`] with the verdicts already by id.
+/// [`score`] on the scoring views of the records (what a caller streaming a large run reads), with the verdicts
+/// already by id.
 pub fn score_indexed(
-    prompts: &[PromptRecord],
-    responses: &[ResponseRecord],
+    prompts: &[PromptLine],
+    responses: &[ResponseReply],
     verdicts: Option<&HashMap<&str, &JudgeVerdict>>,
     opts: ScoreOptions,
 ) -> Result<Scored, Error> {
-    let mut metas: HashMap<&str, PromptMeta> = HashMap::new();
+    let mut metas: HashMap<&str, &PromptMeta> = HashMap::new();
     for p in prompts {
-        metas.insert(p.id.as_str(), prompt_meta(p)?);
+        check_prompt(p)?;
+        metas.insert(p.id.as_str(), &p.meta);
     }
     let mut out = Scored::default();
     let mut requested = std::collections::HashSet::new();
@@ -343,9 +362,11 @@ pub fn score_indexed(
                 let given_forms = GivenForms::of(given);
                 let pre = given_forms.verdict(&forms[depth]);
                 a.pre_judge = pre;
-                let wants_judge = pre.is_none() || opts.judge_settled;
-                let id = judge_id(&meta.questions[depth], expected, given);
-                if wants_judge {
+                // The judge id (a SHA-256 of the triple) only where a judge request is wanted: the pre-judge
+                // settles most answers, and a settled answer's verdict is the pre-judge's whatever the judge said.
+                let id = (pre.is_none() || opts.judge_settled)
+                    .then(|| judge_id(&meta.questions[depth], expected, given));
+                if let Some(id) = &id {
                     if requested.insert(id.clone()) {
                         out.judge_requests.push(JudgeRequest {
                             id: id.clone(),
@@ -356,9 +377,11 @@ pub fn score_indexed(
                     }
                     a.judge_id = Some(id.clone());
                 }
-                let llm = verdicts
-                    .as_ref()
-                    .map(|v| v.get(id.as_str()).map(|jv| jv.verdict));
+                let llm = verdicts.as_ref().map(|v| {
+                    id.as_deref()
+                        .and_then(|id| v.get(id))
+                        .map(|jv| jv.verdict)
+                });
                 (a.verdict, a.judged_by) = match (pre, llm) {
                     (Some(true), _) => (Verdict::Correct, JudgeSource::PreJudge),
                     (Some(false), _) => (Verdict::Incorrect, JudgeSource::PreJudge),
@@ -434,7 +457,7 @@ pub fn judge_prompts(
 /// Reads the judge's replies, one verdict per judge id: the newest try (highest `sample_index`) with a usable
 /// verdict wins, else the id has no verdict. A reply is usable when [`parse_verdict`] reads it, also in a reply
 /// cut by the token limit; failed replies never are. `tries` counts the replies seen for the id.
-pub fn parse_verdicts(responses: &[ResponseRecord]) -> Vec<JudgeVerdict> {
+pub fn parse_verdicts(responses: &[ResponseReply]) -> Vec<JudgeVerdict> {
     let mut out: Vec<JudgeVerdict> = Vec::new();
     let mut at: HashMap<&str, (usize, u32, bool)> = HashMap::new();
     for r in responses {

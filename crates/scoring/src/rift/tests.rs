@@ -67,6 +67,11 @@ fn prompt_with(
     }
 }
 
+/// [`parse_verdicts`] on whole response records.
+fn verdicts_of(replies: &[ResponseRecord]) -> Vec<JudgeVerdict> {
+    parse_verdicts(&replies.iter().map(ResponseReply::from).collect::<Vec<_>>())
+}
+
 fn response(id: &str, outcome: Outcome, content: Option<&str>) -> ResponseRecord {
     ResponseRecord {
         schema_version: schema::SCHEMA_VERSION,
@@ -138,7 +143,7 @@ fn judged(
         s = score(
             prompts,
             &responses,
-            Some(&parse_verdicts(&replies)),
+            Some(&verdicts_of(&replies)),
             NO_JUDGE,
         )
         .unwrap();
@@ -360,7 +365,7 @@ fn unsettled_answers_are_unjudged_then_take_the_judges_verdict() {
         },
         response(&judge[2].id, Outcome::Ok, Some("I am not sure")),
     ];
-    let verdicts = parse_verdicts(&replies);
+    let verdicts = verdicts_of(&replies);
     assert_eq!(
         verdicts.iter().map(|v| v.verdict).collect::<Vec<_>>(),
         vec![Some(C), Some(C), None]
@@ -415,7 +420,7 @@ fn agreement_report() {
             )
         })
         .collect();
-    let verdicts = parse_verdicts(&replies);
+    let verdicts = verdicts_of(&replies);
     let second = score(&[p], &responses, Some(&verdicts), opts).unwrap();
     let report = pre_judge_report(&second.answers, &verdicts);
     assert_eq!(
@@ -528,7 +533,7 @@ fn verdicts_of_retried_judge_requests() {
         try_of("b", 2, Outcome::Ok, Some("unsure")),
         try_of("c", 0, Outcome::Ok, Some("INCORRECT")),
     ];
-    let got: Vec<_> = parse_verdicts(&replies)
+    let got: Vec<_> = verdicts_of(&replies)
         .into_iter()
         .map(|v| (v.id, v.verdict, v.tries, v.raw))
         .collect();
