@@ -84,7 +84,7 @@ impl<K: DeserializeOwned + Hash + Eq> LineIndex<K> {
                 len: n as u64,
                 line: self.next_line,
             };
-            let text = String::from_utf8_lossy(&buf);
+            let text = text_of(&buf);
             let text = text.trim_end_matches(['\n', '\r']);
             if text.trim().is_empty() {
                 if complete {
@@ -140,7 +140,7 @@ impl<K: DeserializeOwned + Hash + Eq> LineIndex<K> {
                     path: self.path.clone(),
                     source: e,
                 })?;
-            let text = String::from_utf8_lossy(&buf);
+            let text = text_of(&buf);
             for (i, line) in text.lines().enumerate() {
                 if line.trim().is_empty() {
                     continue;
@@ -154,6 +154,14 @@ impl<K: DeserializeOwned + Hash + Eq> LineIndex<K> {
             }
         }
         Ok(out)
+    }
+}
+
+/// The bytes as text: checked as UTF-8 (the fast check), and only a line that is not valid UTF-8 is read lossily.
+fn text_of(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
     }
 }
 
