@@ -23,9 +23,7 @@ use inference_client::{Client, ModelConfig, RunSummary};
 use prompt_gen::rift::{RiftConfig, SystemPrompts};
 use schema::paths::ModelPaths;
 use schema::rift::{JudgeVerdict, PromptLine, Question};
-use schema::{
-    LineIndex, PromptRecord, RequestParams, ResponseKey, ResponseRecord, ResponseReply,
-};
+use schema::{LineIndex, PromptRecord, RequestParams, ResponseKey, ResponseRecord, ResponseReply};
 use scoring::rift::{PreJudgeReport, ScoreOptions};
 
 use crate::helper::{HelperCall, failure_share};
@@ -527,13 +525,18 @@ pub struct ScoreSummary {
     pub judge_configured: bool,
 }
 
-/// Prompts scored at a time: a chunk of the paper's prompts holds up to ≈ 300 000 answers.
-pub const SCORE_CHUNK: usize = 2_048;
+/// Prompts scored at a time: a chunk of the paper's prompts holds up to ≈ 150 000 answers.
+pub const SCORE_CHUNK: usize = 1_024;
 
 /// Scores the prompts file [`SCORE_CHUNK`] prompts at a time against the newest responses (held by key; the
 /// prompts and the answers are never all in memory), handing each chunk's scores to `f` in prompts-file order.
 /// Judge requests are de-duplicated across chunks (content-addressed ids: each appears in the first chunk that
 /// needs it). Answers to prompts no longer in the prompts file are kept on file and not scored.
+///
+/// Three threads pass the chunks on, holding at most one chunk between two of them: one reads the prompts and their
+/// responses, one scores, and this one hands the scores to `f` (which writes them), so on two cores reading the
+/// next chunk and writing the last one overlap scoring this one. A stage that fails stops the others; the error
+/// reported is the first in the chain's order that is not just a stage stopping because a later one had failed.
 fn each_scored_chunk(
     prompts: &Path,
     responses: &Path,
@@ -541,27 +544,78 @@ fn each_scored_chunk(
     judge_settled: bool,
     mut f: impl FnMut(scoring::rift::Scored) -> Result<(), Error>,
 ) -> Result<(), Error> {
+    use std::sync::mpsc::sync_channel;
     // The responses by prompt (byte offsets only), each chunk's read back when it is scored.
     let index = LineIndex::<ResponseKey>::build(responses, true)?;
-    let mut matched = 0usize;
-    let mut requested = std::collections::HashSet::new();
-    schema::read_jsonl_chunks(prompts, SCORE_CHUNK, |chunk: Vec<PromptLine>| {
-        let answered: Vec<ResponseReply> = newest_of(&index, chunk.iter().map(PromptLine::key))?;
-        matched += answered.len();
-        let mut scored = scoring::rift::score_indexed(
-            &chunk,
-            &answered,
-            verdicts,
-            ScoreOptions { judge_settled },
-        )?;
-        scored
-            .judge_requests
-            .retain(|r| requested.insert(r.id.clone()));
-        f(scored)
-    })
-    .map_err(|e| match e {
-        Error::Records(e) => Error::Input(format!("reading prompts: {e}")),
-        e => e,
+    let matched = std::thread::scope(|s| -> Result<usize, Error> {
+        let (read_tx, read_rx) = sync_channel::<(Vec<PromptLine>, Vec<ResponseReply>)>(1);
+        let (score_tx, score_rx) = sync_channel::<Result<scoring::rift::Scored, Error>>(1);
+        let index = &index;
+        let reader = std::thread::Builder::new()
+            .name("ifstress-score-read".to_owned())
+            .spawn_scoped(s, move || -> Result<Option<usize>, Error> {
+                let mut matched = 0usize;
+                let mut stopped = false;
+                schema::read_jsonl_chunks(prompts, SCORE_CHUNK, |chunk: Vec<PromptLine>| {
+                    if stopped {
+                        return Ok(());
+                    }
+                    let answered: Vec<ResponseReply> =
+                        newest_of(index, chunk.iter().map(PromptLine::key))?;
+                    matched += answered.len();
+                    // A send fails only when the scorer stopped, with an error of its own or of `f`.
+                    stopped = read_tx.send((chunk, answered)).is_err();
+                    Ok::<(), Error>(())
+                })
+                .map_err(|e| match e {
+                    Error::Records(e) => Error::Input(format!("reading prompts: {e}")),
+                    e => e,
+                })?;
+                Ok((!stopped).then_some(matched))
+            })
+            .map_err(|e| Error::Input(format!("starting the scoring threads: {e}")))?;
+        let scorer = std::thread::Builder::new()
+            .name("ifstress-score".to_owned())
+            .spawn_scoped(s, move || {
+                let mut requested = std::collections::HashSet::new();
+                for (chunk, answered) in read_rx {
+                    let scored = scoring::rift::score_indexed(
+                        &chunk,
+                        &answered,
+                        verdicts,
+                        ScoreOptions { judge_settled },
+                    )
+                    .map(|mut scored| {
+                        scored
+                            .judge_requests
+                            .retain(|r| requested.insert(r.id.clone()));
+                        scored
+                    })
+                    .map_err(Error::from);
+                    let failed = scored.is_err();
+                    if score_tx.send(scored).is_err() || failed {
+                        break;
+                    }
+                }
+            })
+            .map_err(|e| Error::Input(format!("starting the scoring threads: {e}")))?;
+        let mut written = Ok(());
+        for scored in score_rx {
+            if let Err(e) = scored.and_then(&mut f) {
+                written = Err(e);
+                break;
+            }
+        }
+        // Dropping the receiver (when `f` failed) stops the scorer, whose dropped receiver stops the reader.
+        joined(scorer);
+        let read = joined(reader);
+        written?;
+        match read? {
+            Some(matched) => Ok(matched),
+            None => Err(Error::Input(
+                "scoring stopped before the prompts file was read".to_owned(),
+            )),
+        }
     })?;
     if index.len() > matched {
         tracing::info!(
@@ -571,6 +625,13 @@ fn each_scored_chunk(
         );
     }
     Ok(())
+}
+
+/// A scoped thread's result; its panic goes on unwinding here.
+fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    handle
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// `rift score`: writes answer scores (JSONL, and the answer table as Parquet), prompt scores, judge requests and

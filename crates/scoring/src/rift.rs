@@ -377,11 +377,9 @@ pub fn score_indexed(
                     }
                     a.judge_id = Some(id.clone());
                 }
-                let llm = verdicts.as_ref().map(|v| {
-                    id.as_deref()
-                        .and_then(|id| v.get(id))
-                        .map(|jv| jv.verdict)
-                });
+                let llm = verdicts
+                    .as_ref()
+                    .map(|v| id.as_deref().and_then(|id| v.get(id)).map(|jv| jv.verdict));
                 (a.verdict, a.judged_by) = match (pre, llm) {
                     (Some(true), _) => (Verdict::Correct, JudgeSource::PreJudge),
                     (Some(false), _) => (Verdict::Incorrect, JudgeSource::PreJudge),

@@ -140,13 +140,7 @@ fn judged(
                 response(&r.id, Outcome::Ok, Some(verdict))
             })
             .collect();
-        s = score(
-            prompts,
-            &responses,
-            Some(&verdicts_of(&replies)),
-            NO_JUDGE,
-        )
-        .unwrap();
+        s = score(prompts, &responses, Some(&verdicts_of(&replies)), NO_JUDGE).unwrap();
     }
     let answers = s
         .answers
