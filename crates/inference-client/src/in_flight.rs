@@ -138,6 +138,9 @@ impl Tracker {
     fn finish_at(&self, prepare_s: f64, done_s: f64, budget_wait_s: f64) -> InFlight {
         self.backlog_done();
         let s = |ns: u64| ns as f64 / 1e9;
+        // A wrapping sum read as signed: the clocks of two threads can order an entry and an exit a few ns apart
+        // the wrong way, which must not turn a total near 0 into 2^64 ns.
+        let signed = |ns: u64| (ns as i64).max(0) as f64 / 1e9;
         let last_end = s(self.last_end_ns.load(Ordering::Relaxed));
         let wall_s = prepare_s + done_s;
         InFlight {
@@ -149,12 +152,13 @@ impl Tracker {
             busy_s: s(self.busy_ns.load(Ordering::Relaxed)),
             capacity_s: self.cap as f64 * wall_s,
             backlog_s: s(self.backlog_end_ns.load(Ordering::Relaxed)),
-            backlog_busy_s: s(self.backlog_busy_ns.load(Ordering::Relaxed)),
+            backlog_busy_s: signed(self.backlog_busy_ns.load(Ordering::Relaxed)),
             backlog_capacity_s: self.cap as f64 * s(self.backlog_end_ns.load(Ordering::Relaxed)),
-            saturated_s: s(self
-                .left_ns
-                .load(Ordering::Relaxed)
-                .wrapping_sub(self.entered_ns.load(Ordering::Relaxed))),
+            saturated_s: signed(
+                self.left_ns
+                    .load(Ordering::Relaxed)
+                    .wrapping_sub(self.entered_ns.load(Ordering::Relaxed)),
+            ),
             prepare_s,
             drain_s: (done_s - last_end).max(0.0),
             budget_wait_s,
