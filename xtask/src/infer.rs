@@ -102,6 +102,16 @@ pub(crate) fn run(args: &InferArgs) -> anyhow::Result<()> {
         s.completion_tokens,
         s.wall_s
     );
+    if let Some(f) = &s.in_flight {
+        println!(
+            "in flight: mean {:.1} of {} allowed (peak {}); prompts waited {:.0} % of the time, {:.0} % with every slot busy",
+            f.mean(),
+            f.cap,
+            f.peak,
+            100.0 * f.backlog_share(),
+            100.0 * f.saturated_share(),
+        );
+    }
     if s.failed > 0 {
         anyhow::bail!(
             "{} prompts failed (see the `error` field in {}); rerun to retry them",

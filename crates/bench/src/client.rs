@@ -106,6 +106,8 @@ struct Row {
     wall_s: f64,
     client_cpu_s: f64,
     mock_cpu_s: f64,
+    /// The client's own count of requests in flight over the call.
+    in_flight: inference_client::InFlight,
 }
 
 #[allow(clippy::print_stdout)]
@@ -185,6 +187,7 @@ fn bench(args: &ClientBenchArgs) -> anyhow::Result<()> {
                 wall_s,
                 client_cpu_s,
                 mock_cpu_s,
+                in_flight: s.in_flight.unwrap_or_default(),
             });
         }
         Ok(rows)
@@ -203,7 +206,7 @@ fn bench(args: &ClientBenchArgs) -> anyhow::Result<()> {
             .unwrap_or(1)
     );
     println!(
-        "{:>11} {:>9} {:>8} {:>9} {:>11} {:>10} {:>16} {:>14}",
+        "{:>11} {:>9} {:>8} {:>9} {:>11} {:>10} {:>16} {:>14} {:>15} {:>11}",
         "concurrency",
         "requests",
         "wall s",
@@ -211,13 +214,15 @@ fn bench(args: &ClientBenchArgs) -> anyhow::Result<()> {
         "ideal req/s",
         "% of ideal",
         "client CPU ms/req",
-        "mock CPU ms/req"
+        "mock CPU ms/req",
+        "mean in flight",
+        "saturated %"
     );
     for r in &rows {
         let rps = r.requests as f64 / r.wall_s;
         let ideal = r.concurrency as f64 / (args.latency_ms.max(1) as f64 / 1000.0);
         println!(
-            "{:>11} {:>9} {:>8.2} {:>9.0} {:>11.0} {:>9.1}% {:>17.3} {:>15.3}",
+            "{:>11} {:>9} {:>8.2} {:>9.0} {:>11.0} {:>9.1}% {:>17.3} {:>15.3} {:>15.1} {:>10.1}%",
             r.concurrency,
             r.requests,
             r.wall_s,
@@ -226,6 +231,8 @@ fn bench(args: &ClientBenchArgs) -> anyhow::Result<()> {
             100.0 * rps / ideal,
             1000.0 * r.client_cpu_s / r.requests as f64,
             1000.0 * r.mock_cpu_s / r.requests as f64,
+            r.in_flight.mean(),
+            100.0 * r.in_flight.saturated_share(),
         );
     }
     println!(

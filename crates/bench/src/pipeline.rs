@@ -4,10 +4,12 @@
 //! `cargo xtask pipeline` against the inference client's mock serving realistic replies ([`replies`]).
 //!
 //! The mock runs in a child process (this binary with `--serve-mock`), and so does the pipeline (`xtask pipeline
-//! --stage-metrics`), which measures each of its stages: wall and CPU time, peak RSS, rows and bytes written. Then
-//! the same command runs again: everything is cached and stamped, so it must send nothing. The table goes to
-//! stdout and to `<run>/rehearsal.md`. The Jeopardy! questions are synthetic (deterministic, as many as the paper's
-//! prepared dataset), so the rehearsal needs no data and its numbers do not depend on it.
+//! --stage-metrics`), which measures each of its stages: wall and CPU time, peak RSS, rows and bytes written, and
+//! for a stage that sends requests how full the client kept its concurrency (mean and peak in flight, the time
+//! with the cap full while prompts waited: `schema::metrics::InFlight`). Then the same command runs again:
+//! everything is cached and stamped, so it must send nothing. The tables go to stdout and to `<run>/rehearsal.md`.
+//! The Jeopardy! questions are synthetic (deterministic, as many as the paper's prepared dataset), so the
+//! rehearsal needs no data and its numbers do not depend on it.
 
 pub mod replies;
 
@@ -105,6 +107,9 @@ pub struct Part {
     /// Requests the mock received during the first run and during the rerun.
     pub first_requests: u64,
     pub rerun_requests: u64,
+    /// Requests the mock answered during the first run, and its own time on them (`MockStats::ok_us`), seconds.
+    pub first_mock_ok: u64,
+    pub first_mock_ok_s: f64,
 }
 
 /// RIFT answers on their way to the judge.
@@ -189,15 +194,15 @@ pub fn rehearse(
             &questions_file,
         )?;
         schema::write_atomic(&config, text.as_bytes())?;
-        let before = mock.requests()?;
+        let before = mock.stats()?;
         let first_metrics = dir.join(format!("{bench}-metrics-first.jsonl"));
         let log = dir.join(format!("{bench}-first.log"));
         let first_wall_s = pipeline(exe, args, &config, &first_metrics, &log, env)?;
-        let middle = mock.requests()?;
+        let middle = mock.stats()?;
         let rerun_metrics = dir.join(format!("{bench}-metrics-rerun.jsonl"));
         let log = dir.join(format!("{bench}-rerun.log"));
         let rerun_wall_s = pipeline(exe, args, &config, &rerun_metrics, &log, env)?;
-        let after = mock.requests()?;
+        let after = mock.stats()?;
         parts.push(Part {
             bench,
             run_dir: run_dir(bench),
@@ -205,8 +210,10 @@ pub fn rehearse(
             rerun: schema::read_jsonl(&rerun_metrics)?,
             first_wall_s,
             rerun_wall_s,
-            first_requests: middle - before,
-            rerun_requests: after - middle,
+            first_requests: middle.requests - before.requests,
+            rerun_requests: after.requests - middle.requests,
+            first_mock_ok: middle.ok - before.ok,
+            first_mock_ok_s: (middle.ok_us - before.ok_us) as f64 / 1e6,
         });
     }
     let mock_counts = mock.stop()?;
@@ -408,8 +415,8 @@ impl MockChild {
         })
     }
 
-    fn requests(&self) -> anyhow::Result<u64> {
-        Ok(inference_client::mock::fetch_stats(self.addr)?.requests)
+    fn stats(&self) -> anyhow::Result<inference_client::mock::MockStats> {
+        Ok(inference_client::mock::fetch_stats(self.addr)?)
     }
 
     /// Stops the mock; returns its per-kind counts.
@@ -484,6 +491,19 @@ fn count_lines(path: &Path) -> anyhow::Result<u64> {
     schema::count_lines(path, 0).with_context(|| format!("reading {}", path.display()))
 }
 
+/// How to read the in-flight table (below it in `rehearsal.md`).
+const IN_FLIGHT_NOTE: &str = "Counted by the client (`inference_client::InFlight`): a request is in flight from its POST \
+to the last byte of its reply. Percentages are of the time spent in client calls, except the one beside the mean in \
+flight while waiting (of the cap). The client is not the bottleneck when the mean in flight while prompts waited is \
+close to the cap; \"saturated\" is the stricter share of the call with prompts waiting and every slot busy (one slot \
+between a reply and its next request breaks it, so at a large cap it stays below \"prompts waiting\" even for a \
+client that keeps up). The rest of the call is the tail after the last prompt went out (about one reply's latency \
+when the client keeps up), \"preparing\" (resume lines, cache look-ups and request bodies before the first \
+request) and \"draining\" (the writer catching up with the cache and the responses file after the last reply). \
+Time outside client calls (reading prompts, the harness's own work between calls) is the rest of the stage. \
+\"Time in flight\" is a request's latency as the client saw it: far above the mock's own time per answer, replies \
+waited for the client's threads (or the machine's cores) rather than for the server.";
+
 fn table(rows: &[StageMetric]) -> String {
     let mut md = String::from(
         "| stage | ran | wall (s) | CPU (s) | peak RSS (MiB) | rows written | bytes written |\n|---|---|---:|---:|---:|---:|---:|\n",
@@ -503,6 +523,45 @@ fn table(rows: &[StageMetric]) -> String {
         );
     }
     md
+}
+
+/// Requests in flight per stage that sent requests (see `schema::metrics::InFlight`); empty when none did.
+fn in_flight_table(rows: &[StageMetric]) -> String {
+    let mut md = String::from(
+        "| stage | requests | client calls (s, % of stage) | mean in flight / cap | peak | prompts waiting (%) | \
+         mean in flight while waiting | saturated (%) | preparing (%) | draining (%) | time in flight (ms) |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    let mut any = false;
+    for (m, f) in rows.iter().filter_map(|m| Some((m, m.in_flight.as_ref()?))) {
+        any = true;
+        let pct = |x: f64| format!("{:.1}", 100.0 * x);
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} calls, {:.1} s ({} %) | {:.1} / {} ({} %) | {} | {} | {:.1} ({} %) | {} | {} | {} | {:.0} |",
+            m.stage,
+            f.requests,
+            f.calls,
+            f.wall_s,
+            pct(ratio(f.wall_s, m.wall_s)),
+            f.mean(),
+            f.cap,
+            pct(f.fill()),
+            f.peak,
+            pct(f.backlog_share()),
+            f.backlog_mean(),
+            pct(f.backlog_fill()),
+            pct(f.saturated_share()),
+            pct(ratio(f.prepare_s, f.wall_s)),
+            pct(ratio(f.drain_s, f.wall_s)),
+            1e3 * f.mean_latency_s(),
+        );
+    }
+    if any { md } else { String::new() }
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 { a / b } else { 0.0 }
 }
 
 fn human_bytes(b: u64) -> String {
@@ -531,11 +590,28 @@ fn markdown(r: &Rehearsal, args: &PipelineBenchArgs, scale: &str, questions: usi
     for p in &r.parts {
         let _ = write!(
             md,
-            "## {}: first run, {:.1} s, {} requests\n\n{}\n## {}: rerun (everything cached), {:.1} s, {} requests\n\n{}\n",
+            "## {}: first run, {:.1} s, {} requests\n\n{}\n",
             p.bench,
             p.first_wall_s,
             p.first_requests,
             table(&p.first),
+        );
+        let flights = in_flight_table(&p.first);
+        if !flights.is_empty() {
+            let _ = write!(
+                md,
+                "### {}: requests in flight (first run)\n\n{flights}\nThe mock's own time per answer: {:.0} ms \
+                 on average over {} answers, from reading the request to writing the reply (latency {} ms).\n\n\
+                 {IN_FLIGHT_NOTE}\n\n",
+                p.bench,
+                1e3 * ratio(p.first_mock_ok_s, p.first_mock_ok as f64),
+                p.first_mock_ok,
+                args.latency_ms,
+            );
+        }
+        let _ = write!(
+            md,
+            "## {}: rerun (everything cached), {:.1} s, {} requests\n\n{}\n",
             p.bench,
             p.rerun_wall_s,
             p.rerun_requests,

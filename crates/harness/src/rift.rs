@@ -255,6 +255,13 @@ fn add_summaries(a: RunSummary, b: &RunSummary) -> RunSummary {
         prompt_tokens: a.prompt_tokens + b.prompt_tokens,
         completion_tokens: a.completion_tokens + b.completion_tokens,
         wall_s: a.wall_s + b.wall_s,
+        in_flight: match (a.in_flight, &b.in_flight) {
+            (Some(mut x), Some(y)) => {
+                x.add(y);
+                Some(x)
+            }
+            (x, y) => x.or_else(|| y.clone()),
+        },
     }
 }
 

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use schema::metrics::InFlight;
 use schema::{PromptRecord, ResponseKey, ResponseRecord};
 
 use crate::config::{BatchMode, Engine, ModelConfig};
@@ -244,6 +245,8 @@ pub struct Client {
     unfinished: std::sync::atomic::AtomicUsize,
     /// The overall line of a multi-stage command (see [`Client::plan_stages`]).
     overall: Mutex<Option<Overall>>,
+    /// Requests in flight over the calls since the last [`Client::take_in_flight`].
+    in_flight: Mutex<Option<InFlight>>,
 }
 
 /// A command's overall progress line, drawn above each call's own bar.
@@ -280,6 +283,7 @@ impl Client {
             engines: Mutex::default(),
             unfinished: std::sync::atomic::AtomicUsize::new(0),
             overall: Mutex::default(),
+            in_flight: Mutex::default(),
         })
     }
 
@@ -456,7 +460,21 @@ impl Client {
             s.failed + s.skipped_for_cost + s.batch_pending,
             std::sync::atomic::Ordering::Relaxed,
         );
+        if let Some(f) = &s.in_flight {
+            let mut sum = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+            sum.get_or_insert_with(InFlight::default).add(f);
+        }
         Ok(s)
+    }
+
+    /// Requests in flight summed over every call since the last take (or since the client was built) that sent
+    /// requests one by one; `None` when none did. A multi-stage command takes it after each stage
+    /// (`xtask pipeline --stage-metrics`).
+    pub fn take_in_flight(&self) -> Option<InFlight> {
+        self.in_flight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
     }
 
     /// How many prompts of all `chat` calls so far ended without an answer (failed after their retries, or not

@@ -23,6 +23,7 @@ mod embed;
 mod embedded;
 mod error;
 mod http;
+mod in_flight;
 mod limiter;
 #[cfg(feature = "mock")]
 pub mod mock;
@@ -38,3 +39,4 @@ pub use client::{BatchOptions, Client, RunOptions};
 pub use config::{BatchMode, Engine, HeaderValue, ModelConfig, Models, TokenLimitField};
 pub use error::Error;
 pub use run::{DryRunReport, RunSummary};
+pub use schema::metrics::InFlight;

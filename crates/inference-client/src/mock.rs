@@ -198,6 +198,7 @@ struct Stats {
     requests: AtomicU64,
     ok: AtomicU64,
     faults: AtomicU64,
+    ok_us: AtomicU64,
 }
 
 /// A snapshot of the mock's counters.
@@ -209,6 +210,10 @@ pub struct MockStats {
     pub ok: u64,
     /// Requests answered with a fault.
     pub faults: u64,
+    /// Microseconds spent on the requests answered with a completion (not emulated), summed: from the request
+    /// read to its reply written (the latency, building the reply, and waiting for a thread). Over `ok` requests,
+    /// the mock's own time per answer, to compare with the time the client saw them in flight.
+    pub ok_us: u64,
 }
 
 struct Shared {
@@ -332,6 +337,7 @@ fn snapshot(s: &Stats) -> MockStats {
         requests: s.requests.load(Ordering::Relaxed),
         ok: s.ok.load(Ordering::Relaxed),
         faults: s.faults.load(Ordering::Relaxed),
+        ok_us: s.ok_us.load(Ordering::Relaxed),
     }
 }
 
@@ -349,6 +355,7 @@ pub fn fetch_stats(addr: SocketAddr) -> io::Result<MockStats> {
         requests: n("requests"),
         ok: n("ok"),
         faults: n("faults"),
+        ok_us: n("ok_us"),
     })
 }
 
@@ -417,7 +424,9 @@ async fn serve_conn(sock: TcpStream, sh: Arc<Shared>) {
     while let Ok(Some(req)) = read_request(&mut rd).await {
         if req.path == "/stats" {
             let s = snapshot(&sh.stats);
-            let body = json!({"requests": s.requests, "ok": s.ok, "faults": s.faults}).to_string();
+            let body =
+                json!({"requests": s.requests, "ok": s.ok, "faults": s.faults, "ok_us": s.ok_us})
+                    .to_string();
             let _ = write_response(&mut wr, 200, &[], body.as_bytes(), None).await;
             if req.close {
                 return;
@@ -453,6 +462,7 @@ async fn serve_conn(sock: TcpStream, sh: Arc<Shared>) {
             continue;
         }
         sh.stats.requests.fetch_add(1, Ordering::Relaxed);
+        let started = std::time::Instant::now();
         if let Some(e) =
             emulate::emulate(&req.body, &req.headers, &sh.emu, |last| scripted(last, &sh))
         {
@@ -490,11 +500,10 @@ async fn serve_conn(sock: TcpStream, sh: Arc<Shared>) {
             } else {
                 completion(&req.body, &sh)
             };
-            if write_response(&mut wr, 200, &[], body.as_bytes(), None)
-                .await
-                .is_err()
-                || req.close
-            {
+            let written = write_response(&mut wr, 200, &[], body.as_bytes(), None).await;
+            let us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+            sh.stats.ok_us.fetch_add(us, Ordering::Relaxed);
+            if written.is_err() || req.close {
                 return;
             }
             continue;

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use schema::metrics::InFlight;
 use schema::{
     Attempt, ErrorClass, JsonlAppender, Outcome, PromptRecord, ResponseKey, ResponseRecord,
     SCHEMA_VERSION,
@@ -22,6 +23,7 @@ use crate::cache::Cache;
 use crate::client::{BatchOptions, Budget, Client, check_limits, check_unique};
 use crate::config::{BatchMode, ModelConfig};
 use crate::http::{self, build_client};
+use crate::in_flight::Tracker;
 use crate::limiter::{Endpoints, Slot};
 use crate::parse::{self, Completion, Failure};
 use crate::redact::Redactor;
@@ -55,6 +57,9 @@ pub struct RunSummary {
     pub completion_tokens: u64,
     /// Seconds the run took.
     pub wall_s: f64,
+    /// Requests in flight over the call (None when it sent no request one by one: everything resumed or cached,
+    /// or sent as a batch job).
+    pub in_flight: Option<InFlight>,
 }
 
 /// What `dry_run` estimates.
@@ -315,6 +320,10 @@ pub(crate) async fn run_prompts(
         compact(out, prompts, &keys)?;
     }
     summary.wall_s = started.elapsed().as_secs_f64();
+    summary.in_flight = counters
+        .flights
+        .as_ref()
+        .map(|t| t.finish(started, counters.budget_wait_s));
     tracing::info!(
         model = %model.name, sent = summary.sent, cached = summary.cached, resumed = summary.resumed,
         failed = summary.failed, batch_pending = summary.batch_pending, truncated = summary.truncated, requests = summary.requests,
@@ -460,6 +469,10 @@ pub(crate) struct Counters {
     bad_requests: Mutex<HashMap<String, u32>>,
     /// The error that ends the call once every finished answer is written.
     pub(crate) abort: Mutex<Option<Error>>,
+    /// Requests in flight over time (requests sent one by one only).
+    pub(crate) flights: Option<Tracker>,
+    /// Seconds the sender waited for the cost limit.
+    pub(crate) budget_wait_s: f64,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -485,27 +498,34 @@ async fn send_all(
     let no_key = access.key.is_none();
     let redactor = &Arc::new(access.redactor);
     let slots = Arc::new(Semaphore::new(cap * urls.len()));
-    let counters = Arc::new(Counters::default());
+    let counters = Arc::new(Counters {
+        flights: Some(Tracker::new(cap * urls.len(), !jobs.is_empty())),
+        ..Counters::default()
+    });
     let model = Arc::new(model.clone());
     let mut tasks = tokio::task::JoinSet::new();
     let mut sent = 0usize;
     let mut skipped = 0usize;
     let total_jobs = jobs.len();
+    let mut budget_wait = Duration::ZERO;
     for job in jobs {
         if counters.abort.lock().map(|a| a.is_some()).unwrap_or(true) {
             break;
         }
         let worst = model.worst_case_cost(job.input_tokens, job.max_tokens.unwrap_or(0));
         // Wait for in-flight requests (they usually cost less than their worst case) before giving up.
+        let mut waiting: Option<Instant> = None;
         let fits = loop {
             let (fits, idle) = budget.try_reserve(worst);
             if fits {
                 break true;
             }
+            waiting.get_or_insert_with(Instant::now);
             if idle || tasks.join_next().await.is_none() {
                 break false;
             }
         };
+        budget_wait += waiting.map_or(Duration::ZERO, |w| w.elapsed());
         if !fits {
             skipped = total_jobs - sent;
             tracing::warn!(
@@ -547,12 +567,17 @@ async fn send_all(
         // Reap finished tasks so the set stays small.
         while tasks.try_join_next().is_some() {}
     }
+    // No prompt waits any more (each has a request, or the sender stopped).
+    if let Some(t) = &counters.flights {
+        t.backlog_done();
+    }
     while tasks.join_next().await.is_some() {}
     tracing::debug!(limits = ?endpoints.limits(), "Final per-endpoint concurrency limits.");
     let mut counters = Arc::try_unwrap(counters)
         .map_err(|_| Error::Setup("a request task outlived the run".into()))?;
     counters.sent = sent;
     counters.skipped_for_cost = skipped;
+    counters.budget_wait_s = budget_wait.as_secs_f64();
     Ok(counters)
 }
 
@@ -598,6 +623,7 @@ impl TaskCtx {
                 job.body.clone(),
                 timeout,
                 &self.redactor,
+                self.counters.flights.as_ref(),
             )
             .await;
             let latency = t0.elapsed().as_secs_f64();
@@ -873,8 +899,13 @@ async fn send_once(
     body: Vec<u8>,
     timeout: Duration,
     redactor: &Redactor,
+    flights: Option<&Tracker>,
 ) -> Result<Completion, Failure> {
-    let (status, bytes) = http::post(client, slot.url(), body, timeout, redactor).await?;
+    // In flight from the POST to the reply's last byte (parsing it is the client's own time).
+    let flight = flights.map(Tracker::begin);
+    let reply = http::post(client, slot.url(), body, timeout, redactor).await;
+    drop(flight);
+    let (status, bytes) = reply?;
     parse::parse_completion(&bytes).map_err(|mut f| {
         f.status = Some(status);
         f.message = redactor.clean(&f.message);

@@ -1,6 +1,7 @@
 //! Per-stage measurements of a pipeline run (`cargo xtask pipeline --stage-metrics <file>`): wall time, CPU time
 //! (this process and its children, user + system), peak resident memory of the stage alone, and the rows and
-//! bytes the stage wrote under the run's folders. `cargo xtask bench pipeline` reads them into its table.
+//! bytes the stage wrote under the run's folders, and the requests in flight during its client calls
+//! (`inference_client::Client::take_in_flight`). `cargo xtask bench pipeline` reads them into its tables.
 //!
 //! Peak memory per stage: on Linux, writing `5` to `/proc/self/clear_refs` resets the process's high-water mark
 //! (`VmHWM`) to its current resident size, so `VmHWM` read after the stage is the stage's own peak (the memory the
@@ -11,7 +12,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use schema::metrics::StageMetric;
+use schema::metrics::{InFlight, StageMetric};
 
 /// Where measurements go and which folders a stage's writes are looked for in.
 #[derive(Debug)]
@@ -57,8 +58,14 @@ impl Metrics {
         }
     }
 
-    /// Ends a measurement and appends its line.
-    pub(crate) fn finish(&self, stage: &str, ran: bool, r: Running) -> anyhow::Result<()> {
+    /// Ends a measurement and appends its line, with the requests in flight of the stage's client calls.
+    pub(crate) fn finish(
+        &self,
+        stage: &str,
+        ran: bool,
+        r: Running,
+        in_flight: Option<InFlight>,
+    ) -> anyhow::Result<()> {
         let wall_s = r.started.elapsed().as_secs_f64();
         let cpu_s = cpu_seconds() - r.cpu;
         let peak_rss_mib = peak_rss_kib().map(|k| k as f64 / 1024.0);
@@ -84,6 +91,7 @@ impl Metrics {
             rows,
             bytes,
             files,
+            in_flight,
         };
         let mut line = serde_json::to_vec(&m)?;
         line.push(b'\n');

@@ -304,8 +304,10 @@ impl Stager<'_> {
             return self.run_inner(name, fp, outputs, body);
         };
         let running = m.start();
+        // Only this stage's client calls count.
+        let _ = self.client.take_in_flight();
         let ran = self.run_inner(name, fp, outputs, body)?;
-        m.finish(name, ran, running)?;
+        m.finish(name, ran, running, self.client.take_in_flight())?;
         Ok(ran)
     }
 

@@ -60,6 +60,31 @@ fn a_small_rehearsal_measures_every_stage_and_its_rerun_sends_nothing() {
         .unwrap();
     // 40 multi-question prompts and 50 baselines, one response line each.
     assert!(generate.rows >= 90 && generate.bytes > 0, "{generate:?}");
+    // The client's requests in flight: counted in the stages that send requests, within their time and cap.
+    let f = generate
+        .in_flight
+        .as_ref()
+        .expect("generation sent requests");
+    assert!(f.cap == 16 && f.calls >= 1, "{f:?}"); // `PipelineBenchArgs::small`: concurrency 16
+    assert!(f.requests >= 90 && f.peak >= 1 && f.peak <= f.cap, "{f:?}");
+    assert!(f.busy_s > 0.0 && f.wall_s <= generate.wall_s, "{f:?}");
+    assert!(f.mean() > 0.0 && f.mean() <= f.peak as f64, "{f:?}");
+    assert!(
+        f.saturated_s <= f.backlog_s && f.backlog_s <= f.wall_s,
+        "{f:?}"
+    );
+    assert!(f.backlog_busy_s <= f.backlog_capacity_s + 1e-6, "{f:?}");
+    for m in &rift.first {
+        let sends = m.stage.starts_with("rift-generate") || m.stage.starts_with("rift-judge");
+        assert_eq!(m.in_flight.is_some(), sends, "{m:?}");
+    }
+    assert!(
+        r.markdown
+            .contains("### rift: requests in flight (first run)")
+            && r.markdown.contains("| rift-judge:rift-model | "),
+        "{}",
+        r.markdown
+    );
     assert!(rift.first_requests > 90 && ifscale.first_requests > 2 * 6);
     let j = &r.judge;
     assert!(j.answers > 40 * 10, "{j:?}");
@@ -80,6 +105,7 @@ fn a_small_rehearsal_measures_every_stage_and_its_rerun_sends_nothing() {
                 .filter(|m| m.stage.contains(':'))
                 .all(|m| !m.ran)
         );
+        assert!(p.rerun.iter().all(|m| m.in_flight.is_none()));
         assert!(dir.path().join(&p.run_dir).join("rehearsal.md").is_file());
     }
     assert!(

@@ -6,6 +6,7 @@ mod config;
 mod crash;
 mod embeddings;
 mod faults;
+mod in_flight;
 mod output;
 mod providers;
 mod support;
