@@ -164,6 +164,10 @@ pub struct ModelConfig {
     /// is `https://api.openai.com/…`, else `"none"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch: Option<BatchMode>,
+    /// Share of the listed prices a batch job is billed, for its reserved worst case and its recorded cost; unset
+    /// means 0.5 with `batch = "openai"` (the Batch API bills half the listed prices) and 1 otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_price_share: Option<f64>,
     /// Embedded engine: the GGUF file (when unset, the caller resolves a default, e.g. the fetched SmolLM2).
     #[serde(default)]
     pub gguf: Option<PathBuf>,
@@ -227,6 +231,7 @@ impl ModelConfig {
             price_in_per_mtok: 0.0,
             price_out_per_mtok: 0.0,
             batch: None,
+            batch_price_share: None,
             gguf: None,
             threads: None,
         }
@@ -314,6 +319,15 @@ impl ModelConfig {
         if self.price_in_per_mtok < 0.0 || self.price_out_per_mtok < 0.0 {
             return Err(bad("price-in-per-mtok", "prices must not be negative"));
         }
+        if self
+            .batch_price_share
+            .is_some_and(|share| !(share.is_finite() && share >= 0.0))
+        {
+            return Err(bad(
+                "batch-price-share",
+                "must be a share of the listed prices, 0 or more",
+            ));
+        }
         Ok(())
     }
 
@@ -335,6 +349,18 @@ impl ModelConfig {
                 BatchMode::None
             }
         })
+    }
+
+    /// This model as a batch job of `mode` bills it: the listed prices times its [`ModelConfig::batch_price_share`].
+    pub(crate) fn batch_priced(&self, mode: BatchMode) -> ModelConfig {
+        let share = self
+            .batch_price_share
+            .unwrap_or(if mode == BatchMode::Openai { 0.5 } else { 1.0 });
+        ModelConfig {
+            price_in_per_mtok: self.price_in_per_mtok * share,
+            price_out_per_mtok: self.price_out_per_mtok * share,
+            ..self.clone()
+        }
     }
 
     /// Worst-case USD for one request: its input tokens plus `max_tokens` of output.

@@ -284,9 +284,10 @@ pub(crate) async fn run_prompts(
         _ if jobs.is_empty() => Ok(Counters::default()),
         None => send_all(client, model, prompts, jobs, access, &tx, &progress).await,
         Some((options, mode)) => {
+            let priced = model.batch_priced(mode);
             let job = crate::batch::BatchRun {
                 client,
-                model,
+                model: &priced,
                 prompts,
                 access: &access,
                 tx: &tx,

@@ -6,5 +6,6 @@ mod report;
 mod reports;
 mod rift;
 mod rift_batch;
+mod rift_chunks;
 mod rift_judge;
 mod support;

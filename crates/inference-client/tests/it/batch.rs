@@ -94,10 +94,15 @@ fn a_batch_round_trip_writes_what_chat_would_and_is_never_sent_again() {
     // The same records as one-by-one requests would have written (another cache, another file).
     let other = tempfile::tempdir().unwrap();
     let direct = other.path().join("direct.jsonl");
-    Client::new(support::opts(other.path()))
-        .unwrap()
-        .chat(&model, &prompts, &direct)
-        .unwrap();
+    let one_by_one = Client::new(support::opts(other.path())).unwrap();
+    one_by_one.chat(&model, &prompts, &direct).unwrap();
+    // The Batch API bills half the listed prices (`batch-price-share` unset): the same answers cost half.
+    assert!(
+        (one_by_one.spent_usd() - 2.0 * client.spent_usd()).abs() < 1e-12,
+        "one by one {} USD, as a batch {} USD",
+        one_by_one.spent_usd(),
+        client.spent_usd()
+    );
     let sorted = |rs: &[ResponseRecord]| {
         let mut v: Vec<_> = rs.iter().map(answer_of).collect();
         v.sort_by(|a, b| a.0.cmp(&b.0));
@@ -226,7 +231,9 @@ fn a_batch_that_ends_badly_is_one_clear_error_and_loses_nothing() {
 fn the_cost_limit_is_checked_on_the_worst_case_before_submitting() {
     let dir = tempfile::tempdir().unwrap();
     let mock = mock(BatchEnd::Completed);
-    let model = batch_model(&mock, BatchMode::Openai);
+    let mut model = batch_model(&mock, BatchMode::Openai);
+    // Billed at the listed prices (a provider without a batch discount).
+    model.batch_price_share = Some(1.0);
     let prompts = support::prompts(10);
     // Each worst case is about (~12 input + 100 output × 2) / 1e6 USD: room for three.
     let mut o = batch_opts(dir.path());

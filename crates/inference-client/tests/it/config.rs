@@ -48,4 +48,14 @@ fn bad_configs_are_rejected_with_the_field() {
     .unwrap_err()
     .to_string();
     assert!(err.contains("http://"), "{err}");
+    let err = Models::parse(
+        "[models.a]\nmodel-id = \"x\"\nbase-urls = [\"http://h/v1\"]\nbatch-price-share = -0.5\n",
+        "m.toml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("[models.a]") && err.contains("batch-price-share"),
+        "{err}"
+    );
 }
