@@ -224,15 +224,13 @@ pub struct Scored {
     pub judge_requests: Vec<JudgeRequest>,
 }
 
-/// The RIFT metadata of a prompt record, checked.
-pub fn prompt_meta(p: &PromptRecord) -> Result<PromptMeta, Error> {
-    let line = PromptLine::of(p).map_err(|e| Error::BadPrompt {
+/// The scoring view of a whole prompt record.
+fn line_of(p: &PromptRecord) -> Result<PromptLine, Error> {
+    PromptLine::of(p).map_err(|e| Error::BadPrompt {
         id: p.id.clone(),
         field: ".".to_owned(),
         message: e.to_string(),
-    })?;
-    check_prompt(&line)?;
-    Ok(line.meta)
+    })
 }
 
 /// A prompt's traversal, expected answers and questions must agree with its `num`.
@@ -262,16 +260,7 @@ pub fn score(
     opts: ScoreOptions,
 ) -> Result<Scored, Error> {
     let verdicts = verdicts.map(verdicts_by_id);
-    let lines = prompts
-        .iter()
-        .map(|p| {
-            PromptLine::of(p).map_err(|e| Error::BadPrompt {
-                id: p.id.clone(),
-                field: ".".to_owned(),
-                message: e.to_string(),
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let lines = prompts.iter().map(line_of).collect::<Result<Vec<_>, _>>()?;
     let replies: Vec<ResponseReply> = responses.iter().map(ResponseReply::from).collect();
     score_indexed(&lines, &replies, verdicts.as_ref(), opts)
 }
