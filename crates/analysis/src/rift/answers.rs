@@ -4,9 +4,9 @@
 //! prompt, per group × depth):
 //!
 //! - per-prompt sums, by the sorted group-by: the writers keep each prompt's rows together and number the prompts in
-//!   order, so the table is sorted by `prompt`; a sortedness hint lets the streaming engine sum each run of equal
-//!   codes over slices of its morsels instead of hashing every row (half the time of the hash group-by). The hint is
-//!   checked on the result, so a table out of prompt order still gives the right sums ([`prompt_sums`]);
+//!   order, so the table is sorted by `prompt`; once one pass over the codes has checked that, a sortedness hint lets
+//!   the streaming engine sum each run of equal codes over slices of its morsels instead of hashing every row (half
+//!   the time of the hash group-by); a table out of prompt order takes the hash group-by ([`prompt_sums`]);
 //! - sums per group × depth, a hash group-by on one `u64` key (a single-column key is hashed directly, two would be
 //!   row-encoded first);
 //! - each prompt's labels (its group and strings) from its depth-0 row; a query of its own, because the streaming
@@ -24,7 +24,7 @@ fn count_of(flag: &str) -> Expr {
     col(flag).sum().cast(DataType::Int64).alias(flag)
 }
 
-/// The columns [`prompt_sums`] adds up per prompt.
+/// The columns [`prompt_sums`] gives per prompt.
 const SUMS: [&str; 5] = ["n", "correct", "incorrect", "unjudged", "wrong_question"];
 
 /// Runs one query over the answer table on the streaming engine.
@@ -36,48 +36,58 @@ fn stream(plan: LazyFrame, ctx: &str) -> Result<DataFrame, Error> {
 
 /// Per-prompt sums (`prompt`, then `n` answers and the count of each verdict flag, as `Int64`), one row per prompt.
 ///
-/// The query tells polars the table is sorted by `prompt` (what the writers produce), so the streaming engine takes
-/// its sorted group-by: it cuts its input where the code changes and sums each run. That is right for any table in
-/// which each prompt's rows are together; for any other table each run still gets its own row with its own sums (every
-/// row in exactly one run), so the result is checked: codes strictly increasing means one row per prompt holding all
-/// of its rows; otherwise the runs of each prompt are added up.
+/// A table in prompt order (what the writers produce: each prompt's rows together, codes increasing) is summed by
+/// polars' sorted group-by, told by a sortedness hint that the codes are sorted: it cuts its input where the code
+/// changes and sums each run over slices, instead of hashing every row. The order is checked first (one streaming
+/// pass over the codes), because the hint is a promise polars does not check: on a table out of order the sorted
+/// group-by would return one row per run of equal codes, and a table whose prompts are spread over it (every run one
+/// row long) takes it nine times as long as the hash group-by. Such a table goes to the hash group-by; so does a
+/// table whose sorted sums do not come out one row per prompt, which the sorted group-by should never give.
 fn prompt_sums(answers: LazyFrame) -> Result<DataFrame, Error> {
     let ctx = "RIFT per-prompt sums";
-    let sorted = Sorted {
-        column: "prompt".into(),
-        descending: Some(false),
-        nulls_last: None,
-    };
-    let runs = answers
-        .hint(HintIR::Sorted([sorted].into()))
-        .map_err(Error::polars(ctx))?
-        .group_by([col("prompt")])
-        .agg([
+    let sums = |answers: LazyFrame| {
+        answers.group_by([col("prompt")]).agg([
             len().cast(DataType::Int64).alias("n"),
             count_of("correct"),
             count_of("incorrect"),
             count_of("unjudged"),
             count_of("wrong_question"),
-        ]);
-    let mut runs = stream(runs, ctx)?;
-    if strictly_increasing(runs.column("prompt").map_err(Error::polars(ctx))?)? {
-        return Ok(runs);
+        ])
+    };
+    if prompts_in_order(answers.clone())? {
+        let sorted = Sorted {
+            column: "prompt".into(),
+            descending: Some(false),
+            nulls_last: None,
+        };
+        let hinted = answers
+            .clone()
+            .hint(HintIR::Sorted([sorted].into()))
+            .map_err(Error::polars(ctx))?;
+        let by_runs = stream(sums(hinted), ctx)?;
+        if strictly_increasing(by_runs.column("prompt").map_err(Error::polars(ctx))?)? {
+            return Ok(by_runs);
+        }
+        tracing::warn!(
+            "polars' sorted group-by gave more than one row for a prompt; summing the answer table again by hashing"
+        );
     }
-    tracing::debug!("The answer table is not in prompt order; adding up each prompt's runs.");
-    // The hint may have marked the codes sorted; they are not, so the in-memory group-by must not trust it.
-    let mut prompt = runs
-        .column("prompt")
-        .map_err(Error::polars(ctx))?
-        .as_materialized_series()
-        .clone();
-    prompt.set_sorted_flag(polars::series::IsSorted::Not);
-    runs.with_column(prompt.into_column())
+    stream(sums(answers), ctx)
+}
+
+/// Whether the answer table's prompt codes never decrease (so each prompt's rows are together), read in one
+/// streaming pass over the `prompt` column; an empty table is in order.
+fn prompts_in_order(answers: LazyFrame) -> Result<bool, Error> {
+    let ctx = "RIFT prompt order";
+    let check = stream(
+        answers.select([col("prompt").is_sorted(Some(false), None).alias("in_order")]),
+        ctx,
+    )?;
+    let in_order = check
+        .column("in_order")
+        .and_then(|c| c.bool().map(|b| b.get(0)))
         .map_err(Error::polars(ctx))?;
-    runs.lazy()
-        .group_by([col("prompt")])
-        .agg(SUMS.map(|c| col(c).sum()))
-        .collect()
-        .map_err(Error::polars(ctx))
+    Ok(in_order.unwrap_or(true))
 }
 
 /// Whether a code column has no nulls and each value is above the one before (so every value is there once).
@@ -273,4 +283,50 @@ pub fn aggregate_answers(answers: LazyFrame) -> Result<AnswerAggregates, Error> 
         wrong_question,
         by_depth,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synthetic::{SyntheticConfig, generate_records};
+
+    #[test]
+    fn tables_written_in_prompt_order_take_the_sorted_group_by() {
+        let cfg = SyntheticConfig {
+            seed: 3,
+            models: 2,
+            prompts_per_structure: 20,
+            baseline_prompts: 10,
+            min_questions: 5,
+            max_questions: 40,
+        };
+        let (_, answers) = generate_records(&cfg);
+        let in_order = crate::rift::answers_frame(&answers).unwrap();
+        assert!(prompts_in_order(in_order.clone().lazy()).unwrap());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("answers.parquet");
+        crate::synthetic::write_answers_parquet(&cfg, &path).unwrap();
+        let scan = crate::rift::scan_answers_parquet(&path).unwrap();
+        assert!(prompts_in_order(scan).unwrap());
+        let mut by_depth = answers.clone();
+        by_depth.sort_by_key(|a| a.depth);
+        let spread = crate::rift::answers_frame(&by_depth).unwrap();
+        assert!(!prompts_in_order(spread.lazy()).unwrap());
+        // Both ways give the same sums, one row per prompt in code order.
+        let sorted = prompt_sums(in_order.clone().lazy()).unwrap();
+        let hashed = stream(
+            in_order.lazy().group_by([col("prompt")]).agg([
+                len().cast(DataType::Int64).alias("n"),
+                count_of("correct"),
+                count_of("incorrect"),
+                count_of("unjudged"),
+                count_of("wrong_question"),
+            ]),
+            "test",
+        )
+        .unwrap()
+        .sort(["prompt"], Default::default())
+        .unwrap();
+        assert!(sorted.equals_missing(&hashed));
+    }
 }

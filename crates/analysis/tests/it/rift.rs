@@ -181,8 +181,8 @@ fn batches_and_files_keep_their_codes_apart() {
 
 #[test]
 fn answers_out_of_prompt_order_give_the_same_tables() {
-    // The per-prompt sums take polars' sorted group-by on the prompt code, as the writers keep each prompt's rows
-    // together and number the prompts in order. A table out of that order must give the same sums: here every
+    // The per-prompt sums take polars' sorted group-by on the prompt code when the table is in prompt order (as the
+    // writers keep it), the hash group-by otherwise. A table out of that order must give the same sums: here every
     // prompt's rows spread over the table (ordered by depth, so neighbouring rows belong to different prompts), and
     // each prompt's rows together but the codes descending; in memory and from Parquet in small row groups.
     let (_, answers) = synthetic::generate_records(&small());
