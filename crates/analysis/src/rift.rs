@@ -22,11 +22,13 @@ use std::path::Path;
 use polars::prelude::*;
 use serde::Serialize;
 
+mod answers;
 mod delta;
 mod markdown;
 pub mod published;
 mod reasoning;
 
+pub use answers::{AnswerAggregates, aggregate_answers};
 pub use delta::Delta;
 pub use markdown::{fmt_bounds, write_tables};
 pub use reasoning::{ReasoningPair, reasoning_vs_instruct};
@@ -512,95 +514,6 @@ fn sort_opts() -> SortMultipleOptions {
     SortMultipleOptions::default().with_maintain_order(true)
 }
 
-/// Runs queries over the answer table together on the streaming engine (one pass of the engine, the queries side by
-/// side on its threads).
-fn stream_all(plans: Vec<LazyFrame>, ctx: &str) -> Result<Vec<DataFrame>, Error> {
-    let plans = plans.into_iter().map(|lf| lf.logical_plan).collect();
-    LazyFrame::collect_all_with_engine(plans, Engine::Streaming, OptFlags::default())
-        .map_err(Error::polars(ctx))
-}
-
-/// A verdict flag's count (`true` rows) as an `Int64` column of the same name.
-fn count_of(flag: &str) -> Expr {
-    col(flag).sum().cast(DataType::Int64).alias(flag)
-}
-
-/// Depths per group in the combined group × depth key (any `u32` depth fits).
-const DEPTH_SPAN: u64 = 1 << 32;
-
-/// The two answer-table passes, keyed by the integer codes: per-prompt sums and sums per `group` × depth; and each
-/// prompt's labels (its `group` and strings) from its depth-0 row, which the scan decodes alone.
-fn answer_passes(answers: LazyFrame) -> Result<[DataFrame; 3], Error> {
-    let sums = answers.clone().group_by([col("prompt")]).agg([
-        len().cast(DataType::Int64).alias("n"),
-        count_of("correct"),
-        count_of("incorrect"),
-        count_of("unjudged"),
-        count_of("wrong_question"),
-    ]);
-    // One integer key for group × depth: a single-column key is hashed directly, two are row-encoded first.
-    let depth = answers
-        .clone()
-        .group_by([(col("group").cast(DataType::UInt64) * lit(DEPTH_SPAN)
-            + col("depth").cast(DataType::UInt64))
-        .alias("key")])
-        .agg([
-            len().cast(DataType::Int64).alias("n"),
-            count_of("correct"),
-            count_of("unjudged"),
-        ])
-        .select([
-            // The quotient of an exact multiple of the span (a true division, exact in f64 below 2^53).
-            ((col("key") - col("key") % lit(DEPTH_SPAN)) / lit(DEPTH_SPAN))
-                .cast(DataType::UInt32)
-                .alias("group"),
-            (col("key") % lit(DEPTH_SPAN))
-                .cast(DataType::UInt32)
-                .alias("depth"),
-            col("n"),
-            col("correct"),
-            col("unjudged"),
-        ]);
-    let labels = answers.filter(col("depth").eq(lit(0u32))).select([
-        col("prompt"),
-        col("group"),
-        col("model"),
-        col("structure"),
-        col("prompt_id"),
-    ]);
-    let frames = stream_all(vec![sums, depth, labels], "RIFT answer table")?;
-    <[DataFrame; 3]>::try_from(frames).map_err(|f| {
-        Error::polars("RIFT answer table")(polars_err!(ComputeError: "{} results", f.len()))
-    })
-}
-
-/// Labels for every prompt of `sums`: the depth-0 rows when they name each prompt once (every prompt's answers run
-/// from depth 0), otherwise each prompt's first row from a full scan.
-fn prompt_labels(
-    answers: LazyFrame,
-    sums: &DataFrame,
-    labels: DataFrame,
-) -> Result<DataFrame, Error> {
-    let unique = labels
-        .column("prompt")
-        .and_then(|c| c.n_unique())
-        .map_err(Error::polars("RIFT prompt labels"))?;
-    if labels.height() == sums.height() && unique == sums.height() {
-        return Ok(labels);
-    }
-    answers
-        .group_by([col("prompt")])
-        .agg([
-            col("group").first(),
-            col("model").first(),
-            col("structure").first(),
-            col("prompt_id").first(),
-        ])
-        .collect_with_engine(Engine::Streaming)
-        .map(|r| r.unwrap_single())
-        .map_err(Error::polars("RIFT prompt labels"))
-}
-
 /// `accuracy` (judged: correct ÷ (n − unjudged), null when nothing was judged), `accuracy_lower` (correct ÷ n) and
 /// `accuracy_upper` ((correct + unjudged) ÷ n), in percent, from the integer columns `correct`, `unjudged` and `n`.
 fn accuracies(n: &str) -> [Expr; 3] {
@@ -616,30 +529,6 @@ fn accuracies(n: &str) -> [Expr; 3] {
         share(f("correct"), f(n)).alias("accuracy_lower"),
         share(f("correct") + f("unjudged"), f(n)).alias("accuracy_upper"),
     ]
-}
-
-/// Judged accuracy and its bounds by depth, from sums per `group` × depth and the groups' labels.
-fn depth_table(depth: DataFrame, groups: LazyFrame) -> Result<DataFrame, Error> {
-    depth
-        .lazy()
-        .join(
-            groups,
-            [col("group")],
-            [col("group")],
-            JoinArgs::new(JoinType::Inner),
-        )
-        .select([
-            col("model"),
-            col("structure"),
-            col("depth"),
-            col("n"),
-            col("correct"),
-            col("unjudged"),
-        ])
-        .with_columns(accuracies("n"))
-        .sort(["model", "structure", "depth"], sort_opts())
-        .collect()
-        .map_err(Error::polars("RIFT accuracy by depth"))
 }
 
 /// Table 2 statistics from per-prompt rows (`model`, `structure`, `n` answers, `unjudged`, and the three accuracy
@@ -678,76 +567,6 @@ fn nice_width(max_tokens: u64) -> u64 {
         }
     }
     max_tokens.div_ceil(20).max(1)
-}
-
-/// The answer-table part of the analysis (the part the benchmark times): per-prompt sums → Table 2 from answers,
-/// wrong-question shares; accuracy by depth.
-pub struct AnswerAggregates {
-    pub per_prompt: DataFrame,
-    pub table2: DataFrame,
-    pub wrong_question: DataFrame,
-    pub by_depth: DataFrame,
-}
-
-pub fn aggregate_answers(answers: LazyFrame) -> Result<AnswerAggregates, Error> {
-    let [sums, depth, labels] = answer_passes(answers.clone())?;
-    let labels = prompt_labels(answers, &sums, labels)?;
-    let per_prompt = sums
-        .lazy()
-        .join(
-            labels.lazy(),
-            [col("prompt")],
-            [col("prompt")],
-            JoinArgs::new(JoinType::Inner),
-        )
-        .select([
-            col("model"),
-            col("structure"),
-            col("prompt_id"),
-            col("group"),
-            col("n"),
-            col("correct"),
-            col("incorrect"),
-            col("unjudged"),
-            col("wrong_question"),
-        ])
-        .collect()
-        .map_err(Error::polars("RIFT per-prompt sums"))?;
-    let groups = per_prompt
-        .clone()
-        .lazy()
-        .select([col("group"), col("model"), col("structure")])
-        .unique(None, UniqueKeepStrategy::First);
-    let by_depth = depth_table(depth, groups)?;
-    let table2 = table2_frame(per_prompt.clone().lazy().with_columns(accuracies("n")))?;
-    let wrong_question = per_prompt
-        .clone()
-        .lazy()
-        .group_by([col("model"), col("structure")])
-        .agg([
-            col("incorrect").sum().alias("incorrect"),
-            col("wrong_question").sum().alias("wrong_question"),
-            col("unjudged").sum().alias("unjudged"),
-        ])
-        .with_column(
-            when(col("incorrect").gt(lit(0)))
-                .then(
-                    col("wrong_question").cast(DataType::Float64)
-                        / col("incorrect").cast(DataType::Float64)
-                        * lit(100.0),
-                )
-                .otherwise(lit(NULL).cast(DataType::Float64))
-                .alias("share"),
-        )
-        .sort(["model", "structure"], sort_opts())
-        .collect()
-        .map_err(Error::polars("RIFT wrong-question share"))?;
-    Ok(AnswerAggregates {
-        per_prompt,
-        table2,
-        wrong_question,
-        by_depth,
-    })
 }
 
 /// Aggregates a RIFT run: the answer table (lazy) and, when present, the prompt table.

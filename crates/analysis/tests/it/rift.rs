@@ -180,6 +180,65 @@ fn batches_and_files_keep_their_codes_apart() {
 }
 
 #[test]
+fn answers_out_of_prompt_order_give_the_same_tables() {
+    // The per-prompt sums take polars' sorted group-by on the prompt code when the table is in prompt order (as the
+    // writers keep it), the hash group-by otherwise. A table out of that order must give the same sums: here every
+    // prompt's rows spread over the table (ordered by depth, so neighbouring rows belong to different prompts), and
+    // each prompt's rows together but the codes descending; in memory and from Parquet in small row groups.
+    let (_, answers) = synthetic::generate_records(&small());
+    let want = rift::aggregate_answers(rift::answers_frame(&answers).unwrap().lazy()).unwrap();
+    let mut by_depth = answers.clone();
+    by_depth.sort_by_key(|a| a.depth);
+    let spread = rift::answers_frame(&by_depth).unwrap();
+    let descending = rift::answers_frame(&answers)
+        .unwrap()
+        .sort(
+            ["prompt"],
+            SortMultipleOptions::default()
+                .with_order_descending(true)
+                .with_maintain_order(true),
+        )
+        .unwrap();
+    let per_prompt = |df: &DataFrame| {
+        df.select([
+            "model",
+            "structure",
+            "prompt_id",
+            "n",
+            "correct",
+            "incorrect",
+            "unjudged",
+            "wrong_question",
+        ])
+        .unwrap()
+        .sort(["model", "structure", "prompt_id"], Default::default())
+        .unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for (name, mut df) in [("spread", spread), ("descending", descending)] {
+        let path = dir.path().join(format!("{name}.parquet"));
+        ParquetWriter::new(std::fs::File::create(&path).unwrap())
+            .with_row_group_size(Some(1000))
+            .finish(&mut df)
+            .unwrap();
+        let from_memory = rift::aggregate_answers(df.lazy()).unwrap();
+        let from_parquet =
+            rift::aggregate_answers(rift::scan_answers_parquet(&path).unwrap()).unwrap();
+        for got in [from_memory, from_parquet] {
+            assert_eq!(got.per_prompt.height(), want.per_prompt.height(), "{name}");
+            assert_frames_close(&per_prompt(&got.per_prompt), &per_prompt(&want.per_prompt));
+            for (x, y) in [
+                (&got.table2, &want.table2),
+                (&got.by_depth, &want.by_depth),
+                (&got.wrong_question, &want.wrong_question),
+            ] {
+                assert_frames_close(x, y);
+            }
+        }
+    }
+}
+
+#[test]
 fn a_run_whose_answer_table_has_no_codes_is_read_from_its_jsonl() {
     let cfg = small();
     let (_, answers) = synthetic::generate_records(&cfg);
