@@ -4,7 +4,8 @@
 //!
 //! Two canonical frames feed it:
 //! - the answer table ([`ANSWER_COLUMNS`]): one row per expected answer, `correct`/`incorrect`/`unjudged` booleans
-//!   (none = missing) and `wrong_question` (an incorrect answer that is another question's answer); it can be 18.6 M
+//!   (none = missing), `wrong_question` (an incorrect answer that is another question's answer) and
+//!   `wrong_question_correct` (a flagged answer judged correct, counted apart from the paper's share); it can be 18.6 M
 //!   rows, so it is queried lazily with the streaming engine (from Parquet via [`scan_answers_parquet`]), grouped by
 //!   its integer codes `group` and `prompt`, one pass of the engine for per-prompt sums, sums by depth and the
 //!   labels (the model, structure and prompt strings, decoded for each prompt's depth-0 row only);
@@ -42,7 +43,7 @@ use crate::tables::{f64_col, i64_col, str_col};
 /// each numbered in the order the table first holds it), the answer's depth and its verdict flags. The aggregation
 /// groups by the codes and reads the strings only for each prompt's first answer (depth 0), so a large table is
 /// never hashed or decoded string by string.
-pub const ANSWER_COLUMNS: [&str; 10] = [
+pub const ANSWER_COLUMNS: [&str; 11] = [
     "model",
     "structure",
     "prompt_id",
@@ -53,6 +54,7 @@ pub const ANSWER_COLUMNS: [&str; 10] = [
     "incorrect",
     "unjudged",
     "wrong_question",
+    "wrong_question_correct",
 ];
 
 /// The answer table's schema ([`ANSWER_COLUMNS`] with their types).
@@ -65,6 +67,7 @@ pub fn answer_schema() -> Schema {
         DataType::UInt32,
         DataType::UInt32,
         DataType::UInt32,
+        DataType::Boolean,
         DataType::Boolean,
         DataType::Boolean,
         DataType::Boolean,
@@ -223,6 +226,10 @@ fn answers_frame_coded(
             "wrong_question".into(),
             flag(&|r| r.verdict == Verdict::Incorrect && r.wrong_question_of.is_some()),
         ),
+        Column::new(
+            "wrong_question_correct".into(),
+            flag(&|r| r.verdict == Verdict::Correct && r.wrong_question_of.is_some()),
+        ),
     ];
     DataFrame::new(records.len(), columns).map_err(Error::polars("building the RIFT answer table"))
 }
@@ -307,10 +314,14 @@ pub fn load_run(rift_dir: &Path) -> Result<(LazyFrame, Option<DataFrame>), Error
             .iter()
             .map(|t| scan_answers_parquet(t))
             .collect::<Result<Vec<_>, _>>()?;
-        // A table written before the integer codes existed is read from the JSONL instead.
+        // A table written before the integer codes (or the flagged-correct column) existed is read from the JSONL
+        // instead.
         let coded = scans.iter_mut().all(|s| {
-            s.collect_schema()
-                .is_ok_and(|schema| schema.contains("group") && schema.contains("prompt"))
+            s.collect_schema().is_ok_and(|schema| {
+                ["group", "prompt", "wrong_question_correct"]
+                    .iter()
+                    .all(|c| schema.contains(c))
+            })
         });
         if coded {
             return Ok((concat_answer_tables(scans)?, prompts));
@@ -460,6 +471,9 @@ pub struct WrongQuestion {
     pub structure: String,
     pub incorrect: i64,
     pub wrong_question: i64,
+    /// Answers flagged as another question's answer that were judged correct (outside the share): a lenient
+    /// judge, or an answer right for both questions.
+    pub wrong_question_correct: i64,
     /// Unjudged answers: not incorrect, so outside this share's denominator; counted here to show it.
     pub unjudged: i64,
     /// Percent of incorrect answers that are another question's answer (None when there are no incorrect answers).
@@ -645,12 +659,14 @@ pub fn aggregate(
             f64_col(df, "share")?,
         );
         let unjudged = i64_col(df, "unjudged")?;
+        let wq_correct = i64_col(df, "wrong_question_correct")?;
         (0..df.height())
             .map(|i| WrongQuestion {
                 model: m[i].clone(),
                 structure: s[i].clone(),
                 incorrect: inc[i].unwrap_or_default(),
                 wrong_question: wq[i].unwrap_or_default(),
+                wrong_question_correct: wq_correct[i].unwrap_or_default(),
                 unjudged: unjudged[i].unwrap_or_default(),
                 share: share[i],
             })

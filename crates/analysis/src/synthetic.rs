@@ -188,11 +188,14 @@ pub fn generate_records(cfg: &SyntheticConfig) -> (Vec<PromptScore>, Vec<AnswerS
             .iter()
             .filter(|a| a.verdict == Verdict::Missing)
             .count() as u32;
-        let wrong_question = sim
-            .answers
-            .iter()
-            .filter(|a| a.wrong_question_of.is_some())
-            .count() as u32;
+        let flagged = |v: Verdict| {
+            sim.answers
+                .iter()
+                .filter(|a| a.verdict == v && a.wrong_question_of.is_some())
+                .count() as u32
+        };
+        let (wrong_question, wrong_question_correct) =
+            (flagged(Verdict::Incorrect), flagged(Verdict::Correct));
         for (d, a) in sim.answers.iter().enumerate() {
             answers.push(AnswerScore {
                 prompt_id: id.clone(),
@@ -237,6 +240,7 @@ pub fn generate_records(cfg: &SyntheticConfig) -> (Vec<PromptScore>, Vec<AnswerS
             unjudged: 0,
             accuracy: f64::from(correct) / f64::from(n),
             wrong_question,
+            wrong_question_correct,
             missing,
             extra: 0,
             stopped_early: sim.stopped_early,
@@ -336,6 +340,7 @@ pub fn write_answers_parquet(cfg: &SyntheticConfig, path: &Path) -> Result<u64, 
         incorrect: Vec<bool>,
         unjudged: Vec<bool>,
         wrong: Vec<bool>,
+        wrong_correct: Vec<bool>,
     }
     let mut cols = Cols::default();
     let mut total = 0u64;
@@ -363,6 +368,7 @@ pub fn write_answers_parquet(cfg: &SyntheticConfig, path: &Path) -> Result<u64, 
                 Column::new("incorrect".into(), c.incorrect),
                 Column::new("unjudged".into(), c.unjudged),
                 Column::new("wrong_question".into(), c.wrong),
+                Column::new("wrong_question_correct".into(), c.wrong_correct),
             ],
         )
         .map_err(Error::polars(ctx()))?;
@@ -398,6 +404,8 @@ pub fn write_answers_parquet(cfg: &SyntheticConfig, path: &Path) -> Result<u64, 
             cols.unjudged.push(a.verdict == Verdict::Unjudged);
             cols.wrong
                 .push(a.verdict == Verdict::Incorrect && a.wrong_question_of.is_some());
+            cols.wrong_correct
+                .push(a.verdict == Verdict::Correct && a.wrong_question_of.is_some());
         }
         prompt += 1;
         total += sim.answers.len() as u64;

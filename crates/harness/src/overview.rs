@@ -225,13 +225,13 @@ pub fn headline_markdown(paths: &RunPaths) -> Result<String, Error> {
             prompts.as_ref(),
             &analysis::rift::RiftConfig::default(),
         )?;
-        md.push_str("## RIFT\n\n| model | structure | prompts | mean accuracy (%) | unjudged answers | wrong-question answers |\n|---|---|---:|---:|---:|---:|\n");
+        md.push_str("## RIFT\n\n| model | structure | prompts | mean accuracy (%) | unjudged answers | wrong-question answers | flagged, judged correct |\n|---|---|---:|---:|---:|---:|---:|\n");
         for t in &summary.table2 {
-            let wq = summary
+            let (wq, wq_correct) = summary
                 .wrong_question
                 .iter()
                 .find(|w| w.model == t.model && w.structure == t.structure)
-                .map_or(0, |w| w.wrong_question);
+                .map_or((0, 0), |w| (w.wrong_question, w.wrong_question_correct));
             let mean = if t.unjudged > 0 {
                 analysis::rift::fmt_bounds(t.mean_lower, t.mean_upper, 1)
             } else {
@@ -239,9 +239,16 @@ pub fn headline_markdown(paths: &RunPaths) -> Result<String, Error> {
             };
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {mean} | {} | {wq} |",
+                "| {} | {} | {} | {mean} | {} | {wq} | {wq_correct} |",
                 t.model, t.structure, t.n_prompts, t.unjudged
             );
+        }
+        if summary
+            .wrong_question
+            .iter()
+            .any(|w| w.wrong_question_correct > 0)
+        {
+            md.push_str("\nFlagged, judged correct: answers that are another question's expected answer and not their own, which the judge still called correct (a lenient judge, or an answer right for both questions); outside the wrong-question share.\n");
         }
         if summary.table2.iter().any(|t| t.unjudged > 0) {
             md.push_str("\nUnjudged answers (no judge verdict) are neither correct nor incorrect; where there are any, accuracy is shown as bounds: unjudged counted wrong … unjudged counted right.\n");

@@ -748,7 +748,7 @@ impl ScoreSummary {
     /// columns show bounds (unjudged counted wrong … counted right).
     pub fn to_markdown(&self) -> String {
         let mut md = String::from(
-            "| model | structure | prompts | mean accuracy (%) | median (%) | unjudged | incorrect | wrong question (share of incorrect) | empty | malformed | truncated | failed | stopped early | ran long |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            "| model | structure | prompts | mean accuracy (%) | median (%) | unjudged | incorrect | wrong question (share of incorrect) | flagged, judged correct | empty | malformed | truncated | failed | stopped early | ran long |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         );
         let pct = |v: Option<f64>| analysis::tables::fmt_opt(v, 1);
         let bounds = |lo: Option<f64>, hi: Option<f64>| analysis::rift::fmt_bounds(lo, hi, 1);
@@ -770,7 +770,7 @@ impl ScoreSummary {
             };
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {mean} | {median} | {} | {} | {} ({}) | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {mean} | {median} | {} | {} | {} ({}) | {} | {} | {} | {} | {} | {} | {} |",
                 t.model,
                 t.structure,
                 t.n_prompts,
@@ -779,6 +779,7 @@ impl ScoreSummary {
                 wq.map_or(0, |w| w.wrong_question),
                 wq.and_then(|w| w.share)
                     .map_or_else(|| "–".to_owned(), |s| format!("{s:.0}%")),
+                wq.map_or(0, |w| w.wrong_question_correct),
                 count(|o| o.empty),
                 count(|o| o.malformed),
                 count(|o| o.truncated),

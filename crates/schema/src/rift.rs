@@ -274,8 +274,9 @@ pub struct AnswerScore {
     /// The judge request id, when the pair went to the LLM judge.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_id: Option<String>,
-    /// The answer, judged incorrect, matches the expected answer of this other question (1-based number) by the
-    /// pre-judge's matching; never set on a correct, missing or unjudged answer.
+    /// The answer matches the expected answer of this other question (1-based number) by the pre-judge's matching,
+    /// and not its own, whatever its verdict (never set on a missing answer). Files written before issue 27 set it
+    /// on incorrect answers only.
     pub wrong_question_of: Option<u32>,
 }
 
@@ -301,7 +302,12 @@ pub struct PromptScore {
     /// correct / num_questions: the lower bound of the prompt's accuracy (unjudged answers count as not correct);
     /// readers that need the judged accuracy compute correct / (num_questions − unjudged).
     pub accuracy: f64,
+    /// Incorrect answers flagged as another question's answer (the paper's wrong-question count).
     pub wrong_question: u32,
+    /// Answers flagged as another question's answer that the judge (or the pre-judge) called correct: a lenient
+    /// judge, or an answer right for both questions.
+    #[serde(default)]
+    pub wrong_question_correct: u32,
     pub missing: u32,
     pub extra: u32,
     pub stopped_early: bool,

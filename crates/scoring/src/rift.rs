@@ -9,14 +9,18 @@
 //! Pre-judge ([`prejudge`], rules in its docs and `docs/rift-judging.md`): it only settles what is certain. A
 //! form of the given answer (normalized; also without a leading `What is` / `Who is`, or before a dash followed by
 //! an explanation) equal to a form of the expected answer (normalized; also without a quoted-note parenthetical,
-//! or either side of a final `(or X)`) is correct; an answer without a letter or digit is incorrect; an empty slot
-//! is missing. Everything else is unsettled: the LLM judge's verdict decides it, and without one (no judge
+//! or either side of a final `(or X)`) is correct, as is the same plain number written alike (`1,440` = `1440`); an
+//! answer without a letter or digit, a plain number that cannot be the expected one, an answer that rejects the
+//! expected answer in so many words and one that names another numbered one (`Henry VII` for `Henry VIII`) are
+//! incorrect; an empty slot is missing. Everything else is unsettled: the LLM judge's verdict decides it, and without one (no judge
 //! configured, or every try of the judge failed) it stays unjudged, which is neither correct nor incorrect.
 //!
-//! Wrong-question flag (the paper's structural adherence): decided after correctness, and only for an answer whose
-//! verdict is incorrect. It is set when the pre-judge's own matching accepts the answer for another question of the
-//! prompt; a match with another question's answer never makes an answer incorrect by itself (it goes to the judge
-//! like any unsettled answer), and a paraphrase of another answer that only a judge could recognise stays
+//! Wrong-question flag (the paper's structural adherence): set on every given answer, whatever its verdict, that the
+//! pre-judge's own matching accepts for another question of the prompt and not for its own. It never changes the
+//! verdict: a match with another question's answer never makes an answer incorrect by itself (it goes to the judge
+//! like any unsettled answer). The paper's figure counts the flagged answers among the incorrect ones; a flagged
+//! answer the judge called correct is counted apart ([`PromptScore::wrong_question_correct`]): a lenient judge, or
+//! an answer right for both questions. A paraphrase of another answer that only a judge could recognise stays
 //! unflagged.
 
 use std::collections::HashMap;
@@ -184,18 +188,20 @@ fn clean_item(s: &str) -> String {
     t.to_owned()
 }
 
-/// The question an answer judged incorrect belongs to instead: the first other question of the traversal whose
-/// expected answer the pre-judge's own matching accepts for `given` (see [`prejudge`]: the same given and expected
-/// forms that make an answer correct), skipping questions whose expected answer normalizes to this question's.
-/// Deterministic and conservative: a paraphrase of another question's answer that only a judge would recognise is
-/// not flagged. Call it only for answers whose verdict is [`Verdict::Incorrect`]; a correct, missing or unjudged
-/// answer is never flagged.
+/// The question a given answer belongs to instead: when the pre-judge's own matching (see [`prejudge`]: the same
+/// given and expected forms that make an answer correct) does not accept `given` for its own question, the first
+/// other question of the traversal whose expected answer it accepts, skipping questions whose expected answer
+/// normalizes to this question's. Whatever the verdict: the flag never changes it. Deterministic and
+/// conservative: a paraphrase of another question's answer that only a judge would recognise is not flagged.
 fn wrong_question_of(
     given: &GivenForms,
     depth: usize,
     forms: &[ExpectedForms],
     traversal: &[u32],
 ) -> Option<u32> {
+    if forms[depth].accepts(given) {
+        return None;
+    }
     (0..forms.len())
         .find(|&j| j != depth && forms[j].whole != forms[depth].whole && forms[j].accepts(given))
         .map(|j| traversal[j])
@@ -315,6 +321,7 @@ pub fn score_indexed(
             unjudged: 0,
             accuracy: 0.0,
             wrong_question: 0,
+            wrong_question_correct: 0,
             missing: 0,
             extra: parsed.answers.len().saturating_sub(n) as u32,
             stopped_early: !parsed.answers.is_empty() && parsed.answers.len() < n,
@@ -376,10 +383,8 @@ pub fn score_indexed(
                     (None, Some(Some(None))) => (Verdict::Unjudged, JudgeSource::LlmUnusable),
                     (None, Some(None) | None) => (Verdict::Unjudged, JudgeSource::PreJudgeOnly),
                 };
-                if a.verdict == Verdict::Incorrect {
-                    a.wrong_question_of =
-                        wrong_question_of(&given_forms, depth, &forms, &meta.traversal);
-                }
+                a.wrong_question_of =
+                    wrong_question_of(&given_forms, depth, &forms, &meta.traversal);
             }
             match a.verdict {
                 Verdict::Correct => prompt.correct += 1,
@@ -392,8 +397,10 @@ pub fn score_indexed(
                 JudgeSource::PreJudgeOnly | JudgeSource::LlmUnusable => prompt.pre_judge_only += 1,
                 _ => {}
             }
-            if a.wrong_question_of.is_some() {
-                prompt.wrong_question += 1;
+            match (a.wrong_question_of, a.verdict) {
+                (Some(_), Verdict::Incorrect) => prompt.wrong_question += 1,
+                (Some(_), Verdict::Correct) => prompt.wrong_question_correct += 1,
+                _ => {}
             }
             out.answers.push(a);
         }

@@ -25,7 +25,14 @@ fn count_of(flag: &str) -> Expr {
 }
 
 /// The columns [`prompt_sums`] gives per prompt.
-const SUMS: [&str; 5] = ["n", "correct", "incorrect", "unjudged", "wrong_question"];
+const SUMS: [&str; 6] = [
+    "n",
+    "correct",
+    "incorrect",
+    "unjudged",
+    "wrong_question",
+    "wrong_question_correct",
+];
 
 /// Runs one query over the answer table on the streaming engine.
 fn stream(plan: LazyFrame, ctx: &str) -> Result<DataFrame, Error> {
@@ -52,6 +59,7 @@ fn prompt_sums(answers: LazyFrame) -> Result<DataFrame, Error> {
             count_of("incorrect"),
             count_of("unjudged"),
             count_of("wrong_question"),
+            count_of("wrong_question_correct"),
         ])
     };
     if prompts_in_order(answers.clone())? {
@@ -262,6 +270,9 @@ pub fn aggregate_answers(answers: LazyFrame) -> Result<AnswerAggregates, Error> 
         .agg([
             col("incorrect").sum().alias("incorrect"),
             col("wrong_question").sum().alias("wrong_question"),
+            col("wrong_question_correct")
+                .sum()
+                .alias("wrong_question_correct"),
             col("unjudged").sum().alias("unjudged"),
         ])
         .with_column(
@@ -321,6 +332,7 @@ mod tests {
                 count_of("incorrect"),
                 count_of("unjudged"),
                 count_of("wrong_question"),
+                count_of("wrong_question_correct"),
             ]),
             "test",
         )

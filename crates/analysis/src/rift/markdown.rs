@@ -118,6 +118,7 @@ pub fn write_tables(summary: &RiftSummary, dir: &Path) -> Result<Vec<PathBuf>, E
                 w.incorrect.to_string(),
                 w.wrong_question.to_string(),
                 tables::fmt_opt(w.share, 1),
+                w.wrong_question_correct.to_string(),
                 w.unjudged.to_string(),
             ]
         })
@@ -125,8 +126,8 @@ pub fn write_tables(summary: &RiftSummary, dir: &Path) -> Result<Vec<PathBuf>, E
     written.push(tables::write_markdown(
         dir,
         "rift_wrong_question",
-        "Share of incorrect answers that are the answer to a different question of the same prompt. Unjudged answers are not incorrect and stay out of the share.",
-        &["Model", "Structure", "Incorrect", "Wrong question", "Share (%)", "Unjudged"],
+        "Share of incorrect answers that are the answer to a different question of the same prompt (the RIFT paper's Fig. 4). An answer is flagged whatever its verdict; \"Flagged, judged correct\" counts the flagged answers the judge called correct, outside the share (a lenient judge, or an answer right for both questions). Unjudged answers are not incorrect and stay out of the share.",
+        &["Model", "Structure", "Incorrect", "Wrong question", "Share (%)", "Flagged, judged correct", "Unjudged"],
         &wq_rows,
     )?);
     written.extend(super::reasoning::write_markdown(

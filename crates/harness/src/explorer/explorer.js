@@ -173,7 +173,7 @@
   function rift(main, s) {
     add(main, el('h2', '', s.id + ' · ' + s.structure + ' · n = ' + s.n + (s.k ? ' · k = ' + s.k : '')));
     stats(main, [['outcome', s.outcome], ['accuracy % (judged)', s.accuracy], ['correct', s.correct], ['unjudged', s.unjudged],
-      ['wrong question', s.wrong_question], ['missing', s.missing], ['extra', s.extra], ['prompt tokens', s.prompt_tokens],
+      ['wrong question', s.wrong_question], ['flagged, judged correct', s.wrong_question_correct], ['missing', s.missing], ['extra', s.extra], ['prompt tokens', s.prompt_tokens],
       ['output tokens', s.completion_tokens], ['reasoning tokens', s.reasoning_tokens]]);
     add(main, el('h3', '', 'Traversal'));
     var rows = {};
@@ -182,7 +182,10 @@
         var v = el('span', 'v-' + r[5], r[5]);
         var wq = null;
         if (r[7] !== null) {
-          wq = el('a', 'wq', 'question ' + r[7]);
+          // A flagged answer the judge called correct: a lenient judge, or an answer right for both questions.
+          var lenient = r[5] === 'correct';
+          wq = el('a', lenient ? 'wq wq-correct' : 'wq', 'question ' + r[7] + (lenient ? ' (judged correct)' : ''));
+          if (lenient) wq.title = 'Also the expected answer of question ' + r[7] + ', yet judged correct: a lenient judge, or right for both';
           wq.addEventListener('click', function () {
             var row = rows[r[7]];
             if (row) { row.scrollIntoView({ block: 'center' }); row.className = 'flash'; setTimeout(function () { row.className = ''; }, 1500); }

@@ -1,5 +1,6 @@
 //! The RIFT side of the explorer: one entry per prompt (its scores, the traversal as a table with each answer's
-//! verdict and who settled it, wrong-question links, the raw reply with its reasoning folded away).
+//! verdict and who settled it, wrong-question links (marked where the judge still called the answer correct), the raw
+//! reply with its reasoning folded away). The sample list has a filter on the flagged answers judged correct.
 //!
 //! A paper-scale model has 20 000 prompts and 3 million answers, so only the prompt scores are held; answers and
 //! responses are read back per prompt through a [`schema::LineIndex`].
@@ -42,6 +43,8 @@ struct Prompt<'a> {
     correct: u32,
     unjudged: u32,
     wrong_question: u32,
+    /// Flagged answers the judge called correct.
+    wrong_question_correct: u32,
     missing: u32,
     extra: u32,
     prompt_tokens: Option<u64>,
@@ -163,6 +166,7 @@ pub(super) fn write(
             correct: p.correct,
             unjudged: p.unjudged,
             wrong_question: p.wrong_question,
+            wrong_question_correct: p.wrong_question_correct,
             missing: p.missing,
             extra: p.extra,
             prompt_tokens: p.prompt_tokens,
@@ -191,6 +195,7 @@ pub(super) fn write(
             prompt.accuracy,
             p.unjudged,
             p.wrong_question,
+            p.wrong_question_correct,
             p.completion_tokens,
             prompt.outcome,
             page
@@ -205,11 +210,14 @@ pub(super) fn write(
             "accuracy %",
             "unjudged",
             "wrong question",
+            "flagged, judged correct",
             "output tokens",
             "outcome",
         ],
-        &[false, false, true, true, true, true, true, true, false],
-        &["structure", "n", "outcome"],
+        &[
+            false, false, true, true, true, true, true, true, true, false,
+        ],
+        &["structure", "n", "flagged, judged correct", "outcome"],
         rows,
         showcase.map(|(_, id, page)| (id, page)),
     )

@@ -162,6 +162,7 @@ fn fixture(root: &Path, samples: u32, words: usize) -> RunPaths {
             unjudged: 1,
             accuracy: 1.0 / 3.0,
             wrong_question: 1,
+            wrong_question_correct: 0,
             missing: 0,
             extra: 0,
             stopped_early: false,

@@ -94,6 +94,7 @@ fn write_run(root: &Path) -> RunPaths {
             unjudged,
             accuracy: f64::from(correct) / 3.0,
             wrong_question: 0,
+            wrong_question_correct: 0,
             missing: 0,
             extra: 0,
             stopped_early: false,

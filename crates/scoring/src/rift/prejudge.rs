@@ -37,12 +37,22 @@
 //! (`Burma (or Myanmar)`), each alternative (`Burma`, `Myanmar`). Any other parenthetical stays part of the answer
 //! (`Henry (VIII)` accepts `Henry VIII`, never `Henry`).
 //!
-//! Verdicts: a given form equal to an expected form is CORRECT; otherwise an answer without any letter or digit is
-//! INCORRECT when the expected answer has one; everything else is unsettled. The wrong-question flag uses the same
-//! matching ([`ExpectedForms::accepts`]).
+//! Verdicts: a given form equal to an expected form, or the same plain number written alike (`1,440` = `1440`), is
+//! CORRECT; otherwise these are INCORRECT: an answer without any letter or digit when the expected answer has one;
+//! a plain number that cannot be the expected one ([`numbers`]: an incompatible plain number, or an expected answer
+//! that cannot stand for a number); an answer that rejects the expected answer in so many words, or names another
+//! numbered one ([`rejects`]). Everything else is unsettled. The wrong-question flag uses the same matching
+//! ([`ExpectedForms::accepts`]).
 
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
+
+mod numbers;
+mod rejects;
+
+use numbers::PlainNumber;
+pub use numbers::{NUMBER_WORD_STEMS, NUMBER_WORDS, stands_for_a_number};
+pub use rejects::TAKE_BACK;
 
 /// First words of a tail after a dash that make it an explanation of the answer before the dash.
 pub const EXPLANATION_STARTS: &[&str] = &[
@@ -105,6 +115,10 @@ pub fn pre_judge(given: &str, expected: &str) -> Option<bool> {
 pub(crate) struct GivenForms {
     forms: Vec<String>,
     has_alnum: bool,
+    /// The answer as a plain number ([`numbers`]), if it is one.
+    number: Option<PlainNumber>,
+    /// The answer as given (for [`rejects`]).
+    raw: String,
 }
 
 impl GivenForms {
@@ -125,6 +139,8 @@ impl GivenForms {
         Self {
             forms,
             has_alnum: given.chars().any(char::is_alphanumeric),
+            number: PlainNumber::parse(given, true),
+            raw: given.to_owned(),
         }
     }
 
@@ -133,6 +149,18 @@ impl GivenForms {
         if expected.accepts(self) {
             Some(true)
         } else if !self.has_alnum && expected.has_alnum {
+            Some(false)
+        } else if let Some(given) = &self.number {
+            // A plain number: wrong for a number it cannot be, and for an answer that cannot stand for a number.
+            let wrong = match &expected.number {
+                Some(e) => given.incompatible_with(e),
+                None if given.may_be_one() => !expected.numeric_if_one,
+                None => !expected.numeric,
+            };
+            wrong.then_some(false)
+        } else if (!expected.negated && rejects::retracts(&self.raw, expected))
+            || rejects::another_numbered_one(self, expected)
+        {
             Some(false)
         } else {
             None
@@ -147,6 +175,13 @@ pub(crate) struct ExpectedForms {
     /// Every accepted form, `whole` first.
     forms: Vec<String>,
     has_alnum: bool,
+    /// The expected answer as a plain number, if it is one.
+    number: Option<PlainNumber>,
+    /// Whether it may stand for a number ([`stands_for_a_number`]), and whether it may stand for one.
+    numeric: bool,
+    numeric_if_one: bool,
+    /// Whether it has a negation word of its own (`Not Fade Away`): then no answer is taken as rejecting it.
+    negated: bool,
 }
 
 impl ExpectedForms {
@@ -159,12 +194,18 @@ impl ExpectedForms {
             whole,
             forms,
             has_alnum: expected.chars().any(char::is_alphanumeric),
+            number: PlainNumber::parse(expected, false),
+            numeric: stands_for_a_number(expected, false),
+            numeric_if_one: stands_for_a_number(expected, true),
+            negated: rejects::has_negation(expected),
         }
     }
 
-    /// Whether some form of the given answer equals some accepted form.
+    /// Whether some form of the given answer equals some accepted form, or both are plain numbers written alike
+    /// (`1,440` = `1440`).
     pub(crate) fn accepts(&self, given: &GivenForms) -> bool {
         given.forms.iter().any(|g| self.forms.contains(g))
+            || matches!((&given.number, &self.number), (Some(g), Some(e)) if g.same_as(e))
     }
 }
 

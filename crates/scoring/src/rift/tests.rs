@@ -215,8 +215,9 @@ fn newton_prompt() -> PromptRecord {
 }
 
 #[test]
-fn an_answer_right_for_its_own_question_is_never_flagged() {
-    // "Newton" for "Isaac Newton": the pre-judge cannot settle it, so the judge is asked, and it is right.
+fn an_answer_right_for_its_own_question_keeps_its_verdict_and_is_counted_apart() {
+    // "Newton" for "Isaac Newton": the pre-judge cannot settle it, so the judge is asked, and it is right. It is
+    // also question 1's answer, so it is flagged; the verdict stays CORRECT and the flag is counted apart.
     let semantic = |given: &str, expected: &str| expected.ends_with(given);
     let (s, a) = judged(
         &newton_prompt(),
@@ -224,8 +225,80 @@ fn an_answer_right_for_its_own_question_is_never_flagged() {
         Some("Newton, Paris, Newton"),
         Some(&semantic),
     );
-    assert_eq!(a, vec![(C, None), (C, None), (C, None)]);
-    assert_eq!((s.correct, s.wrong_question, s.judged_by_llm), (3, 0, 1));
+    assert_eq!(a, vec![(C, None), (C, None), (C, Some(1))]);
+    assert_eq!(
+        (
+            s.correct,
+            s.wrong_question,
+            s.wrong_question_correct,
+            s.judged_by_llm
+        ),
+        (3, 0, 1, 1)
+    );
+}
+
+#[test]
+fn the_flag_does_not_wait_for_an_incorrect_verdict() {
+    // Questions 1–3 expect Burma (or Myanmar), Myanmar and Paris: "Myanmar" is right for both 1 and 2.
+    let p = prompt_with(
+        "both",
+        None,
+        vec![1, 2, 3],
+        &["Burma (or Myanmar)", "Myanmar", "Paris"],
+        &[
+            "Which country took the name Myanmar?",
+            "What is Burma called today?",
+            "Capital of France?",
+        ],
+    );
+    let lenient = |_: &str, _: &str| true;
+    // An answer equal to its own expected answer is never flagged, even when it is another question's too; one
+    // that is only another question's answer is flagged whatever the judge says.
+    let (s, a) = judged(
+        &p,
+        Outcome::Ok,
+        Some("Myanmar, Myanmar, Myanmar"),
+        Some(&lenient),
+    );
+    assert_eq!(a, vec![(C, None), (C, None), (C, Some(1))]);
+    assert_eq!(
+        (s.correct, s.wrong_question, s.wrong_question_correct),
+        (3, 0, 1)
+    );
+    let (s, a) = judged(
+        &p,
+        Outcome::Ok,
+        Some("Myanmar, Myanmar, Myanmar"),
+        Some(&strict),
+    );
+    assert_eq!(a, vec![(C, None), (C, None), (I, Some(1))]);
+    assert_eq!(
+        (s.correct, s.wrong_question, s.wrong_question_correct),
+        (2, 1, 0)
+    );
+    // The pre-judge's own INCORRECT (plain numbers that differ) is flagged as well, with no judge at all.
+    let years = prompt_with(
+        "years",
+        None,
+        vec![1, 2, 3],
+        &["1066", "1492", "Paris"],
+        &[
+            "Year of the Norman conquest?",
+            "Year Columbus reached the Americas?",
+            "Capital of France?",
+        ],
+    );
+    let (s, a) = judged(&years, Outcome::Ok, Some("1492, 1066, 1066"), None);
+    assert_eq!(a, vec![(I, Some(2)), (I, Some(1)), (I, Some(1))]);
+    assert_eq!(
+        (
+            s.correct,
+            s.unjudged,
+            s.wrong_question,
+            s.wrong_question_correct
+        ),
+        (0, 0, 3, 0)
+    );
 }
 
 #[test]
@@ -260,22 +333,30 @@ fn an_incorrect_answer_equal_to_another_questions_answer_is_flagged() {
 }
 
 #[test]
-fn unjudged_and_missing_answers_are_never_flagged() {
-    // Without a judge, question 3's "Newton" (another question's answer) is unsettled: unjudged, not flagged.
+fn unjudged_answers_are_flagged_and_counted_in_neither_share() {
+    // Without a judge, question 3's "Newton" (another question's answer) is unsettled: unjudged, and flagged; it
+    // counts neither as a wrong-question answer (not incorrect) nor as a flagged correct one. A missing answer is
+    // never flagged.
     let (s, a) = judged(
         &newton_prompt(),
         Outcome::Ok,
         Some("Newton, , Newton"),
         None,
     );
-    assert_eq!(a, vec![(C, None), (M, None), (U, None)]);
+    assert_eq!(a, vec![(C, None), (M, None), (U, Some(1))]);
     assert_eq!(
-        (s.correct, s.unjudged, s.missing, s.wrong_question),
-        (1, 1, 1, 0)
+        (
+            s.correct,
+            s.unjudged,
+            s.missing,
+            s.wrong_question,
+            s.wrong_question_correct
+        ),
+        (1, 1, 1, 0, 0)
     );
     // The same without a judge for the jumping prompt answered in linear order.
     let (s, a) = check(true, Outcome::Ok, Some("Paris, seven, Jupiter"));
-    assert_eq!(a, vec![(C, None), (U, None), (U, None)]);
+    assert_eq!(a, vec![(C, None), (U, Some(2)), (U, Some(3))]);
     assert_eq!((s.unjudged, s.wrong_question), (2, 0));
 }
 

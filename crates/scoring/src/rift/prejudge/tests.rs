@@ -9,7 +9,7 @@ use super::*;
 enum Want {
     /// Settled correct.
     Correct,
-    /// Settled incorrect (an answer without a letter or digit).
+    /// Settled incorrect (an answer without a letter or digit, a plain number that cannot be the expected one).
     Incorrect,
     /// Not settled: the LLM judge decides.
     Open,
@@ -58,7 +58,7 @@ const CASES: &[(&str, &str, Want)] = &[
     // Decimal numbers survive intact.
     ("3.14", "3.14", Correct),
     ("1.5", "one point five", Open),
-    ("1,000", "1000", Open),
+    ("1,000", "1000", Correct),
     // Number words as well-formed phrases.
     ("twenty-one", "21", Correct),
     ("one hundred and five", "105", Correct),
@@ -118,7 +118,7 @@ const CASES: &[(&str, &str, Want)] = &[
         "Paris",
         Correct,
     ),
-    ("Paris - no wait, Lyon", "Paris", Open),
+    ("Paris - no wait, Lyon", "Paris", Incorrect),
     ("Paris \u{2014} or maybe Lyon", "Paris", Open),
     ("Paris \u{2014} it is actually Lyon", "Paris", Open),
     ("Star Wars - The Empire Strikes Back", "Star Wars", Open),
@@ -134,6 +134,187 @@ const CASES: &[(&str, &str, Want)] = &[
     // Nothing else is settled.
     ("Paris France", "Paris", Open),
     ("Newton", "Isaac Newton", Open),
+    // Plain numbers written alike once the thousands separators are gone.
+    ("1,440", "1440", Correct),
+    ("1440", "1,440", Correct),
+    ("300,000", "300000", Correct),
+    ("**1,440**", "1440", Correct),
+    ("What is 1,440?", "1440", Correct),
+    // Plain numbers that cannot be the same number.
+    ("1942", "1492", Incorrect),
+    ("212", "100", Incorrect),
+    ("1067", "1066", Incorrect),
+    ("9", "8", Incorrect),
+    ("1918", "1914", Incorrect),
+    ("0", "5", Incorrect),
+    ("-41", "-43", Incorrect),
+    ("-41", "-40", Open),
+    ("\u{2212}39", "42", Incorrect),
+    ("1928", "1,066", Incorrect),
+    ("What is 1928?", "1066", Incorrect),
+    ("**1928**", "1929", Incorrect),
+    ("1928.", "1929", Incorrect),
+    ("\"1928\"", "1929", Incorrect),
+    ("12.5", "13.7", Incorrect),
+    // Equal by value but written differently: a version, a code, a price.
+    ("1.50", "1.5", Open),
+    ("3.1", "3.10", Open),
+    ("7", "007", Open),
+    ("1440.0", "1440", Open),
+    // Compatible numbers: a sign, a precision, a point, a power of ten, a short year, a European separator.
+    ("40", "-40", Open),
+    ("-40", "40", Open),
+    ("299,792", "300,000", Open),
+    ("300,000", "299,792", Open),
+    ("3.14159", "3.14", Open),
+    ("3.14", "3.14159", Open),
+    ("1924", "1920", Open),
+    ("1.5", "15", Open),
+    ("0.5", "50", Open),
+    ("3000", "3", Open),
+    ("69", "1969", Open),
+    ("1969", "69", Open),
+    ("1.440", "1440", Open),
+    ("1,440", "1.44", Open),
+    // Not plain numbers: symbols, letters, other separators.
+    ("'69", "1969", Open),
+    ("5!", "120", Open),
+    ("+5", "5", Open),
+    ("~5", "6", Open),
+    ("5%", "6", Open),
+    ("1 440", "1441", Open),
+    ("1,44", "145", Open),
+    ("14,40", "1441", Open),
+    ("1920s", "1928", Open),
+    ("1928", "the 1920s", Open),
+    ("5th", "6", Open),
+    ("No. 5", "6", Open),
+    ("5", "No. 5", Open),
+    ("1928?", "1929", Open),
+    ("about 1928", "1066", Open),
+    ("nineteen twenty-eight", "1066", Open),
+    // A plain number for an answer that cannot stand for a number.
+    ("1928", "the Pentagon", Incorrect),
+    ("1928", "Thor", Incorrect),
+    ("2", "Oxygen", Incorrect),
+    ("1928", "the Great Depression", Incorrect),
+    ("1928", "John F. Kennedy", Incorrect),
+    ("1928", "Dwight D. Eisenhower", Open),
+    ("18", "the voting age", Open),
+    ("5", "Pentagon", Incorrect),
+    ("2", "a whale", Incorrect),
+    ("1999", "Prince", Incorrect),
+    ("What is 1928?", "Golden Gate Bridge", Incorrect),
+    // ... and answers that can: digits, numerals, number words, counts, Roman numerals, named numbers.
+    ("1", "a whale", Open),
+    ("1.0", "an apple", Open),
+    ("11", "Apollo 11", Open),
+    ("22", "Catch-22", Open),
+    ("7", "7-Eleven", Open),
+    ("51", "Area 51", Open),
+    ("101", "Room 101", Open),
+    ("1928", "the Roaring Twenties", Open),
+    ("1984", "Nineteen Eighty-Four", Open),
+    ("14", "Louis XIV", Open),
+    ("1", "I, Robot", Open),
+    ("12", "a dozen", Open),
+    ("13", "a baker's dozen", Open),
+    ("20", "a score", Open),
+    ("87", "fourscore and seven", Open),
+    ("0", "none", Open),
+    ("0", "zero", Correct),
+    ("0", "nothing", Open),
+    ("0", "love", Open),
+    ("2", "a pair", Open),
+    ("2", "a couple", Open),
+    ("2", "both", Open),
+    ("100", "a hundred", Open),
+    ("1000000", "a million", Open),
+    ("1000", "a grand", Open),
+    ("1", "first", Open),
+    ("1", "the first", Open),
+    ("3", "third", Open),
+    ("16", "sixteenth", Open),
+    ("10", "October", Open),
+    ("12", "noon", Open),
+    ("14", "a fortnight", Open),
+    ("10", "a decade", Open),
+    ("100", "a century", Open),
+    ("3.14", "pi", Open),
+    ("2.718", "e", Open),
+    ("1000", "K", Open),
+    ("0.5", "half", Open),
+    ("4", "vier", Open),
+    ("5", "cinq", Open),
+    ("5", "\u{bd} dozen", Open),
+    ("4", "x\u{b2}", Open),
+    ("12", "\u{216b}", Open),
+    // An answer that rejects the expected answer in so many words, and does not take it back.
+    ("not Bras\u{ed}lia", "Bras\u{ed}lia", Incorrect),
+    ("Africa, not Asia", "Asia", Incorrect),
+    ("not neon, argon", "neon", Incorrect),
+    ("never Mercury; Pluto", "Mercury", Incorrect),
+    ("It isn't Bram Stoker", "Bram Stoker", Incorrect),
+    ("it's not Paris", "Paris", Incorrect),
+    ("Seville, not Granada", "Granada", Incorrect),
+    (
+        "Jane Austen \u{2014} no, Charlotte Bront\u{eb}",
+        "Jane Austen",
+        Incorrect,
+    ),
+    ("Madrid? No, Barcelona", "Madrid", Incorrect),
+    ("Mars \u{2014} wait, Ares", "Mars", Incorrect),
+    ("Paris \u{2014} correction: Lyon", "Paris", Incorrect),
+    ("6 \u{2014} no, 9", "6", Incorrect),
+    // ... and what does not: a bare negation of another answer, a tag question, a take-back, a restatement.
+    ("not Saturn", "Jupiter", Open),
+    ("not Sydney but Canberra", "Canberra", Open),
+    ("the cello, not the violin", "the cello", Open),
+    ("Lyon, not Paris", "Lyon", Open),
+    ("Au \u{2014} not Ag", "Au", Open),
+    ("Paris, isn't it?", "Paris", Open),
+    ("hydrogen isn't it", "hydrogen", Open),
+    ("not only Paris", "Paris", Open),
+    ("not just Paris", "Paris", Open),
+    ("Paris \u{2014} no doubt", "Paris", Open),
+    ("Paris? No question", "Paris", Open),
+    ("Paris? No, Paris", "Paris", Open),
+    ("Paris \u{2014} no, Paris is right", "Paris", Open),
+    ("Paris \u{2014} no, yes it is", "Paris", Open),
+    ("not Paris, just kidding", "Paris", Open),
+    ("not Paris, Paris", "Paris", Open),
+    ("Paris \u{2014} no", "Paris", Open),
+    (
+        "Giraffe \u{2014} actually, the elephant",
+        "the giraffe",
+        Open,
+    ),
+    (
+        "Paris \u{2014} actually the capital of France",
+        "Paris",
+        Open,
+    ),
+    ("not Not Fade Away", "Not Fade Away", Open),
+    (
+        "No Country for Old Men \u{2014} no, Fargo",
+        "No Country for Old Men",
+        Open,
+    ),
+    ("Not Fade Away", "Not Fade Away", Correct),
+    // Another numbered one: the same words but for a last Roman numeral of another value.
+    ("Henry VII", "Henry VIII", Incorrect),
+    ("Johann Strauss I", "Johann Strauss II", Incorrect),
+    ("World War I", "World War II", Incorrect),
+    ("Elizabeth II", "Elizabeth I", Incorrect),
+    ("Who is Henry VII?", "Henry VIII", Incorrect),
+    ("Vitamin D", "Vitamin C", Incorrect),
+    ("Louis XIV", "Louis XIV", Correct),
+    ("Henry IIII", "Henry IV", Open),
+    ("Henry", "Henry VIII", Open),
+    ("Henry 8", "Henry VIII", Open),
+    ("Henry the Eighth", "Henry VIII", Open),
+    ("John Paul I", "Pope John Paul II", Open),
+    ("Henry VIII", "Henry (VIII)", Correct),
 ];
 
 #[test]
@@ -175,6 +356,15 @@ fn normal_forms() {
     for (input, want) in cases {
         assert_eq!(normalize(input), want, "{input:?}");
     }
+}
+
+#[test]
+fn plain_numbers_match_like_the_pre_judge_for_the_flag() {
+    // The flag's matching takes the numbers written alike too.
+    let minutes = ExpectedForms::of("1,440");
+    assert!(minutes.accepts(&GivenForms::of("1440")));
+    assert!(!minutes.accepts(&GivenForms::of("1441")));
+    assert!(!minutes.accepts(&GivenForms::of("1.44")));
 }
 
 #[test]
@@ -270,6 +460,41 @@ proptest! {
             prop_assert_ne!(pre_judge(&sa, &decimal), Some(true));
             prop_assert_ne!(pre_judge(&decimal, &sa), Some(true));
         }
+    }
+
+    /// A number in digits is never INCORRECT against itself, written with separators, with decimals, or to a
+    /// precision it rounds to; with separators it is CORRECT.
+    #[test]
+    fn equal_numbers_are_never_incorrect(a in 0u64..10_000_000, decimals in 0usize..3) {
+        let digits = a.to_string();
+        let mut grouped = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                grouped.push(',');
+            }
+            grouped.push(c);
+        }
+        prop_assert_eq!(pre_judge(&grouped, &digits), Some(true));
+        prop_assert_eq!(pre_judge(&digits, &grouped), Some(true));
+        let decimal = format!("{digits}.{}", "0".repeat(decimals.max(1)));
+        prop_assert_ne!(pre_judge(&decimal, &digits), Some(false));
+        prop_assert_ne!(pre_judge(&digits, &decimal), Some(false));
+        let rounded = (a / 1000 * 1000).to_string();
+        if a % 1000 < 500 && a >= 1000 {
+            prop_assert_ne!(pre_judge(&digits, &rounded), Some(false));
+            prop_assert_ne!(pre_judge(&rounded, &digits), Some(false));
+        }
+    }
+
+    /// Two whole numbers at the same precision (no trailing zeros), with different significant digits and not a
+    /// short year, are INCORRECT for each other.
+    #[test]
+    fn different_whole_numbers_are_incorrect(a in 1u64..100_000, b in 1u64..100_000) {
+        prop_assume!(a % 10 != 0 && b % 10 != 0 && a != b);
+        let (sa, sb) = (a.to_string(), b.to_string());
+        let short_year = |x: &str, y: &str| x.len() == 2 && y.len() == 4 && y.ends_with(x);
+        prop_assume!(!short_year(&sa, &sb) && !short_year(&sb, &sa));
+        prop_assert_eq!(pre_judge(&sa, &sb), Some(false));
     }
 
     /// Adjacent numbers in words are never summed or merged: after a number that ends in a unit or a teen (which
