@@ -52,13 +52,17 @@ mod rejects;
 
 use numbers::PlainNumber;
 pub use numbers::{NUMBER_WORD_STEMS, NUMBER_WORDS, stands_for_a_number};
-pub use rejects::TAKE_BACK;
+pub use rejects::{REFUSALS, TAKE_BACK};
 
 /// First words of a tail after a dash that make it an explanation of the answer before the dash.
 pub const EXPLANATION_STARTS: &[&str] = &[
     "because", "since", "as", "which", "who", "whose", "where", "when", "known", "named", "called",
     "located", "born", "it", "its", "this", "he", "she", "they", "his", "her", "their", "ie", "eg",
 ];
+
+/// First words of a tail after a comma that make it an explanation of the answer before the comma.
+pub const EXPLANATION_AFTER_COMMA: &[&str] =
+    &["who", "which", "whose", "where", "when", "because", "since"];
 
 /// Words that keep a tail after a dash from being a mere explanation: corrections, alternatives and hedges.
 pub const EXPLANATION_BLOCKERS: &[&str] = &[
@@ -126,14 +130,22 @@ impl GivenForms {
         let mut forms = Vec::new();
         let mut add = |raw: &str| {
             let w = words(raw);
-            if let Some(rest) = without_question_form(&w) {
-                forms.push(finish(rest.to_vec()));
+            let mut push = |w: Vec<String>| {
+                if let Some(rest) = without_question_form(&w) {
+                    forms.push(finish(rest.to_vec()));
+                }
+                forms.push(finish(w));
+            };
+            if let Some(rest) = without_hedges(&w) {
+                push(rest);
             }
-            forms.push(finish(w));
+            push(w);
         };
         add(given);
-        if let Some(head) = head_before_explanation(given) {
-            add(head);
+        for comma in [false, true] {
+            if let Some(head) = head_before_explanation(given, comma) {
+                add(head);
+            }
         }
         forms.retain(|f| !f.is_empty());
         Self {
@@ -146,7 +158,7 @@ impl GivenForms {
 
     /// The pre-judge's verdict against one expected answer (see [`pre_judge`]).
     pub(crate) fn verdict(&self, expected: &ExpectedForms) -> Option<bool> {
-        if expected.accepts(self) {
+        if expected.accepts(self) || rejects::contrasts(&self.raw, expected) {
             Some(true)
         } else if !self.has_alnum && expected.has_alnum {
             Some(false)
@@ -160,6 +172,7 @@ impl GivenForms {
             wrong.then_some(false)
         } else if (!expected.negated && rejects::retracts(&self.raw, expected))
             || rejects::another_numbered_one(self, expected)
+            || rejects::refuses(self, expected)
         {
             Some(false)
         } else {
@@ -182,6 +195,8 @@ pub(crate) struct ExpectedForms {
     numeric_if_one: bool,
     /// Whether it has a negation word of its own (`Not Fade Away`): then no answer is taken as rejecting it.
     negated: bool,
+    /// The expected answer as written (for [`rejects`]).
+    raw: String,
 }
 
 impl ExpectedForms {
@@ -198,6 +213,7 @@ impl ExpectedForms {
             numeric: stands_for_a_number(expected, false),
             numeric_if_one: stands_for_a_number(expected, true),
             negated: rejects::has_negation(expected),
+            raw: expected.to_owned(),
         }
     }
 
@@ -256,20 +272,102 @@ fn is_quoted(inner: &str) -> bool {
     })
 }
 
-/// The part of a given answer before a dash that is followed by an explanation (module docs), if any.
-fn head_before_explanation(given: &str) -> Option<&str> {
-    let at = [" - ", " -- ", "\u{2014}", "\u{2013}"]
+/// The part of a given answer before a dash (or, with `comma`, a comma) that is followed by an explanation (module
+/// docs), if any.
+fn head_before_explanation(given: &str, comma: bool) -> Option<&str> {
+    let separators: &[&str] = if comma {
+        &[", "]
+    } else {
+        &[" - ", " -- ", "\u{2014}", "\u{2013}"]
+    };
+    let at = separators
         .iter()
         .filter_map(|d| given.find(d).map(|i| (i, d.len())))
         .min()?;
     let (head, tail) = (&given[..at.0], &given[at.0 + at.1..]);
     let tail = words(tail);
     let first = tail.first()?;
-    let explains = EXPLANATION_STARTS.contains(&first.as_str())
+    // After a comma only a relative or causal clause explains (`Isaac Newton, who …`); `Rome, Italy` does not.
+    let starts = if comma {
+        EXPLANATION_AFTER_COMMA
+    } else {
+        EXPLANATION_STARTS
+    };
+    let explains = starts.contains(&first.as_str())
         && !tail
             .iter()
             .any(|w| EXPLANATION_BLOCKERS.contains(&w.as_str()));
     (explains && !head.trim().is_empty()).then_some(head)
+}
+
+/// Openings that only restate or hedge the answer after them (`It's X`, `The answer is X`, `I think X`, `maybe X`).
+pub const HEDGE_OPENINGS: &[&[&str]] = &[
+    &["maybe"],
+    &["probably"],
+    &["perhaps"],
+    &["possibly"],
+    &["i", "think"],
+    &["i", "believe"],
+    &["i", "guess"],
+    &["id", "guess"],
+    &["im", "guessing"],
+    &["i", "suppose"],
+    &["im", "not", "sure"],
+    &["i", "am", "not", "sure"],
+    &["not", "sure"],
+    &["its"],
+    &["it", "is"],
+    &["thats"],
+    &["that", "is"],
+    &["that", "would", "be"],
+    &["the", "answer", "is"],
+    &["my", "answer", "is"],
+    &["id", "say"],
+    &["i", "would", "say"],
+];
+
+/// Endings that only hedge the answer before them (`X, I think`, `X? Not sure`, `X probably`).
+pub const HEDGE_ENDINGS: &[&[&str]] = &[
+    &["i", "think"],
+    &["i", "believe"],
+    &["i", "guess"],
+    &["id", "guess"],
+    &["i", "suppose"],
+    &["probably"],
+    &["maybe"],
+    &["perhaps"],
+    &["possibly"],
+    &["not", "sure"],
+    &["im", "not", "sure"],
+    &["i", "am", "not", "sure"],
+];
+
+/// The words without leading restatements and hedges and trailing hedges, when there were any and something is
+/// left (`I think it's Wellington` → `Wellington`, `ostrich, I think` → `ostrich`).
+fn without_hedges(w: &[String]) -> Option<Vec<String>> {
+    let is = |part: &[String], phrase: &[&str]| {
+        part.len() == phrase.len() && part.iter().zip(phrase).all(|(a, b)| a == b)
+    };
+    let (mut from, mut to) = (0, w.len());
+    loop {
+        let before = (from, to);
+        if let Some(p) = HEDGE_OPENINGS
+            .iter()
+            .find(|p| to - from > p.len() && is(&w[from..from + p.len()], p))
+        {
+            from += p.len();
+        }
+        if let Some(p) = HEDGE_ENDINGS
+            .iter()
+            .find(|p| to - from > p.len() && is(&w[to - p.len()..to], p))
+        {
+            to -= p.len();
+        }
+        if (from, to) == before {
+            break;
+        }
+    }
+    (from > 0 || to < w.len()).then(|| w[from..to].to_vec())
 }
 
 /// The words after a leading `What is` / `Who is` (and the like), when something follows it.

@@ -48,8 +48,111 @@ pub const TAKE_BACK: &[&str] = &[
 
 /// Negation words: an expected answer with one is never judged by the rejection rule.
 const NEGATIONS: &[&str] = &[
-    "not", "no", "never", "non", "nor", "neither", "none", "nothing", "nobody", "without", "isnt",
-    "wasnt", "arent", "werent", "dont", "doesnt", "didnt", "cant", "cannot", "wont", "nay",
+    "not", "no", "never", "non", "nor", "neither", "none", "nothing", "nobody", "nowhere",
+    "without", "isnt", "wasnt", "arent", "werent", "dont", "doesnt", "didnt", "cant", "cannot",
+    "wont", "nay", "zero", "nil", "nought", "naught", "nada", "zilch", "nix", "but", "except",
+    "other", "anything", "any",
+];
+
+/// Words that make the part after `not` a comment rather than another answer (`Paris, not really`, `not sure`).
+const COMMENTS: &[&str] = &[
+    "really",
+    "sure",
+    "certain",
+    "exactly",
+    "quite",
+    "necessarily",
+    "entirely",
+    "completely",
+    "so",
+    "that",
+    "it",
+    "this",
+    "correct",
+    "right",
+    "true",
+    "likely",
+    "confident",
+    "positive",
+    "convinced",
+    "certainly",
+    "definitely",
+    "wrong",
+    "incorrect",
+    "me",
+    "i",
+    "you",
+    "think",
+    "know",
+    "only",
+    "just",
+    "one",
+    "any",
+    "anything",
+    "anyone",
+    "anybody",
+    "a",
+    "an",
+    "all",
+    "every",
+    "much",
+    "many",
+    "enough",
+    "even",
+    "ever",
+    "yet",
+    "at",
+    "in",
+    "too",
+    "also",
+    "either",
+    "neither",
+    "both",
+    "single",
+    "once",
+];
+
+/// Whole answers that decline to answer.
+pub const REFUSALS: &[&str] = &[
+    "i dont know",
+    "i do not know",
+    "dont know",
+    "dunno",
+    "idk",
+    "no idea",
+    "i have no idea",
+    "not sure",
+    "im not sure",
+    "i am not sure",
+    "no answer",
+    "i cannot answer",
+    "i cant answer",
+    "i cannot say",
+    "i cant say",
+    "i dont know the answer",
+    "i do not know the answer",
+    "sorry i dont know",
+];
+
+/// Words of an expected answer that a refusal might match in meaning (`unknown`, `anonymous`, `I Don't Know`).
+const REFUSAL_LIKE: &[&str] = &[
+    "know",
+    "known",
+    "unknown",
+    "idea",
+    "sure",
+    "unsure",
+    "answer",
+    "anonymous",
+    "nobody",
+    "none",
+    "nothing",
+    "mystery",
+    "uncertain",
+    "unclear",
+    "pass",
+    "dunno",
+    "idk",
 ];
 
 /// Parts that retract the part before them.
@@ -117,6 +220,84 @@ pub(crate) fn retracts(given: &str, expected: &ExpectedForms) -> bool {
         }
     }
     false
+}
+
+/// Whether the answer affirms the expected answer against another one: `X, not Y` / `X — not Y` (two parts) or
+/// `not Y but X` (one part), where X is accepted, Y is neither accepted nor mentions the expected answer, and Y is
+/// another answer rather than a comment (no word of [`COMMENTS`]: `Paris, not really`).
+pub(crate) fn contrasts(given: &str, expected: &ExpectedForms) -> bool {
+    if expected.negated {
+        return false;
+    }
+    let parts = split_parts(given);
+    let accepted = |w: &[String]| expected.accepts(&GivenForms::of(&w.join(" ")));
+    let other = |y: &[String]| {
+        !y.is_empty()
+            && !accepted(y)
+            && !mentions(&y.join(" "), expected)
+            && !y
+                .iter()
+                .any(|w| COMMENTS.contains(&w.to_lowercase().as_str()))
+    };
+    let lower = |p: &str| -> Vec<String> { words(p).iter().map(|w| w.to_lowercase()).collect() };
+    match parts.as_slice() {
+        [x, y] => {
+            let (xw, yw) = (words(x), words(y));
+            lower(y).first().is_some_and(|w| w == "not") && accepted(&xw) && other(&yw[1..])
+        }
+        [one] => {
+            let (w, l) = (words(one), lower(one));
+            let but = l.iter().position(|t| t == "but");
+            match but {
+                Some(b) if l.first().is_some_and(|t| t == "not") && b > 1 && b + 1 < w.len() => {
+                    other(&w[1..b]) && accepted(&w[b + 1..])
+                }
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Whether the answer declines to answer (one of [`REFUSALS`], as a whole) or only negates another answer (`not
+/// Saturn`, `it isn't Mars`: one part, naming nothing else), for an expected answer that neither could match: no
+/// negation word, nothing like [`REFUSAL_LIKE`], and (for a negation) no number it could mean (`not one` for
+/// `zero`).
+pub(crate) fn refuses(given: &GivenForms, expected: &ExpectedForms) -> bool {
+    if expected.negated {
+        return false;
+    }
+    let whole = normalize(&given.raw).to_lowercase();
+    let expected_words: Vec<String> = words(&expected.raw)
+        .iter()
+        .map(|w| w.to_lowercase())
+        .collect();
+    if REFUSALS.contains(&whole.as_str()) {
+        return !expected_words
+            .iter()
+            .any(|w| REFUSAL_LIKE.contains(&w.as_str()));
+    }
+    let parts = split_parts(&given.raw);
+    let [one] = parts.as_slice() else {
+        return false;
+    };
+    let (w, l) = (
+        words(one),
+        words(one)
+            .iter()
+            .map(|w| w.to_lowercase())
+            .collect::<Vec<_>>(),
+    );
+    REJECTIONS.iter().any(|opening| {
+        l.len() > opening.len()
+            && l[..opening.len()] == **opening
+            && !expected.numeric
+            && !l[opening.len()..].iter().any(|t| {
+                COMMENTS.contains(&t.as_str()) || matches!(t.as_str(), "but" | "or" | "and")
+            })
+            && !mentions(&w[opening.len()..].join(" "), expected)
+            && !expected.accepts(&GivenForms::of(&w[opening.len()..].join(" ")))
+    })
 }
 
 /// The parts of an answer: split at `,` `;` `:` `?` `!` and at dashes that separate (`—`, `–`, ` - `, ` -- `).
