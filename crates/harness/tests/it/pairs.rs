@@ -1,4 +1,5 @@
-//! The pre-judge over the committed labelled pairs (`datasets/rift/judge-pairs.csv`): never a false CORRECT.
+//! The pre-judge over the committed labelled pairs (`datasets/rift/judge-pairs.csv`): never a false verdict, and at
+//! least 40 % of the pairs settled (issue 27).
 
 use harness::pairs::{PairSource, PairVerdict, judge_pairs, kind_stats, read_pairs};
 
@@ -18,14 +19,14 @@ fn the_pre_judge_never_says_correct_for_an_incorrect_labelled_pair() {
     let stats = kind_stats(&pairs, &judged);
     assert_eq!(stats.len(), 11, "ten kinds and `all`");
     for s in &stats {
-        assert_eq!(s.false_correct, 0, "{s:?}");
+        assert_eq!((s.false_correct, s.false_incorrect), (0, 0), "{s:?}");
         assert!(s.correct_precision().is_none_or(|p| p == 1.0), "{s:?}");
         assert!((0.0..=1.0).contains(&s.coverage()), "{s:?}");
     }
     let of = |k: &str| stats.iter().find(|s| s.kind == k).unwrap();
     assert_eq!(of("exact").coverage(), 1.0);
     assert_eq!(of("all").pairs, pairs.len());
-    assert!(of("all").coverage() > 0.2 && of("all").precision() == Some(1.0));
+    assert!(of("all").coverage() >= 0.4 && of("all").precision() == Some(1.0));
 }
 
 /// With a judge model, the pairs the pre-judge leaves open go to it through the run's retry loop: a thinking judge

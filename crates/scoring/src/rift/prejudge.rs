@@ -27,10 +27,15 @@
 //!    (`The Nile` = `Nile`, but `The One` ≠ `1`).
 //!
 //! Forms of the given answer (any may match): the whole answer; the answer without a leading `What is` / `Who is`
-//! (`what|who|where|when|which` + `is|are|was|were`, with something after it); and, when the answer goes on after
-//! a dash (`—`, `–`, or ` - ` / ` -- ` with spaces around) with an explanation, the part before the dash (also
-//! without `What is`). The tail counts as an explanation when its first word is one of [`EXPLANATION_STARTS`] and
-//! no word of it is one of [`EXPLANATION_BLOCKERS`] (a correction or hedge: `no`, `actually`, `or`, `but` …).
+//! (`what|who|where|when|which` + `is|are|was|were`, with something after it); the answer without leading
+//! restatements and hedges ([`HEDGE_OPENINGS`]: `It's`, `The answer is`, `I think`, `maybe` …) and trailing hedges
+//! ([`HEDGE_ENDINGS`]: `, I think`, `? Not sure`, ` probably` …); and, when the answer goes on after a dash (`—`,
+//! `–`, or ` - ` / ` -- ` with spaces around) with an explanation, the part before the dash (also without `What
+//! is`). The tail counts as an explanation when its first word is one of [`EXPLANATION_STARTS`] and no word of it is
+//! one of [`EXPLANATION_BLOCKERS`] (a correction or hedge: `no`, `actually`, `or`, `but` …); after a comma, only
+//! when its first word is one of [`EXPLANATION_AFTER_COMMA`] (`Isaac Newton, who …`, never `Rome, Italy`). An
+//! answer that affirms the expected answer against another (`X, not Y`, `not Y but X`) is correct too
+//! (`rejects`).
 //!
 //! Forms of the expected answer (any may match): the whole answer; with a single parenthetical that is only a quoted
 //! note (`Herman Melville ("Typee")`), the answer without it; with a single `(or X)` at its end
@@ -39,9 +44,9 @@
 //!
 //! Verdicts: a given form equal to an expected form, or the same plain number written alike (`1,440` = `1440`), is
 //! CORRECT; otherwise these are INCORRECT: an answer without any letter or digit when the expected answer has one;
-//! a plain number that cannot be the expected one ([`numbers`]: an incompatible plain number, or an expected answer
+//! a plain number that cannot be the expected one (`numbers`: an incompatible plain number, or an expected answer
 //! that cannot stand for a number); an answer that rejects the expected answer in so many words, or names another
-//! numbered one ([`rejects`]). Everything else is unsettled. The wrong-question flag uses the same matching
+//! numbered one (`rejects`). Everything else is unsettled. The wrong-question flag uses the same matching
 //! ([`ExpectedForms::accepts`]).
 
 use unicode_normalization::UnicodeNormalization;
