@@ -279,8 +279,9 @@ pub const NUMBER_WORD_STEMS: &[&str] = &[
 ];
 
 /// Whole words that can stand for a number or a count (a trailing `s` is ignored): zero words, collective
-/// numerals, multipliers, quantities with a fixed count, named numbers and constants, months, and the numbers
-/// one to ten, hundred and thousand in French, Spanish, Italian and German.
+/// numerals, multipliers, quantities with a fixed count, named numbers and constants, names of a quantity whose
+/// value a number could give (`the speed of light`, `the boiling point`), months, and the numbers one to ten,
+/// hundred and thousand in French, Spanish, Italian and German.
 pub const NUMBER_WORDS: &[&str] = &[
     "none",
     "nil",
@@ -348,6 +349,35 @@ pub const NUMBER_WORDS: &[&str] = &[
     "phi",
     "tau",
     "ratio",
+    "speed",
+    "temperature",
+    "point",
+    "value",
+    "rate",
+    "mass",
+    "year",
+    "date",
+    "population",
+    "sum",
+    "total",
+    "square",
+    "root",
+    "cube",
+    "prime",
+    "power",
+    "factorial",
+    "mean",
+    "average",
+    "median",
+    "height",
+    "length",
+    "distance",
+    "weight",
+    "density",
+    "degree",
+    "size",
+    "amount",
+    "quantity",
     "constant",
     "age",
     "majority",

@@ -201,6 +201,8 @@ const CASES: &[(&str, &str, Want)] = &[
     ("1928", "John F. Kennedy", Incorrect),
     ("1928", "Dwight D. Eisenhower", Open),
     ("18", "the voting age", Open),
+    ("299792458", "the speed of light", Open),
+    ("100", "the boiling point", Open),
     ("5", "Pentagon", Incorrect),
     ("2", "a whale", Incorrect),
     ("1999", "Prince", Incorrect),
