@@ -175,7 +175,8 @@ impl GivenForms {
                 None => !expected.numeric,
             };
             wrong.then_some(false)
-        } else if (!expected.negated && rejects::retracts(&self.raw, expected))
+        } else if numbers::different_alternatives(&self.raw)
+            || (!expected.negated && rejects::retracts(&self.raw, expected))
             || rejects::another_numbered_one(self, expected)
             || rejects::refuses(self, expected)
         {

@@ -17,6 +17,8 @@
 //!   `3,000`: a dropped point, a percentage, a unit prefix); a two-digit year for a four-digit one (`69` / `1969`).
 //!   A number with one separator before exactly three digits has a second, European reading (`1.440` = 1440,
 //!   `1,440` = 1.44), and both readings must be incompatible.
+//! - A hedge between plain numbers that are pairwise incompatible (`1789 or 1793`): INCORRECT, whatever the expected
+//!   answer (unless it is that very hedge, which the pre-judge's matching accepts first).
 //! - The given answer plain and the expected one without any digit or numeral character and without a word that
 //!   can stand for a number ([`stands_for_a_number`]): INCORRECT. A year given for `the Pentagon` is wrong; a year
 //!   for `the Roaring Twenties`, `Nineteen Eighty-Four`, `Louis XIV` or `a dozen` stays open.
@@ -71,6 +73,22 @@ impl PlainNumber {
             r.int.trim_start_matches('0') == "1" && r.frac.trim_end_matches('0').is_empty()
         })
     }
+}
+
+/// Whether the answer hedges between plain numbers that are pairwise incompatible (`1789 or 1793`): two or more
+/// different numbers, so no one answer.
+pub(crate) fn different_alternatives(given: &str) -> bool {
+    let lower = given.to_ascii_lowercase();
+    let numbers: Option<Vec<PlainNumber>> = lower
+        .split(" or ")
+        .map(|side| PlainNumber::parse(side.trim().trim_end_matches(','), false))
+        .collect();
+    numbers.is_some_and(|n| {
+        n.len() >= 2
+            && n.iter()
+                .enumerate()
+                .all(|(i, a)| n[i + 1..].iter().all(|b| a.incompatible_with(b)))
+    })
 }
 
 /// The text inside the wrappers a plain number may have.

@@ -193,6 +193,14 @@ const CASES: &[(&str, &str, Want)] = &[
     ("1928?", "1929", Open),
     ("about 1928", "1066", Open),
     ("nineteen twenty-eight", "1066", Open),
+    // A hedge between different plain numbers.
+    ("1789 or 1793", "1789", Incorrect),
+    ("1789, or 1793", "1789", Incorrect),
+    ("1789 or 1793 or 1794", "1793", Incorrect),
+    ("1789 or 1,789", "1789", Open),
+    ("1789 or 1790", "1789", Open),
+    ("1789 or 1793", "1789 (or 1793)", Correct),
+    ("1789 or Paris", "1789", Open),
     // A plain number for an answer that cannot stand for a number.
     ("1928", "the Pentagon", Incorrect),
     ("1928", "Thor", Incorrect),
