@@ -154,7 +154,10 @@ impl CmakeBuild<'_> {
             );
         }
         if !self.binary.is_file() {
-            bail!("the build finished but {} is missing", self.binary.display());
+            bail!(
+                "the build finished but {} is missing",
+                self.binary.display()
+            );
         }
         if fresh {
             tracing::info!(

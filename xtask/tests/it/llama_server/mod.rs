@@ -85,8 +85,14 @@ fn chat_records_usage_and_the_served_model() {
             matches!(r.outcome, Outcome::Ok | Outcome::Truncated),
             "{r:?}"
         );
-        assert!(r.content.as_deref().is_some_and(|c| !c.trim().is_empty()), "{r:?}");
-        assert!(r.usage.prompt_tokens > 10, "the system and user messages: {r:?}");
+        assert!(
+            r.content.as_deref().is_some_and(|c| !c.trim().is_empty()),
+            "{r:?}"
+        );
+        assert!(
+            r.usage.prompt_tokens > 10,
+            "the system and user messages: {r:?}"
+        );
         assert!((1..=48).contains(&r.usage.completion_tokens), "{r:?}");
         assert_eq!(r.attempts.len(), 1, "{r:?}");
         let served = r.served.as_ref().expect("provenance");
@@ -146,7 +152,12 @@ fn a_generation_longer_than_the_idle_timeout_is_answered_on_its_first_attempt() 
     run_to_max_tokens(&mut m);
     m.idle_timeout_s = 1.0;
     m.timeout_s = 300.0;
-    let prompts = [prompt("story", "Write a long story about a lighthouse keeper.")];
+    // Two attempts, so that a failure of this test (a client that abandons the answer) ends quickly.
+    m.max_attempts = 2;
+    let prompts = [prompt(
+        "story",
+        "Write a long story about a lighthouse keeper.",
+    )];
     let s = Client::new(opts(dir.path()))
         .unwrap()
         .chat(&m, &prompts, &out)
@@ -224,7 +235,12 @@ fn a_server_restart_mid_run_loses_nothing_and_costs_seconds() {
         "max-tokens = 24\nmax-concurrency = 2\nextra-body = { ignore_eos = true }\n",
     );
     let prompts: Vec<PromptRecord> = (0..N)
-        .map(|i| prompt(&format!("q{i:02}"), &format!("Say something about the number {i}.")))
+        .map(|i| {
+            prompt(
+                &format!("q{i:02}"),
+                &format!("Say something about the number {i}."),
+            )
+        })
         .collect();
     write_prompts(&dir.path().join("prompts.jsonl"), &prompts);
     let out = dir.path().join("responses.jsonl");
@@ -237,7 +253,10 @@ fn a_server_restart_mid_run_loses_nothing_and_costs_seconds() {
     let deadline = Instant::now() + Duration::from_secs(120);
     while line_count(&out) < 8 {
         assert!(Instant::now() < deadline, "no progress before the stop");
-        assert!(child.try_wait().unwrap().is_none(), "infer ended before the stop");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "infer ended before the stop"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     server.stop();
@@ -267,7 +286,10 @@ fn a_server_restart_mid_run_loses_nothing_and_costs_seconds() {
     ids.sort_unstable();
     ids.dedup();
     assert_eq!((recs.len(), ids.len()), (N, N), "{log}");
-    assert!(recs.iter().all(|r| r.outcome == Outcome::Truncated), "{recs:?}");
+    assert!(
+        recs.iter().all(|r| r.outcome == Outcome::Truncated),
+        "{recs:?}"
+    );
     assert!(at_stop < N, "the run was over before the stop");
     assert_eq!(
         finished_generations(&server.log()),
@@ -306,7 +328,11 @@ fn a_prompt_over_the_context_fails_once_with_one_line_naming_it() {
         .lines()
         .filter(|l| l.contains("too-long") && l.contains("context size"))
         .collect();
-    assert_eq!(lines.len(), 1, "one line names the prompt and the error:\n{stderr}");
+    assert_eq!(
+        lines.len(),
+        1,
+        "one line names the prompt and the error:\n{stderr}"
+    );
     assert!(lines[0].contains("HTTP 400"), "{}", lines[0]);
     let recs = records(&dir.path().join("responses.jsonl"));
     let failed = recs.iter().find(|r| r.id == "too-long").expect("a record");

@@ -172,7 +172,10 @@ impl LlamaServer {
                 .as_mut()
                 .and_then(|c| c.try_wait().expect("try_wait"))
             {
-                panic!("llama-server exited ({status}) while starting:\n{}", self.log());
+                panic!(
+                    "llama-server exited ({status}) while starting:\n{}",
+                    self.log()
+                );
             }
             if http_get(&format!("http://127.0.0.1:{}/health", self.port))
                 .is_ok_and(|(status, _)| status == 200)
@@ -228,7 +231,8 @@ impl Drop for LlamaServer {
 
 /// A plain HTTP/1.1 GET of an `http://host:port/path` URL: the status and the body.
 pub(crate) fn http_get(url: &str) -> std::io::Result<(u16, String)> {
-    let bad = |m: &str| std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("{m}: {url}"));
+    let bad =
+        |m: &str| std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("{m}: {url}"));
     let rest = url
         .strip_prefix("http://")
         .ok_or_else(|| bad("only http:// URLs are supported"))?;
