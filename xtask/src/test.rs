@@ -1,4 +1,5 @@
-//! `cargo xtask test`: the README's test command. Makes sure the offline assets are in the cache, then runs every test.
+//! `cargo xtask test`: the README's test command. Makes sure the offline assets (and the `llama-server` the
+//! real-server tests start) are in the cache, then runs every test.
 
 use std::process::Command;
 
@@ -20,6 +21,7 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<()> {
     for asset in crate::assets::ALL {
         crate::assets::ensure(&cache, asset)?;
     }
+    crate::assets::ensure_llama_server(&cache)?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let mut cmd = Command::new(cargo);
     // `cargo run` gave this process the variables cargo sets for a package it runs (`CARGO_MANIFEST_DIR`,

@@ -1,12 +1,14 @@
 //! The benchmarks behind `cargo xtask bench <name>`: each runs both sides of a comparison in one go and prints them
 //! side by side (the client against a mock server, the embedded model against llama.cpp's own build, keyword
 //! scoring against Python's `re`, polars against pandas), and the paper-scale rehearsal of the whole pipeline. Each lives in its own module; xtask only parses the flags
-//! and resolves the offline assets.
+//! and resolves the offline assets. `llama_cpp` builds llama.cpp's own programs (the reference driver, and
+//! `llama-server` for the real-server tests) with the embedded engine's instruction-set options.
 
 use std::path::PathBuf;
 
 pub mod analysis;
 pub mod client;
+pub mod llama_cpp;
 pub mod local_model;
 pub mod pipeline;
 pub mod scoring;

@@ -9,16 +9,18 @@
 //! then arg-max and one `llama_decode` per token), built by llama.cpp's own CMake (Release, with exactly the `GGML_*`
 //! instruction-set options the crate's build used, `local_model::cpu::BUILD_OPTIONS`, its default
 //! threading) from the source the `llama-cpp-sys-2` crate vendors in the cargo registry, into the
-//! cache folder, at bench time only (reused afterwards). The crate's package strips llama.cpp's tools and
-//! examples (only their READMEs remain), so `llama-bench` itself cannot be built from that source.
+//! cache folder, at bench time only (reused afterwards; the CMake step is `crate::llama_cpp`'s). The crate's
+//! package strips llama.cpp's tools and examples (only their READMEs remain), so `llama-bench` itself cannot be
+//! built from that source.
 //! Rounds alternate between the two sides so background load hits both alike; medians are reported.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
 
 use anyhow::{Context, bail};
 use local_model::{ChatMessage, ChatRequest, Engine, EngineConfig};
+
+use crate::llama_cpp;
 
 /// Decode speed the embedded engine must reach relative to llama.cpp.
 const MIN_DECODE_RATIO: f64 = 0.9;
@@ -249,33 +251,20 @@ fn vendored_source(version: &str) -> anyhow::Result<PathBuf> {
     )
 }
 
-/// A short, stable name for a set of CMake options (the first 12 hex digits of their SHA-256).
-fn options_tag(options: &[String]) -> String {
-    schema::sha256_hex(options.join(" ").as_bytes())[..12].to_owned()
-}
-
 /// The reference driver's source, written next to a small CMake project at bench time.
 const REF_SOURCE: &str = include_str!("local_model_ref.cpp");
 
 /// Build (once; later runs only recompile what changed) the reference driver against the vendored llama.cpp,
-/// in `<cache>/llama.cpp-ref/<version>`, and return its path.
+/// in `<cache>/llama.cpp-ref/<version>-<options tag>`, and return its path.
 fn reference_binary(cache: &Path) -> anyhow::Result<PathBuf> {
     let version = locked_sys_version()?;
     let src = vendored_source(&version)?;
     // The build folder is named by the options too: a reference built with other flags (an older native
     // build) is never reused.
-    let options: Vec<String> = local_model::cpu::BUILD_OPTIONS
-        .iter()
-        .filter_map(|(k, v)| v.map(|v| format!("-D{k}={v}")))
-        .collect();
-    if options.is_empty() {
-        bail!(
-            "this xtask was built without the `GGML_*` options of .cargo/config.toml; run it through `cargo xtask`"
-        );
-    }
+    let ggml = llama_cpp::ggml_options()?;
     let root = cache
         .join("llama.cpp-ref")
-        .join(format!("{version}-{}", options_tag(&options)));
+        .join(format!("{version}-{}", llama_cpp::options_tag(&ggml)));
     let project = root.join("project");
     let build = root.join("build");
     std::fs::create_dir_all(&project).with_context(|| format!("creating {}", project.display()))?;
@@ -289,61 +278,22 @@ fn reference_binary(cache: &Path) -> anyhow::Result<PathBuf> {
          target_link_libraries(ifstress-llama-ref PRIVATE llama)\n",
         src.display()
     );
-    write_if_changed(&project.join("CMakeLists.txt"), &cmake_lists)?;
-    write_if_changed(&project.join("local_model_ref.cpp"), REF_SOURCE)?;
-    let bin = build.join("ifstress-llama-ref");
-    let started = Instant::now();
-    let fresh = !bin.is_file();
-    if fresh {
-        tracing::info!(
-            "building the llama.cpp reference from {} into {} (one time, several minutes)",
-            src.display(),
-            build.display()
-        );
+    llama_cpp::write_if_changed(&project.join("CMakeLists.txt"), &cmake_lists)?;
+    llama_cpp::write_if_changed(&project.join("local_model_ref.cpp"), REF_SOURCE)?;
+    let mut options = vec![
+        "-DCMAKE_BUILD_TYPE=Release".to_owned(),
+        "-DBUILD_SHARED_LIBS=OFF".to_owned(),
+    ];
+    options.extend(ggml);
+    llama_cpp::CmakeBuild {
+        what: "the llama.cpp reference",
+        source: &project,
+        build: &build,
+        target: "ifstress-llama-ref",
+        options: &options,
+        binary: &build.join("ifstress-llama-ref"),
     }
-    if !build.join("CMakeCache.txt").is_file() {
-        let configure = Command::new("cmake")
-            .arg("-S")
-            .arg(&project)
-            .arg("-B")
-            .arg(&build)
-            .args(["-DCMAKE_BUILD_TYPE=Release", "-DBUILD_SHARED_LIBS=OFF"])
-            .args(&options)
-            .stdout(std::process::Stdio::null())
-            .status()
-            .context("running cmake (install it: `apt-get install cmake`)")?;
-        if !configure.success() {
-            bail!("cmake configure of the llama.cpp reference failed ({configure})");
-        }
-    }
-    let jobs = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
-    let compile = Command::new("cmake")
-        .arg("--build")
-        .arg(&build)
-        .args(["--target", "ifstress-llama-ref", "-j", &jobs.to_string()])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .context("running cmake --build")?;
-    if !compile.success() {
-        bail!("building the llama.cpp reference failed ({compile})");
-    }
-    if fresh {
-        tracing::info!(
-            "llama.cpp reference built in {:.1} min",
-            started.elapsed().as_secs_f64() / 60.0
-        );
-    }
-    if !bin.is_file() {
-        bail!("the build finished but {} is missing", bin.display());
-    }
-    Ok(bin)
-}
-
-fn write_if_changed(path: &Path, text: &str) -> anyhow::Result<()> {
-    if std::fs::read_to_string(path).is_ok_and(|old| old == text) {
-        return Ok(());
-    }
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+    .run()
 }
 
 fn run_reference(

@@ -26,6 +26,13 @@ impl EnvVars {
     /// The folder holding the data that tests marked `#[ignore = "needs ../shared/data/…"]` read (10-K filings,
     /// Jeopardy! clues, the IFScale reference files); default `../shared/data` beside the workspace.
     pub const IFSTRESS_SHARED_DATA: &'static str = "IFSTRESS_SHARED_DATA";
+    /// A running OpenAI-compatible server (base URL ending in `/v1`: vLLM, Ollama, a llama-server started by
+    /// hand) for xtask's real-server tests instead of the `llama-server` they start; needs
+    /// `IFSTRESS_REAL_SERVER_MODEL`. The tests that stop the server or read llama-server's own errors always use
+    /// their own `llama-server`.
+    pub const IFSTRESS_REAL_SERVER_URL: &'static str = "IFSTRESS_REAL_SERVER_URL";
+    /// The model id the real-server tests request from `IFSTRESS_REAL_SERVER_URL`.
+    pub const IFSTRESS_REAL_SERVER_MODEL: &'static str = "IFSTRESS_REAL_SERVER_MODEL";
     /// Standard cache base folder.
     pub const XDG_CACHE_HOME: &'static str = "XDG_CACHE_HOME";
     pub const HOME: &'static str = "HOME";
