@@ -535,3 +535,45 @@ fn prompts_without_a_depth_zero_row_are_labelled_from_a_full_scan() {
         );
     }
 }
+
+/// A lenient judge: every seventh correct answer past the first question is also question 1's answer. Those are
+/// counted as flagged and judged correct, beside (never inside) the paper's wrong-question share, which stays as it
+/// was.
+#[test]
+fn flagged_answers_judged_correct_are_counted_apart() {
+    let (prompts, plain) = synthetic::generate_records(&small());
+    let mut answers = plain.clone();
+    for a in answers
+        .iter_mut()
+        .filter(|a| a.verdict == Verdict::Correct && a.depth > 0)
+        .step_by(7)
+    {
+        a.wrong_question_of = Some(1);
+    }
+    let cfg = RiftConfig::default();
+    let before = rift::aggregate_records(&plain, &prompts, &cfg).unwrap();
+    let s = rift::aggregate_records(&answers, &prompts, &cfg).unwrap();
+    let mut total = 0;
+    for (w, b) in s.wrong_question.iter().zip(&before.wrong_question) {
+        let want = answers
+            .iter()
+            .filter(|a| {
+                a.model == w.model
+                    && analysis::rift::structure_name(a.structure) == w.structure
+                    && a.verdict == Verdict::Correct
+                    && a.wrong_question_of.is_some()
+            })
+            .count() as i64;
+        assert_eq!(w.wrong_question_correct, want, "{w:?}");
+        assert_eq!(b.wrong_question_correct, 0, "{b:?}");
+        assert_eq!(
+            (w.incorrect, w.wrong_question, w.share),
+            (b.incorrect, b.wrong_question, b.share)
+        );
+        total += want;
+    }
+    assert!(
+        total > 10,
+        "the fixture needs flagged correct answers: {total}"
+    );
+}

@@ -13,7 +13,6 @@ use analysis::rift::{self, RiftConfig};
 use analysis::synthetic::{self, SyntheticConfig};
 use analysis::tables;
 use expect_test::{Expect, expect};
-use schema::rift::Verdict;
 
 /// Compares the Markdown table `<name>.md` that `write` puts into a fresh folder.
 fn check(
@@ -154,40 +153,26 @@ fn rift_table2_from_the_answer_table_alone() {
 
 #[test]
 fn rift_wrong_question() {
-    // A lenient judge: every seventh correct answer past the first question is also question 1's answer (flagged,
-    // judged correct), which the table counts outside the share.
-    let (prompts, mut answers) = synthetic::generate_records(&rift_cfg());
-    for a in answers
-        .iter_mut()
-        .filter(|a| a.verdict == Verdict::Correct && a.depth > 0)
-        .step_by(7)
-    {
-        a.wrong_question_of = Some(1);
-    }
-    let pf = rift::prompts_frame(&prompts).unwrap();
-    let s = rift::aggregate(
-        rift::answers_frame(&answers).unwrap().lazy(),
-        Some(&pf),
-        &RiftConfig::default(),
-    )
-    .unwrap();
+    // The synthetic judge flags only incorrect answers; `rift::flagged_answers_judged_correct_are_counted_apart`
+    // checks the "Flagged, judged correct" column with a lenient judge.
+    let s = rift_summary(true);
     check(
         |d| rift::write_tables(&s, d),
         "rift_wrong_question",
         expect![[r#"
-            Share of incorrect answers that are the answer to a different question of the same prompt. Unjudged answers are not incorrect and stay out of the share.
+            Share of incorrect answers that are the answer to a different question of the same prompt (the RIFT paper's Fig. 4). An answer is flagged whatever its verdict; "Flagged, judged correct" counts the flagged answers the judge called correct, outside the share (a lenient judge, or an answer right for both questions). Unjudged answers are not incorrect and stay out of the share.
 
-            | Model | Structure | Incorrect | Wrong question | Share (%) | Unjudged |
-            |---|---|---|---|---|---|
-            | synthetic/model-1 | baseline | 3 | 0 | 0.0 | 0 |
-            | synthetic/model-1 | jumping | 122 | 46 | 37.7 | 0 |
-            | synthetic/model-1 | linear | 144 | 67 | 46.5 | 0 |
-            | synthetic/model-2 | baseline | 3 | 0 | 0.0 | 0 |
-            | synthetic/model-2 | jumping | 132 | 51 | 38.6 | 0 |
-            | synthetic/model-2 | linear | 109 | 32 | 29.4 | 0 |
-            | synthetic/model-3 | baseline | 0 | 0 | – | 0 |
-            | synthetic/model-3 | jumping | 148 | 61 | 41.2 | 0 |
-            | synthetic/model-3 | linear | 79 | 35 | 44.3 | 0 |
+            | Model | Structure | Incorrect | Wrong question | Share (%) | Flagged, judged correct | Unjudged |
+            |---|---|---|---|---|---|---|
+            | synthetic/model-1 | baseline | 3 | 0 | 0.0 | 0 | 0 |
+            | synthetic/model-1 | jumping | 122 | 46 | 37.7 | 0 | 0 |
+            | synthetic/model-1 | linear | 144 | 67 | 46.5 | 0 | 0 |
+            | synthetic/model-2 | baseline | 3 | 0 | 0.0 | 0 | 0 |
+            | synthetic/model-2 | jumping | 132 | 51 | 38.6 | 0 | 0 |
+            | synthetic/model-2 | linear | 109 | 32 | 29.4 | 0 | 0 |
+            | synthetic/model-3 | baseline | 0 | 0 | – | 0 | 0 |
+            | synthetic/model-3 | jumping | 148 | 61 | 41.2 | 0 | 0 |
+            | synthetic/model-3 | linear | 79 | 35 | 44.3 | 0 | 0 |
         "#]],
     );
 }

@@ -150,10 +150,10 @@ fn summary_markdown_of_a_fixed_run() {
 
         ## RIFT
 
-        | model | structure | prompts | mean accuracy (%) | unjudged answers | wrong-question answers |
-        |---|---|---:|---:|---:|---:|
-        | alpha | jumping | 1 | 33.3 … 66.7 | 1 | 0 |
-        | alpha | linear | 1 | 100.0 | 0 | 0 |
+        | model | structure | prompts | mean accuracy (%) | unjudged answers | wrong-question answers | flagged, judged correct |
+        |---|---|---:|---:|---:|---:|---:|
+        | alpha | jumping | 1 | 33.3 … 66.7 | 1 | 0 | 0 |
+        | alpha | linear | 1 | 100.0 | 0 | 0 | 0 |
 
         Unjudged answers (no judge verdict) are neither correct nor incorrect; where there are any, accuracy is shown as bounds: unjudged counted wrong … unjudged counted right.
 
