@@ -88,10 +88,11 @@ pub(crate) fn run(args: &InferArgs) -> anyhow::Result<()> {
     }
     let s = client.chat(&model, &prompts, &args.out)?;
     println!(
-        "{} prompts: {} sent ({} HTTP requests), {} from cache, {} resumed, {} failed, {} truncated, {} not sent (cost limit); ${:.4} spent; {} + {} tokens; {:.1} s",
+        "{} prompts: {} sent ({} HTTP requests, {} abandoned), {} from cache, {} resumed, {} failed, {} truncated, {} not sent (cost limit); ${:.4} spent; {} + {} tokens; {:.1} s",
         s.total,
         s.sent,
         s.requests,
+        s.abandoned,
         s.cached,
         s.resumed,
         s.failed,

@@ -50,6 +50,9 @@ pub struct ClientBenchArgs {
     /// Mock: how long a `hang` fault stalls, in milliseconds (clients should time out before).
     #[arg(long, default_value_t = 3000)]
     hang_ms: u64,
+    /// Send the requests without streaming (`stream = false`), to compare with the streamed default.
+    #[arg(long)]
+    no_stream: bool,
 }
 
 pub fn run(args: &ClientBenchArgs) -> anyhow::Result<()> {
@@ -162,6 +165,7 @@ fn bench(args: &ClientBenchArgs) -> anyhow::Result<()> {
                 .collect();
             let mut model = ModelConfig::ad_hoc(&base_url, "bench-model");
             model.max_concurrency = c;
+            model.stream = !args.no_stream;
             let mut opts = RunOptions::new(tmp.join(format!("cache-{round}.sqlite")));
             opts.durable = false;
             let out = tmp.join(format!("out-{round}.jsonl"));
@@ -198,8 +202,13 @@ fn bench(args: &ClientBenchArgs) -> anyhow::Result<()> {
     let rows = result?;
 
     println!(
-        "inference-client vs. an ideal client: {} requests per level, mock latency {} ms (mock in a separate process), {} CPUs",
+        "inference-client vs. an ideal client: {} requests per level ({}), mock latency {} ms (mock in a separate process), {} CPUs",
         args.requests,
+        if args.no_stream {
+            "whole replies"
+        } else {
+            "streamed"
+        },
         args.latency_ms,
         std::thread::available_parallelism()
             .map(|n| n.get())

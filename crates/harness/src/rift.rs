@@ -247,6 +247,7 @@ fn add_summaries(a: RunSummary, b: &RunSummary) -> RunSummary {
         cached: a.cached + b.cached,
         sent: a.sent + b.sent,
         requests: a.requests + b.requests,
+        abandoned: a.abandoned + b.abandoned,
         failed: a.failed + b.failed,
         truncated: a.truncated + b.truncated,
         skipped_for_cost: a.skipped_for_cost + b.skipped_for_cost,

@@ -367,6 +367,7 @@ impl BatchRun<'_> {
                 error_class: result.as_ref().err().map(|f| f.class),
                 latency_s: 0.0,
                 delay_s: 0.0,
+                abandoned: false,
             }];
             let mut record = new_record(
                 self.model,

@@ -138,12 +138,26 @@ pub struct ModelConfig {
     /// Most requests in flight per base URL (adaptive concurrency never exceeds it).
     #[serde(default = "default_max_concurrency")]
     pub max_concurrency: usize,
-    /// Seconds before one attempt is abandoned as a timeout.
+    /// Seconds one attempt may wait for its answer to begin. Streaming (`stream = true`): from sending the request
+    /// to the first byte of the response body (queueing and prefill of a long prompt); the answer's length is then
+    /// bounded by `idle-timeout-s` alone. Not streaming: the whole attempt, from sending to the reply's last byte.
     #[serde(default = "default_timeout_s")]
     pub timeout_s: f64,
-    /// Seconds without a byte from the server (after connecting) before an attempt is abandoned.
+    /// Streaming only: seconds of silence (no byte at all, keep-alive comments included) between two pieces of
+    /// the response body, after the first, before the attempt is abandoned. It never bounds how long an answer
+    /// takes, only how long the connection may stay silent.
     #[serde(default = "default_idle_timeout_s")]
     pub idle_timeout_s: f64,
+    /// Whether requests stream their answers (server-sent events, `stream: true` with usage in the last chunk).
+    /// `false` for a provider that cannot stream: the whole reply is then waited for, bounded by `timeout-s`. Batch
+    /// jobs and embeddings never stream. Streaming is transport only: it is not part of the cache key.
+    #[serde(default = "default_true")]
+    pub stream: bool,
+    /// Whether the provider bills an attempt the client abandoned (timed out or cut off after it was sent); the
+    /// spend ledger then counts each one at its worst case (prompt estimate plus `max-tokens`). Unset means true
+    /// when any base URL is `https://`, false for `http://` and the embedded engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bills_abandoned: Option<bool>,
     /// Attempts per request before giving up (the first try included).
     #[serde(default = "default_max_attempts")]
     pub max_attempts: u32,
@@ -225,6 +239,8 @@ impl ModelConfig {
             max_concurrency: default_max_concurrency(),
             timeout_s: default_timeout_s(),
             idle_timeout_s: default_idle_timeout_s(),
+            stream: true,
+            bills_abandoned: None,
             max_attempts: default_max_attempts(),
             retry_base_s: default_retry_base_s(),
             retry_max_s: default_retry_max_s(),
@@ -348,6 +364,15 @@ impl ModelConfig {
             } else {
                 BatchMode::None
             }
+        })
+    }
+
+    /// Whether an abandoned attempt is billed: `bills-abandoned`, else true for `https://` endpoints and false for
+    /// local (`http://`, embedded) ones.
+    pub(crate) fn bills_abandoned(&self) -> bool {
+        self.bills_abandoned.unwrap_or_else(|| {
+            self.engine == Engine::Openai
+                && self.base_urls.iter().any(|u| u.starts_with("https://"))
         })
     }
 

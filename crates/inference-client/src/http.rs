@@ -1,5 +1,10 @@
-//! One POST of a JSON body: the HTTP client with the model's key, and a response turned into bytes or a
-//! classified [`Failure`] with the server's retry hints. Messages never name the URL's secrets or the key.
+//! One POST of a JSON body: the HTTP client with the model's key, and a response turned into bytes (or, streamed,
+//! into a completion) or a classified [`Failure`] with the server's retry hints. Messages never name the URL's
+//! secrets or the key.
+//!
+//! Timers: a whole reply ([`post`], [`send`]) is bounded by the request's timeout alone. A streamed reply
+//! ([`post_stream`]) is bounded by the attempt's `timeout-s` until the first byte of its body, then by
+//! `idle-timeout-s` between two pieces of it, however long the answer takes.
 
 use std::time::{Duration, SystemTime};
 
@@ -7,9 +12,10 @@ use schema::ErrorClass;
 
 use crate::Error;
 use crate::config::{HeaderValue, ModelConfig};
-use crate::parse::{self, Failure};
+use crate::parse::{self, Completion, Failure};
 use crate::redact::Redactor;
 use crate::retry::{self, Hints};
+use crate::sse::Assembler;
 
 /// What a model's requests carry besides the body: the bearer key and the custom headers, read from the
 /// environment, and the redactor that keeps every one of those secrets out of messages.
@@ -59,9 +65,9 @@ pub(crate) fn access(model: &ModelConfig) -> Result<Access, Error> {
 }
 
 /// An HTTP client for one model: its key as a bearer token and its headers (secrets marked sensitive, so never
-/// logged), a connect timeout, and an idle-read timeout of the model's `idle-timeout-s`.
+/// logged) and a connect timeout. It has no read timeout: each request brings its own timers.
 pub(crate) fn build_client(
-    model: &ModelConfig,
+    _model: &ModelConfig,
     access: &Access,
     pool: usize,
 ) -> Result<reqwest::Client, Error> {
@@ -84,7 +90,6 @@ pub(crate) fn build_client(
         .default_headers(headers)
         .pool_max_idle_per_host(pool)
         .connect_timeout(Duration::from_secs(30))
-        .read_timeout(Duration::from_secs_f64(model.idle_timeout_s))
         .tcp_nodelay(true)
         .build()
         .map_err(|e| {
@@ -111,18 +116,10 @@ pub(crate) async fn send(
     request: reqwest::RequestBuilder,
     redactor: &Redactor,
 ) -> Result<(u16, Vec<u8>), Failure> {
-    let resp = request.send().await.map_err(|e| Failure {
-        class: if e.is_timeout() {
-            ErrorClass::Timeout
-        } else {
-            ErrorClass::Connection
-        },
-        status: None,
-        message: redactor.clean(&error_chain(&e)),
-        retry_after: None,
-        should_retry: None,
-        usage: None,
-    })?;
+    let resp = request
+        .send()
+        .await
+        .map_err(|e| request_failure(&e, redactor))?;
     let status = resp.status().as_u16();
     let hints = Hints::from_headers(
         |name| resp.headers().get(name).and_then(|v| v.to_str().ok()),
@@ -151,6 +148,131 @@ pub(crate) async fn send(
         });
     }
     Ok((status, bytes.to_vec()))
+}
+
+/// A request that got no response: a timeout once it was sent (`timeout`; a connection that could not be made in
+/// time is `connection`), else a connection failure.
+fn request_failure(e: &reqwest::Error, redactor: &Redactor) -> Failure {
+    Failure {
+        class: if e.is_timeout() && !e.is_connect() {
+            ErrorClass::Timeout
+        } else {
+            ErrorClass::Connection
+        },
+        status: None,
+        message: redactor.clean(&error_chain(e)),
+        retry_after: None,
+        should_retry: None,
+        usage: None,
+    }
+}
+
+/// POSTs a streaming request body (`stream: true`) and reads its server-sent events into a completion.
+///
+/// Until the first byte of the body arrives only `timeout` applies (counted from the send); after it, `idle` bounds
+/// each silence between two pieces of the body, and nothing bounds the answer's length. A server that answers a
+/// 2xx with a whole JSON document instead of events is read as a whole reply; an error status as in [`send`].
+pub(crate) async fn post_stream(
+    client: &reqwest::Client,
+    url: &str,
+    body: Vec<u8>,
+    timeout: Duration,
+    idle: Duration,
+    redactor: &Redactor,
+) -> Result<Completion, Failure> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    let secs = |d: Duration| d.as_secs_f64();
+    let sent = tokio::time::timeout_at(deadline, client.post(url).body(body).send()).await;
+    let mut resp = match sent {
+        Err(_) => {
+            return Err(Failure {
+                class: ErrorClass::Timeout,
+                status: None,
+                message: format!("no response within timeout-s ({} s)", secs(timeout)),
+                retry_after: None,
+                should_retry: None,
+                usage: None,
+            });
+        }
+        Ok(Err(e)) => return Err(request_failure(&e, redactor)),
+        Ok(Ok(r)) => r,
+    };
+    let status = resp.status().as_u16();
+    let hints = Hints::from_headers(
+        |name| resp.headers().get(name).and_then(|v| v.to_str().ok()),
+        SystemTime::now(),
+    );
+    let fail = |class, message: String| Failure {
+        class,
+        status: Some(status),
+        message: redactor.clean(&message),
+        retry_after: hints.retry_after,
+        should_retry: hints.should_retry,
+        usage: None,
+    };
+    let ok = (200..300).contains(&status);
+    let events = resp
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.contains("text/event-stream"));
+    let mut stream = (ok && events).then(Assembler::new);
+    let mut whole: Vec<u8> = Vec::new();
+    let mut first = true;
+    loop {
+        let next = if first {
+            tokio::time::timeout_at(deadline, resp.chunk()).await
+        } else {
+            tokio::time::timeout(idle, resp.chunk()).await
+        };
+        let piece = match next {
+            // After `[DONE]` the answer is whole, whatever the connection does next.
+            Err(_) | Ok(Err(_)) if stream.as_ref().is_some_and(|a| a.done) => break,
+            Err(_) if first => {
+                return Err(fail(
+                    ErrorClass::Timeout,
+                    format!("no answer began within timeout-s ({} s)", secs(timeout)),
+                ));
+            }
+            Err(_) => {
+                return Err(fail(
+                    ErrorClass::Timeout,
+                    format!(
+                        "the answer went silent for idle-timeout-s ({} s)",
+                        secs(idle)
+                    ),
+                ));
+            }
+            Ok(Err(e)) => {
+                let class = if e.is_timeout() {
+                    ErrorClass::Timeout
+                } else {
+                    ErrorClass::TruncatedBody
+                };
+                return Err(fail(class, error_chain(&e)));
+            }
+            Ok(Ok(None)) => break,
+            Ok(Ok(Some(piece))) => piece,
+        };
+        first = false;
+        match stream.as_mut() {
+            Some(a) => a
+                .feed(&piece)
+                .map_err(|f| fail(f.class, f.message).with_usage(f.usage))?,
+            None => whole.extend_from_slice(&piece),
+        }
+    }
+    if !ok {
+        return Err(fail(
+            retry::status_class(status),
+            parse::error_message(&whole),
+        ));
+    }
+    let parsed = match stream {
+        Some(a) => a.finish(),
+        None => parse::parse_completion(&whole),
+    };
+    parsed.map_err(|f| fail(f.class, f.message).with_usage(f.usage))
 }
 
 /// A reqwest error and its causes on one line, without the URL.

@@ -31,6 +31,7 @@ mod parse;
 mod redact;
 mod retry;
 mod run;
+mod sse;
 
 pub use batch::batch_dir;
 pub use body::estimate_input_tokens;

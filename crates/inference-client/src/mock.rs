@@ -14,6 +14,9 @@
 //! content (or `None` for the default), for callers that compute realistic replies (the paper-scale rehearsal,
 //! `cargo xtask bench pipeline`, answers RIFT lists and IFScale reports this way without this crate knowing either).
 //!
+//! A request with `stream: true` gets the same answer as server-sent events (see the `stream` module), paced by
+//! `MockConfig::chunk_delay` and `MockConfig::keep_alive`; every fault and emulation works in both modes.
+//!
 //! Faults come from a script (the first requests, in order) and then at random with `fault_rate`, drawn from
 //! a seeded generator; an `Unauthorized` fault echoes the request's `Authorization` header back, as careless
 //! providers do, so tests can check that the client redacts it.
@@ -26,6 +29,7 @@
 
 mod batch;
 mod emulate;
+mod stream;
 
 use std::collections::VecDeque;
 use std::io;
@@ -73,6 +77,9 @@ pub enum Fault {
     Forbidden,
     /// 404.
     NotFound,
+    /// The answer begins and then goes silent for `hang` (a stream stops after half its events; a whole reply
+    /// sends its headers and no body), then the connection is closed. Not among the random faults.
+    Silent,
 }
 
 impl Fault {
@@ -108,6 +115,7 @@ impl Fault {
             Fault::Unauthorized => "unauthorized",
             Fault::Forbidden => "forbidden",
             Fault::NotFound => "not_found",
+            Fault::Silent => "silent",
         }
     }
 
@@ -121,6 +129,7 @@ impl Fault {
                     Fault::Unauthorized,
                     Fault::Forbidden,
                     Fault::NotFound,
+                    Fault::Silent,
                 ]
                 .iter(),
             )
@@ -153,6 +162,13 @@ pub struct MockConfig {
     /// Computes the content of a completion from (model id, last message); `None` falls back to the scripted
     /// replies and the default. Called on the mock's thread, so it should be quick.
     pub responder: Option<Responder>,
+    /// Streamed replies: characters of content (and of reasoning) per event.
+    pub chunk_chars: usize,
+    /// Streamed replies: the wait between two events (a slow generation).
+    pub chunk_delay: Duration,
+    /// Streamed replies: send a keep-alive comment at this interval while the answer is waited for (the
+    /// `latency`, and any `chunk_delay` longer than it).
+    pub keep_alive: Option<Duration>,
 }
 
 /// A reply function for [`MockConfig::responder`].
@@ -182,6 +198,9 @@ impl MockConfig {
             replies: Vec::new(),
             batch_end: BatchEnd::Completed,
             responder: None,
+            chunk_chars: 16,
+            chunk_delay: Duration::ZERO,
+            keep_alive: None,
         }
     }
 }
@@ -463,10 +482,27 @@ async fn serve_conn(sock: TcpStream, sh: Arc<Shared>) {
         }
         sh.stats.requests.fetch_add(1, Ordering::Relaxed);
         let started = std::time::Instant::now();
+        let streamed = if embeddings {
+            None
+        } else {
+            stream::requested(&req.body)
+        };
         if let Some(e) =
             emulate::emulate(&req.body, &req.headers, &sh.emu, |last| scripted(last, &sh))
         {
             let res = match e {
+                emulate::Emulated::Reply(200, _, body) if streamed.is_some() => {
+                    sh.stats.ok.fetch_add(1, Ordering::Relaxed);
+                    let usage = streamed.unwrap_or(false);
+                    let events = stream::events(&body, sh.cfg.chunk_chars, usage);
+                    stream::write(
+                        &mut wr,
+                        &events,
+                        &pace(&sh, Duration::ZERO),
+                        stream::End::Whole,
+                    )
+                    .await
+                }
                 emulate::Emulated::Reply(status, headers, body) => {
                     if status == 200 {
                         sh.stats.ok.fetch_add(1, Ordering::Relaxed);
@@ -476,6 +512,19 @@ async fn serve_conn(sock: TcpStream, sh: Arc<Shared>) {
                     let headers: Vec<(&str, &str)> =
                         headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
                     write_response(&mut wr, status, &headers, body.as_bytes(), None).await
+                }
+                emulate::Emulated::Stall if streamed.is_some() => {
+                    // The first event, then nothing; the client's idle timeout must end the wait.
+                    let first =
+                        stream::events(&completion(&req.body, &sh), sh.cfg.chunk_chars, false);
+                    let _ = stream::write(
+                        &mut wr,
+                        &first[..1],
+                        &pace(&sh, Duration::ZERO),
+                        stream::End::Silent(sh.cfg.hang),
+                    )
+                    .await;
+                    return;
                 }
                 emulate::Emulated::Stall => {
                     // Headers for a body that never comes; the client's idle timeout must end the wait.
@@ -490,7 +539,9 @@ async fn serve_conn(sock: TcpStream, sh: Arc<Shared>) {
             continue;
         }
         let fault = pick_fault(&sh);
-        if !sh.cfg.latency.is_zero() {
+        // A streamed answer waits its latency after the headers (with keep-alive comments, if asked).
+        let stream_ok = fault.is_none() && streamed.is_some();
+        if !sh.cfg.latency.is_zero() && !stream_ok {
             tokio::time::sleep(sh.cfg.latency).await;
         }
         let Some(fault) = fault else {
@@ -500,7 +551,14 @@ async fn serve_conn(sock: TcpStream, sh: Arc<Shared>) {
             } else {
                 completion(&req.body, &sh)
             };
-            let written = write_response(&mut wr, 200, &[], body.as_bytes(), None).await;
+            let written = match streamed {
+                Some(usage) => {
+                    let events = stream::events(&body, sh.cfg.chunk_chars, usage);
+                    let pace = pace(&sh, sh.cfg.latency);
+                    stream::write(&mut wr, &events, &pace, stream::End::Whole).await
+                }
+                None => write_response(&mut wr, 200, &[], body.as_bytes(), None).await,
+            };
             let us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
             sh.stats.ok_us.fetch_add(us, Ordering::Relaxed);
             if written.is_err() || req.close {
@@ -514,6 +572,45 @@ async fn serve_conn(sock: TcpStream, sh: Arc<Shared>) {
     }
 }
 
+/// How streamed events are paced: `latency` before the first.
+fn pace(sh: &Shared, latency: Duration) -> stream::Pace {
+    stream::Pace {
+        latency,
+        delay: sh.cfg.chunk_delay,
+        keep_alive: sh.cfg.keep_alive,
+    }
+}
+
+/// A fault of a 200 answer, as a stream: the same body faults, sent as events.
+async fn write_stream_fault(
+    wr: &mut tokio::net::tcp::OwnedWriteHalf,
+    fault: Fault,
+    req: &Request,
+    sh: &Shared,
+    usage: bool,
+) -> Option<io::Result<()>> {
+    let (events, end) = match fault {
+        Fault::InvalidJson => (
+            vec!["{\"choices\": [ this is not json".to_owned()],
+            stream::End::Whole,
+        ),
+        Fault::EmptyChoices => (
+            vec![r#"{"id":"x","choices":[]}"#.to_owned()],
+            stream::End::Whole,
+        ),
+        Fault::TruncatedBody => (
+            stream::events(&completion(&req.body, sh), sh.cfg.chunk_chars, usage),
+            stream::End::Cut,
+        ),
+        Fault::Silent => (
+            stream::events(&completion(&req.body, sh), sh.cfg.chunk_chars, usage),
+            stream::End::Silent(sh.cfg.hang),
+        ),
+        _ => return None,
+    };
+    Some(stream::write(wr, &events, &pace(sh, Duration::ZERO), end).await)
+}
+
 /// Answers a request with a fault; an error (or a fault that drops the connection) ends the connection.
 async fn write_fault(
     wr: &mut tokio::net::tcp::OwnedWriteHalf,
@@ -522,6 +619,11 @@ async fn write_fault(
     sh: &Shared,
 ) -> io::Result<()> {
     sh.stats.faults.fetch_add(1, Ordering::Relaxed);
+    if let Some(usage) = stream::requested(&req.body)
+        && let Some(written) = write_stream_fault(wr, fault, req, sh, usage).await
+    {
+        return written;
+    }
     let ra = sh.cfg.retry_after_s.to_string();
     let err = |msg: &str| json!({"error": {"message": msg}}).to_string();
     match fault {
@@ -594,6 +696,11 @@ async fn write_fault(
         Fault::Forbidden => write_response(wr, 403, &[], err("forbidden").as_bytes(), None).await,
         Fault::NotFound => {
             write_response(wr, 404, &[], err("model not found").as_bytes(), None).await
+        }
+        Fault::Silent => {
+            let _ = write_response(wr, 200, &[], b"", Some(100)).await;
+            tokio::time::sleep(sh.cfg.hang).await;
+            Err(io::Error::other("silent"))
         }
     }
 }

@@ -30,19 +30,33 @@ pub(crate) struct Failure {
     pub(crate) usage: Option<Usage>,
 }
 
+impl Failure {
+    /// This failure with the usage its answer reported.
+    pub(crate) fn with_usage(mut self, usage: Option<Usage>) -> Failure {
+        self.usage = usage;
+        self
+    }
+}
+
 /// The server's error message from a JSON error body (`{"error": {"message": ...}}`), else the body's first 200 characters.
 pub(crate) fn error_message(body: &[u8]) -> String {
     if let Ok(v) = serde_json::from_slice::<Value>(body)
-        && let Some(err) = v.get("error")
+        && let Some(msg) = error_message_of(&v)
     {
-        let msg = err
-            .get("message")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .unwrap_or_else(|| err.to_string());
-        return truncate_chars(&msg, 300);
+        return msg;
     }
     truncate_chars(&String::from_utf8_lossy(body), 200)
+}
+
+/// The message of a parsed JSON document's `error` object, if it has one.
+fn error_message_of(v: &Value) -> Option<String> {
+    let err = v.get("error")?;
+    let msg = err
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .unwrap_or_else(|| err.to_string());
+    Some(truncate_chars(&msg, 300))
 }
 
 fn truncate_chars(s: &str, n: usize) -> String {
@@ -53,18 +67,28 @@ fn truncate_chars(s: &str, n: usize) -> String {
     }
 }
 
-/// Parses a 200 body into a completion.
-pub(crate) fn parse_completion(body: &[u8]) -> Result<Completion, Failure> {
-    let fail = |class, message: String| Failure {
+/// A failure of a 200 response (its class and message; no hints).
+pub(crate) fn failure_200(class: ErrorClass, message: String) -> Failure {
+    Failure {
         class,
         status: Some(200),
         message,
         retry_after: None,
         should_retry: None,
         usage: None,
-    };
+    }
+}
+
+/// Parses a 200 body into a completion.
+pub(crate) fn parse_completion(body: &[u8]) -> Result<Completion, Failure> {
     let v: Value = serde_json::from_slice(body)
-        .map_err(|e| fail(ErrorClass::InvalidJson, format!("invalid JSON: {e}")))?;
+        .map_err(|e| failure_200(ErrorClass::InvalidJson, format!("invalid JSON: {e}")))?;
+    completion_of(&v)
+}
+
+/// A completion from a parsed reply document (the non-streaming reply, or the one a stream's chunks add up to).
+pub(crate) fn completion_of(v: &Value) -> Result<Completion, Failure> {
+    let fail = failure_200;
     // Some providers (OpenRouter) report upstream errors with status 200 and an `error` object.
     if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
         let code = err
@@ -72,7 +96,8 @@ pub(crate) fn parse_completion(body: &[u8]) -> Result<Completion, Failure> {
             .and_then(Value::as_u64)
             .and_then(|c| u16::try_from(c).ok());
         let class = code.map_or(ErrorClass::ProviderError, crate::retry::status_class);
-        let mut f = fail(class, format!("error in body: {}", error_message(body)));
+        let message = error_message_of(v).unwrap_or_default();
+        let mut f = fail(class, format!("error in body: {message}"));
         f.usage = v.get("usage").map(|u| parse_usage(Some(u)));
         return Err(f);
     }

@@ -42,6 +42,9 @@ pub struct RunSummary {
     pub sent: usize,
     /// HTTP attempts made (retries included).
     pub requests: u64,
+    /// Of those, attempts abandoned after they were sent (timed out, or the answer cut off); with
+    /// `bills-abandoned` each is counted in `spent_usd` at its worst case.
+    pub abandoned: u64,
     /// Prompts whose response is `failed` (written, not cached; a rerun retries them).
     pub failed: usize,
     /// Prompts whose response is `truncated` (hit max_tokens).
@@ -201,6 +204,9 @@ pub(crate) async fn run_prompts(
     let mut jobs: Vec<Job> = Vec::new();
     // Each prompt's cache key, in prompt order.
     let mut keys: Vec<String> = Vec::with_capacity(prompts.len());
+    // Requests sent one by one stream their answers (batch jobs never do); streaming is transport, not part of
+    // the cache key.
+    let stream = batch.is_none() && model.stream;
     for (index, p) in prompts.iter().enumerate() {
         let body = request_body(model, p);
         let key = cache_key(&identity, &body, p.sample_index);
@@ -225,6 +231,14 @@ pub(crate) async fn run_prompts(
             continue;
         }
         let max_tokens = body_max_tokens(&body);
+        let mut body = body;
+        if stream {
+            body.insert("stream".into(), Value::Bool(true));
+            body.insert(
+                "stream_options".into(),
+                serde_json::json!({"include_usage": true}),
+            );
+        }
         let body =
             serde_json::to_vec(&Value::Object(body)).map_err(|e| Error::Prompts(e.to_string()))?;
         jobs.push(Job {
@@ -309,6 +323,7 @@ pub(crate) async fn run_prompts(
 
     summary.sent = counters.sent;
     summary.requests = counters.requests.load(Ordering::Relaxed);
+    summary.abandoned = counters.abandoned.load(Ordering::Relaxed);
     summary.failed = counters.failed.load(Ordering::Relaxed);
     summary.truncated = counters.truncated.load(Ordering::Relaxed);
     summary.skipped_for_cost = counters.skipped_for_cost;
@@ -327,7 +342,7 @@ pub(crate) async fn run_prompts(
         .map(|t| t.finish(started, counters.budget_wait_s));
     tracing::info!(
         model = %model.name, sent = summary.sent, cached = summary.cached, resumed = summary.resumed,
-        failed = summary.failed, batch_pending = summary.batch_pending, truncated = summary.truncated, requests = summary.requests,
+        failed = summary.failed, batch_pending = summary.batch_pending, truncated = summary.truncated, requests = summary.requests, abandoned = summary.abandoned,
         prompt_tokens = summary.prompt_tokens, completion_tokens = summary.completion_tokens,
         spent_usd = summary.spent_usd, wall_s = summary.wall_s, "Inference run finished."
     );
@@ -460,6 +475,8 @@ pub(crate) struct Counters {
     pub(crate) skipped_for_cost: usize,
     pub(crate) batch_pending: usize,
     pub(crate) requests: AtomicU64,
+    /// Attempts abandoned after they were sent.
+    pub(crate) abandoned: AtomicU64,
     pub(crate) failed: AtomicUsize,
     pub(crate) truncated: AtomicUsize,
     pub(crate) prompt_tokens: AtomicU64,
@@ -607,6 +624,7 @@ impl TaskCtx {
         let m = &*self.model;
         let start = Instant::now();
         let timeout = Duration::from_secs_f64(m.timeout_s);
+        let idle = m.stream.then(|| Duration::from_secs_f64(m.idle_timeout_s));
         let mut attempts: Vec<Attempt> = Vec::new();
         let mut last_url: String;
         let mut rng = Jitter::new(&job.key);
@@ -622,7 +640,7 @@ impl TaskCtx {
                 &self.client,
                 &slot,
                 job.body.clone(),
-                timeout,
+                (timeout, idle),
                 &self.redactor,
                 self.counters.flights.as_ref(),
             )
@@ -638,6 +656,7 @@ impl TaskCtx {
                         error_class: None,
                         latency_s: latency,
                         delay_s: 0.0,
+                        abandoned: false,
                     });
                     break Ok((c, latency));
                 }
@@ -649,10 +668,17 @@ impl TaskCtx {
                         slot.unreachable();
                     }
                     drop(slot);
+                    let abandoned = is_abandoned(&f);
+                    if abandoned {
+                        self.counters.abandoned.fetch_add(1, Ordering::Relaxed);
+                    }
                     if let Some(u) = &f.usage {
                         billed += u.cost_usd.unwrap_or_else(|| {
                             m.cost_from_usage(u.prompt_tokens, u.completion_tokens)
                         });
+                    } else if abandoned && m.bills_abandoned() {
+                        // The provider may have generated the whole answer: count what it could have cost.
+                        billed += m.worst_case_cost(job.input_tokens, job.max_tokens.unwrap_or(0));
                     }
                     let last = retry::decide(&f) != Decision::Retry || n >= m.max_attempts;
                     let delay = if last {
@@ -666,6 +692,7 @@ impl TaskCtx {
                         error_class: Some(f.class),
                         latency_s: latency,
                         delay_s: delay.as_secs_f64(),
+                        abandoned,
                     });
                     tracing::debug!(id = %id, attempt = n, class = ?f.class, status = ?f.status, delay_s = delay.as_secs_f64(), "Attempt failed.");
                     if last {
@@ -894,16 +921,30 @@ pub(crate) fn class_name(c: ErrorClass) -> &'static str {
     }
 }
 
+/// Whether a failed attempt was given up after it was sent: it timed out (a connection that could not be made is
+/// not a timeout), or its answer was cut off. The provider may have generated, and billed, that answer.
+pub(crate) fn is_abandoned(f: &Failure) -> bool {
+    matches!(f.class, ErrorClass::Timeout | ErrorClass::TruncatedBody)
+}
+
+/// One attempt: `timers` is the attempt's `timeout-s` and, when the answer streams, its `idle-timeout-s`.
 async fn send_once(
     client: &reqwest::Client,
     slot: &Slot,
     body: Vec<u8>,
-    timeout: Duration,
+    timers: (Duration, Option<Duration>),
     redactor: &Redactor,
     flights: Option<&Tracker>,
 ) -> Result<Completion, Failure> {
-    // In flight from the POST to the reply's last byte (parsing it is the client's own time).
+    let (timeout, idle) = timers;
+    // In flight from the POST to the reply's last byte (parsing it is the client's own time; a streamed reply is
+    // read as it arrives).
     let flight = flights.map(Tracker::begin);
+    if let Some(idle) = idle {
+        let reply = http::post_stream(client, slot.url(), body, timeout, idle, redactor).await;
+        drop(flight);
+        return reply;
+    }
     let reply = http::post(client, slot.url(), body, timeout, redactor).await;
     drop(flight);
     let (status, bytes) = reply?;

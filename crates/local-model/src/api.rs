@@ -36,7 +36,7 @@ impl StopStrings {
 }
 
 /// A chat-completions request. Fields the engine does not use (`model`, `n`, `user`, ...) are accepted and
-/// ignored so ordinary OpenAI clients work unchanged; `stream: true` is refused.
+/// ignored so ordinary OpenAI clients work unchanged; `stream: true` is answered with server-sent events.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ChatRequest {
     #[serde(default)]

@@ -104,6 +104,9 @@ struct Job {
     tokens: Vec<LlamaToken>,
     request: ChatRequest,
     reply: Sender<Result<Completion, Error>>,
+    /// Where the text goes as it is generated (streamed requests): each piece is final (no stop string can cut
+    /// it any more) and whole UTF-8; the pieces are a prefix of the completion's text.
+    text: Option<Sender<String>>,
 }
 
 /// One loaded GGUF with its request queue. Dropping it stops the workers (an in-flight request is aborted).
@@ -269,6 +272,28 @@ impl Engine {
 
     /// Generate a completion. Waits in the queue while all sequences are busy.
     pub fn generate(&self, request: &ChatRequest) -> Result<Completion, Error> {
+        self.submit(request, None)?
+            .recv()
+            .map_err(|_| Error::ShuttingDown)?
+    }
+
+    /// Queues a completion whose text is sent to `text` piece by piece as it is generated (the pieces add up to a
+    /// prefix of the completion's text; the rest comes with the completion); the completion arrives on the
+    /// returned channel. A request the engine refuses fails here, before anything is generated; dropping the
+    /// `text` receiver stops the generation.
+    pub fn generate_streaming(
+        &self,
+        request: &ChatRequest,
+        text: Sender<String>,
+    ) -> Result<mpsc::Receiver<Result<Completion, Error>>, Error> {
+        self.submit(request, Some(text))
+    }
+
+    fn submit(
+        &self,
+        request: &ChatRequest,
+        text: Option<Sender<String>>,
+    ) -> Result<mpsc::Receiver<Result<Completion, Error>>, Error> {
         validate(request)?;
         let prompt = self.render_prompt(&request.messages)?;
         let tokens = self.tokens(&prompt);
@@ -288,13 +313,14 @@ impl Engine {
             tokens,
             request: request.clone(),
             reply,
+            text,
         };
         self.jobs
             .as_ref()
             .ok_or(Error::ShuttingDown)?
             .send(job)
             .map_err(|_| Error::ShuttingDown)?;
-        rx.recv().map_err(|_| Error::ShuttingDown)?
+        Ok(rx)
     }
 
     /// Make in-flight and queued requests fail fast (used before dropping).
@@ -314,11 +340,6 @@ impl Drop for Engine {
 }
 
 fn validate(r: &ChatRequest) -> Result<(), Error> {
-    if r.stream {
-        return Err(Error::BadRequest(
-            "streaming is not supported by the embedded model".to_owned(),
-        ));
-    }
     if r.messages.is_empty() {
         return Err(Error::BadRequest("`messages` is empty".to_owned()));
     }
@@ -638,6 +659,8 @@ fn run(
     let mut out: Vec<u8> = Vec::new();
     let mut logprobs: Option<Vec<TokenLogprob>> = request.logprobs.then(Vec::new);
     let mut generated: u32 = 0;
+    // Bytes of `out` already sent to a streaming client.
+    let mut streamed = 0usize;
     let mut finish = FinishReason::Length;
     while generated < max_new {
         if shared.stopping.load(Ordering::Relaxed) {
@@ -670,6 +693,24 @@ fn run(
                 out.truncate(at);
                 finish = FinishReason::Stop;
                 break;
+            }
+        }
+        if let Some(tx) = &job.text {
+            // Bytes no stop string can reach back into any more, up to the last whole character.
+            let safe = out.len().saturating_sub(longest_stop.saturating_sub(1));
+            if safe > streamed {
+                let valid = match std::str::from_utf8(&out[streamed..safe]) {
+                    Ok(t) => t.len(),
+                    Err(e) => e.valid_up_to(),
+                };
+                if valid > 0 {
+                    let piece =
+                        String::from_utf8_lossy(&out[streamed..streamed + valid]).into_owned();
+                    if tx.send(piece).is_err() {
+                        return Err(Error::Engine("the streaming client went away".to_owned()));
+                    }
+                    streamed += valid;
+                }
             }
         }
         if generated == max_new {

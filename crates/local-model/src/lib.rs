@@ -11,7 +11,8 @@
 //!
 //! What it deliberately does not know: where the GGUF comes from (callers pass a path; the asset cache lives
 //! in xtask), environment variables, retries, caching of responses or the record files on disk (the inference
-//! client owns those). It does not stream responses.
+//! client owns those). A `stream: true` request is answered with server-sent events as the tokens come
+//! (usage in a last chunk when `stream_options.include_usage` asks for it).
 
 mod api;
 pub mod cpu;

@@ -1,5 +1,10 @@
 //! A minimal HTTP/1.1 server (std::net, one thread per connection, keep-alive) exposing the engine as
 //! `POST /v1/chat/completions`, `GET /v1/models` and `GET /health` on 127.0.0.1.
+//!
+//! A chat request with `stream: true` is answered with server-sent events on a chunked body, as OpenAI-compatible
+//! servers do: the text in pieces as it is generated, a last chunk with the finish reason (and the log-probs),
+//! a usage chunk when `stream_options.include_usage` is true, then `data: [DONE]`. The headers wait for the first
+//! piece, so a request the engine refuses (a prompt longer than the context) still gets its 400.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -254,6 +259,14 @@ fn serve_connection(state: &State, stream: TcpStream) {
                 return;
             }
         };
+        if let Some(usage) = streamed_chat(&request) {
+            if stream_chat(state, &request.body, usage, &mut writer, request.close).is_err()
+                || request.close
+            {
+                return;
+            }
+            continue;
+        }
         let (status, body) = route(state, &request);
         if write_response(&mut writer, status, &body, request.close).is_err() || request.close {
             return;
@@ -295,31 +308,205 @@ fn chat(state: &State, body: &[u8]) -> (u16, Value) {
     };
     match state.engine.generate(&request) {
         Ok(completion) => (200, completion_body(state.engine.name(), &completion)),
-        Err(Error::BadRequest(msg)) => (400, error_body(&msg, "invalid_request_error")),
-        Err(e @ Error::ShuttingDown) => (503, error_body(&e.to_string(), "server_error")),
+        Err(e) => chat_error(e),
+    }
+}
+
+/// For a chat request that asks to stream: whether it wants the usage chunk.
+fn streamed_chat(request: &Request) -> Option<bool> {
+    if request.method != "POST" || request.path.trim_end_matches('/') != "/v1/chat/completions" {
+        return None;
+    }
+    let v: Value = serde_json::from_slice(&request.body).ok()?;
+    if v.get("stream").and_then(Value::as_bool) != Some(true) {
+        return None;
+    }
+    Some(
+        v.pointer("/stream_options/include_usage")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+    )
+}
+
+/// Answers a streaming chat request: events as the text comes, or an error status when the engine refuses the
+/// request before any text.
+fn stream_chat(
+    state: &State,
+    body: &[u8],
+    usage: bool,
+    w: &mut TcpStream,
+    close: bool,
+) -> std::io::Result<()> {
+    let request: ChatRequest = match serde_json::from_slice(body) {
+        Ok(r) => r,
         Err(e) => {
+            let msg = format!("request body: {e}");
+            return write_response(w, 400, &error_body(&msg, "invalid_request_error"), close);
+        }
+    };
+    let (text_tx, text_rx) = std::sync::mpsc::channel::<String>();
+    let done = match state.engine.generate_streaming(&request, text_tx) {
+        Ok(rx) => rx,
+        Err(e) => {
+            let (status, body) = chat_error(e);
+            return write_response(w, status, &body, close);
+        }
+    };
+    let (id, created) = completion_id();
+    let model = state.engine.name();
+    let chunk = |choices: Value, extra: Option<(&str, Value)>| {
+        let mut v = json!({"id": id, "object": "chat.completion.chunk", "created": created, "model": model, "choices": choices});
+        if let Some((k, x)) = extra {
+            v[k] = x;
+        }
+        v
+    };
+    let mut started = false;
+    let mut sent = 0usize;
+    // The pieces end when the generation does (the worker drops the sender with the job).
+    for piece in text_rx.iter() {
+        if !started {
+            start_events(w, close)?;
+            write_event(
+                w,
+                &chunk(
+                    json!([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]),
+                    None,
+                ),
+            )?;
+            started = true;
+        }
+        sent += piece.len();
+        write_event(
+            w,
+            &chunk(
+                json!([{"index": 0, "delta": {"content": piece}, "finish_reason": null}]),
+                None,
+            ),
+        )?;
+    }
+    let result = done.recv().unwrap_or(Err(Error::ShuttingDown));
+    let c = match result {
+        Ok(c) => c,
+        Err(e) if !started => {
+            let (status, body) = chat_error(e);
+            return write_response(w, status, &body, close);
+        }
+        Err(e) => {
+            let (status, body) = chat_error(e);
+            let mut err = body["error"].clone();
+            err["code"] = Value::from(status);
+            write_event(w, &chunk(json!([]), Some(("error", err))))?;
+            return end_events(w);
+        }
+    };
+    if !started {
+        start_events(w, close)?;
+        write_event(
+            w,
+            &chunk(
+                json!([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]),
+                None,
+            ),
+        )?;
+    }
+    let rest = c.text.get(sent..).unwrap_or("");
+    if !rest.is_empty() {
+        write_event(
+            w,
+            &chunk(
+                json!([{"index": 0, "delta": {"content": rest}, "finish_reason": null}]),
+                None,
+            ),
+        )?;
+    }
+    let mut last = json!([{"index": 0, "delta": {}, "finish_reason": c.finish_reason.as_str()}]);
+    let logprobs = logprobs_body(&c);
+    if !logprobs.is_null() {
+        last[0]["logprobs"] = logprobs;
+    }
+    write_event(w, &chunk(last, None))?;
+    if usage {
+        write_event(w, &chunk(json!([]), Some(("usage", usage_body(&c)))))?;
+    }
+    end_events(w)
+}
+
+fn start_events(w: &mut TcpStream, close: bool) -> std::io::Result<()> {
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\nConnection: {}\r\n\r\n",
+        if close { "close" } else { "keep-alive" }
+    );
+    w.write_all(head.as_bytes())?;
+    w.flush()
+}
+
+/// One `data:` event as one chunk of the body.
+fn write_event(w: &mut TcpStream, v: &Value) -> std::io::Result<()> {
+    write_chunk(w, format!("data: {v}\n\n").as_bytes())
+}
+
+fn write_chunk(w: &mut TcpStream, data: &[u8]) -> std::io::Result<()> {
+    let mut buf = Vec::with_capacity(data.len() + 12);
+    buf.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+    buf.extend_from_slice(data);
+    buf.extend_from_slice(b"\r\n");
+    w.write_all(&buf)?;
+    w.flush()
+}
+
+fn end_events(w: &mut TcpStream) -> std::io::Result<()> {
+    write_chunk(w, b"data: [DONE]\n\n")?;
+    w.write_all(b"0\r\n\r\n")?;
+    w.flush()
+}
+
+/// The status and error body for a failed generation.
+fn chat_error(e: Error) -> (u16, Value) {
+    match e {
+        Error::BadRequest(msg) => (400, error_body(&msg, "invalid_request_error")),
+        e @ Error::ShuttingDown => (503, error_body(&e.to_string(), "server_error")),
+        e => {
             tracing::warn!("embedded model request failed: {e}");
             (500, error_body(&e.to_string(), "server_error"))
         }
     }
 }
 
-fn completion_body(model: &str, c: &Completion) -> Value {
+/// A fresh completion id and its creation time.
+fn completion_id() -> (String, u64) {
     let created = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let logprobs = c.logprobs.as_ref().map_or(Value::Null, |lp| {
+    (format!("chatcmpl-local-{created}-{n}"), created)
+}
+
+fn usage_body(c: &Completion) -> Value {
+    json!({
+        "prompt_tokens": c.prompt_tokens,
+        "completion_tokens": c.completion_tokens,
+        "total_tokens": c.prompt_tokens + c.completion_tokens,
+    })
+}
+
+fn logprobs_body(c: &Completion) -> Value {
+    c.logprobs.as_ref().map_or(Value::Null, |lp| {
         json!({"content": lp.iter().map(|t| json!({
             "token": t.token,
             "logprob": t.logprob,
             "bytes": t.bytes,
             "top_logprobs": [],
         })).collect::<Vec<_>>()})
-    });
+    })
+}
+
+fn completion_body(model: &str, c: &Completion) -> Value {
+    let (id, created) = completion_id();
+    let logprobs = logprobs_body(c);
     json!({
-        "id": format!("chatcmpl-local-{created}-{n}"),
+        "id": id,
         "object": "chat.completion",
         "created": created,
         "model": model,
@@ -329,11 +516,7 @@ fn completion_body(model: &str, c: &Completion) -> Value {
             "logprobs": logprobs,
             "finish_reason": c.finish_reason.as_str(),
         }],
-        "usage": {
-            "prompt_tokens": c.prompt_tokens,
-            "completion_tokens": c.completion_tokens,
-            "total_tokens": c.prompt_tokens + c.completion_tokens,
-        },
+        "usage": usage_body(c),
         "timings": {"prompt_seconds": c.prompt_seconds, "decode_seconds": c.decode_seconds},
     })
 }

@@ -126,6 +126,10 @@ pub struct Attempt {
     pub latency_s: f64,
     /// Seconds waited before the next attempt (0 for the last one).
     pub delay_s: f64,
+    /// The client gave this attempt up after sending it (a timeout, or an answer cut off): the provider may have
+    /// generated, and billed, an answer nobody received. Absent (false) in older files.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub abandoned: bool,
 }
 
 /// Token usage and provider-reported cost.
@@ -225,6 +229,13 @@ pub struct ResponseRecord {
     /// Who actually answered, as the server said (absent on failed and older records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub served: Option<Served>,
+}
+
+impl ResponseRecord {
+    /// How many of its attempts the client abandoned after sending them (timed out or cut off).
+    pub fn abandoned_attempts(&self) -> usize {
+        self.attempts.iter().filter(|a| a.abandoned).count()
+    }
 }
 
 /// Provenance of an answer: what the server reported about itself, and which replica it was.

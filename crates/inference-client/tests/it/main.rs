@@ -9,4 +9,5 @@ mod faults;
 mod in_flight;
 mod output;
 mod providers;
+mod streaming;
 mod support;

@@ -246,6 +246,97 @@ fn http_endpoint_speaks_openai() {
     assert_eq!(status, 404);
 }
 
+/// A chunked HTTP/1.1 body without its chunk framing.
+fn dechunk(mut raw: &str) -> String {
+    let mut out = String::new();
+    loop {
+        let (size, rest) = raw.split_once("\r\n").expect("a chunk size line");
+        let n = usize::from_str_radix(size.trim(), 16).expect("a hex chunk size");
+        if n == 0 {
+            return out;
+        }
+        out.push_str(&rest[..n]);
+        raw = &rest[n + 2..];
+    }
+}
+
+#[test]
+fn http_endpoint_streams_server_sent_events() {
+    let srv = server();
+    let base = srv.base_url();
+    let host = base
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap();
+    let body = serde_json::json!({
+        "model": "smollm2-135m",
+        "messages": [{"role": "user", "content": CAPITAL}],
+        "max_tokens": 12,
+        "temperature": 0,
+        "logprobs": true,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    })
+    .to_string();
+    let mut stream = TcpStream::connect(host).unwrap();
+    let req = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(req.as_bytes()).unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).unwrap();
+    let (head, chunked) = raw.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(head.contains("text/event-stream"), "{head}");
+    let text = dechunk(chunked);
+    let events: Vec<&str> = text
+        .split("\n\n")
+        .filter(|e| !e.is_empty())
+        .map(|e| e.strip_prefix("data: ").expect("data events only"))
+        .collect();
+    assert_eq!(events.last(), Some(&"[DONE]"));
+    let chunks: Vec<Value> = events[..events.len() - 1]
+        .iter()
+        .map(|e| serde_json::from_str(e).unwrap())
+        .collect();
+    let content: String = chunks
+        .iter()
+        .filter_map(|c| c["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    let direct = srv
+        .engine()
+        .generate(&ChatRequest::greedy(user(CAPITAL), 12))
+        .unwrap();
+    assert_eq!(content, direct.text);
+    // The text came in more than one piece, then a finish chunk, then the usage chunk.
+    assert!(chunks.len() >= 4, "{chunks:?}");
+    let finish = &chunks[chunks.len() - 2];
+    assert_eq!(finish["choices"][0]["finish_reason"], "stop");
+    let lp = finish["choices"][0]["logprobs"]["content"]
+        .as_array()
+        .unwrap();
+    assert_eq!(lp.len(), direct.completion_tokens as usize);
+    let usage = &chunks[chunks.len() - 1];
+    assert_eq!(usage["choices"], serde_json::json!([]));
+    assert_eq!(usage["usage"]["prompt_tokens"], direct.prompt_tokens);
+    assert_eq!(
+        usage["usage"]["completion_tokens"],
+        direct.completion_tokens
+    );
+
+    // A request the engine refuses still gets its status, not a stream.
+    let long = serde_json::json!({
+        "messages": [{"role": "user", "content": "word ".repeat(2000)}],
+        "max_tokens": 3,
+        "stream": true,
+    });
+    let (status, err) = http("POST", "/chat/completions", &long.to_string());
+    assert_eq!(status, 400);
+    assert!(err["error"]["message"].is_string());
+}
+
 /// The prompt behind the committed greedy output in `golden/lighthouse-48.txt`.
 const GOLDEN_PROMPT: &str =
     "Write a short story about a lighthouse keeper who finds a message in a bottle.";

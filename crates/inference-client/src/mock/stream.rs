@@ -1,0 +1,191 @@
+//! The mock's streamed replies: a request with `stream: true` gets its answer as server-sent events over a chunked
+//! HTTP body, cut from the same reply document it would get whole, so every answer and every emulated provider
+//! behaves alike in both modes.
+//!
+//! The events are what OpenAI-compatible servers send: a first chunk with the role, the reasoning
+//! (`reasoning_content`) and then the content in pieces of `MockConfig::chunk_chars` characters, a last chunk with
+//! the finish reason, a usage chunk when `stream_options.include_usage` asks for it, and `data: [DONE]`. An `error`
+//! object of a 200 reply becomes a chunk carrying it, as OpenRouter sends mid-stream failures.
+//!
+//! `MockConfig::chunk_delay` is waited between two events; with `MockConfig::keep_alive`, comment lines
+//! (`: keep-alive`) are sent at that interval while the answer is waited for (the latency, and long delays).
+
+use std::io;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use tokio::io::AsyncWriteExt;
+use tokio::net::tcp::OwnedWriteHalf;
+
+/// What a request asks of streaming: `None` when it does not stream, else whether it wants the usage chunk.
+pub(super) fn requested(body: &[u8]) -> Option<bool> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    if v.get("stream").and_then(Value::as_bool) != Some(true) {
+        return None;
+    }
+    Some(
+        v.pointer("/stream_options/include_usage")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+    )
+}
+
+/// How a stream ends.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum End {
+    /// Every event, then `[DONE]` and the body's end.
+    Whole,
+    /// Half the events, then the connection closes (a cut-off body).
+    Cut,
+    /// Half the events, then silence for the given time, then the connection closes.
+    Silent(Duration),
+}
+
+/// How events are paced.
+pub(super) struct Pace {
+    /// Waited before the first event.
+    pub(super) latency: Duration,
+    /// Waited between two events.
+    pub(super) delay: Duration,
+    /// Interval of keep-alive comments while waiting.
+    pub(super) keep_alive: Option<Duration>,
+}
+
+/// The data of each event for a whole reply document `reply` (without `[DONE]`).
+pub(super) fn events(reply: &str, chunk_chars: usize, include_usage: bool) -> Vec<String> {
+    let Ok(v) = serde_json::from_str::<Value>(reply) else {
+        // Not JSON: sent as it is, so the client sees an invalid chunk.
+        return vec![reply.replace('\n', " ")];
+    };
+    let mut head = Map::new();
+    head.insert("object".into(), Value::from("chat.completion.chunk"));
+    for k in ["id", "model", "system_fingerprint", "provider"] {
+        if let Some(x) = v.get(k) {
+            head.insert(k.into(), x.clone());
+        }
+    }
+    let chunk = |choices: Value, extra: &[(&str, Value)]| {
+        let mut c = head.clone();
+        c.insert("choices".into(), choices);
+        for (k, x) in extra {
+            c.insert((*k).into(), x.clone());
+        }
+        Value::Object(c).to_string()
+    };
+    let usage = v.get("usage").cloned();
+    let mut out = Vec::new();
+    if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
+        let mut extra = vec![("error", err.clone())];
+        if let Some(u) = &usage {
+            extra.push(("usage", u.clone()));
+        }
+        out.push(chunk(json!([]), &extra));
+        return out;
+    }
+    let choice = v
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first());
+    if let Some(choice) = choice {
+        let delta = |d: Value| json!([{"index": 0, "delta": d, "finish_reason": null}]);
+        out.push(chunk(
+            delta(json!({"role": "assistant", "content": ""})),
+            &[],
+        ));
+        let message = choice.get("message").cloned().unwrap_or(Value::Null);
+        let text = |k: &str| message.get(k).and_then(Value::as_str).unwrap_or("");
+        for piece in pieces(text("reasoning_content"), chunk_chars) {
+            out.push(chunk(delta(json!({"reasoning_content": piece})), &[]));
+        }
+        let mut logprobs = choice.get("logprobs").cloned();
+        for piece in pieces(text("content"), chunk_chars) {
+            let mut c = json!([{"index": 0, "delta": {"content": piece}, "finish_reason": null}]);
+            if let Some(lp) = logprobs.take().filter(|l| !l.is_null()) {
+                c[0]["logprobs"] = lp;
+            }
+            out.push(chunk(c, &[]));
+        }
+        let mut last =
+            json!([{"index": 0, "delta": {}, "finish_reason": choice.get("finish_reason")}]);
+        if let Some(e) = choice.get("error") {
+            last[0]["error"] = e.clone();
+        }
+        out.push(chunk(last, &[]));
+    }
+    if include_usage || choice.is_none() {
+        let extra: Vec<(&str, Value)> = usage.map(|u| ("usage", u)).into_iter().collect();
+        out.push(chunk(json!([]), &extra));
+    }
+    out
+}
+
+/// `text` in pieces of at most `n` characters (none for an empty text).
+fn pieces(text: &str, n: usize) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    chars.chunks(n.max(1)).map(|c| c.iter().collect()).collect()
+}
+
+/// Writes a 200 with `events` as a chunked `text/event-stream` body, paced and ended as asked.
+pub(super) async fn write(
+    w: &mut OwnedWriteHalf,
+    events: &[String],
+    pace: &Pace,
+    end: End,
+) -> io::Result<()> {
+    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n";
+    w.write_all(head.as_bytes()).await?;
+    w.flush().await?;
+    let upto = match end {
+        End::Whole => events.len(),
+        End::Cut | End::Silent(_) => events.len().div_ceil(2),
+    };
+    wait(w, pace.latency, pace.keep_alive).await?;
+    for (i, e) in events[..upto].iter().enumerate() {
+        if i > 0 {
+            wait(w, pace.delay, pace.keep_alive).await?;
+        }
+        write_chunk(w, format!("data: {e}\n\n").as_bytes()).await?;
+    }
+    match end {
+        End::Whole => {
+            write_chunk(w, b"data: [DONE]\n\n").await?;
+            w.write_all(b"0\r\n\r\n").await?;
+            w.flush().await
+        }
+        End::Cut => Err(io::Error::other("cut")),
+        End::Silent(hang) => {
+            tokio::time::sleep(hang).await;
+            Err(io::Error::other("silent"))
+        }
+    }
+}
+
+/// Waits `d`, sending a keep-alive comment every `every` of it.
+async fn wait(w: &mut OwnedWriteHalf, d: Duration, every: Option<Duration>) -> io::Result<()> {
+    let Some(every) = every.filter(|e| !e.is_zero()) else {
+        if !d.is_zero() {
+            tokio::time::sleep(d).await;
+        }
+        return Ok(());
+    };
+    let until = tokio::time::Instant::now() + d;
+    loop {
+        let now = tokio::time::Instant::now();
+        if now >= until {
+            return Ok(());
+        }
+        tokio::time::sleep((until - now).min(every)).await;
+        if tokio::time::Instant::now() < until {
+            write_chunk(w, b": keep-alive\n\n").await?;
+        }
+    }
+}
+
+async fn write_chunk(w: &mut OwnedWriteHalf, data: &[u8]) -> io::Result<()> {
+    let mut buf = Vec::with_capacity(data.len() + 12);
+    buf.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+    buf.extend_from_slice(data);
+    buf.extend_from_slice(b"\r\n");
+    w.write_all(&buf).await?;
+    w.flush().await
+}

@@ -1,0 +1,334 @@
+//! A streamed chat completion (server-sent events, `stream: true`): its events read as they arrive and added up to
+//! the reply document a non-streaming request would have got, which [`parse::completion_of`] then reads. So a
+//! streamed answer gives exactly the completion (content, reasoning, finish reason, usage, log-probs, provenance)
+//! and the failure classes that the same answer sent whole gives.
+//!
+//! Accepted: comment lines (`: keep-alive`, `: OPENROUTER PROCESSING`), empty lines, `event:`/`id:`/`retry:`
+//! fields (ignored), `\r\n` line ends, events of several `data:` lines, and a final `data: [DONE]`. Reasoning deltas
+//! (`reasoning_content` or `reasoning`) are kept apart from the visible content; usage comes from the chunk that
+//! carries it (the last one with `stream_options.include_usage`). An `error` object in a chunk ends the stream as
+//! the same object in a whole reply does; so does `finish_reason: "error"`.
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use schema::ErrorClass;
+
+use crate::parse::{self, Completion, Failure, failure_200};
+
+/// The state of one streamed reply.
+#[derive(Default)]
+pub(crate) struct Assembler {
+    /// Bytes of a line not yet ended.
+    line: Vec<u8>,
+    /// The `data:` lines of the event being read.
+    data: String,
+    has_data: bool,
+    /// `data: [DONE]` was read.
+    pub(crate) done: bool,
+    /// Some chunk carried a choice (index 0).
+    saw_choice: bool,
+    content: String,
+    reasoning: String,
+    finish_reason: Option<String>,
+    choice_error: Option<Value>,
+    logprobs: Vec<Value>,
+    usage: Option<Value>,
+    id: Option<String>,
+    model: Option<String>,
+    system_fingerprint: Option<String>,
+    provider: Option<String>,
+}
+
+/// One chunk; fields of unexpected types are ignored, as the whole-reply parser ignores them.
+#[derive(Deserialize)]
+struct Chunk {
+    #[serde(default)]
+    id: Value,
+    #[serde(default)]
+    model: Value,
+    #[serde(default)]
+    system_fingerprint: Value,
+    #[serde(default)]
+    provider: Value,
+    #[serde(default)]
+    choices: Option<Vec<ChunkChoice>>,
+    #[serde(default)]
+    usage: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct ChunkChoice {
+    #[serde(default)]
+    index: Value,
+    #[serde(default)]
+    delta: Option<Delta>,
+    #[serde(default)]
+    finish_reason: Value,
+    #[serde(default)]
+    logprobs: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Delta {
+    #[serde(default)]
+    content: Option<Value>,
+    #[serde(default)]
+    reasoning_content: Value,
+    #[serde(default)]
+    reasoning: Value,
+}
+
+impl Assembler {
+    pub(crate) fn new() -> Assembler {
+        Assembler::default()
+    }
+
+    /// Reads the next bytes of the body; a chunk that reports an error, or is not JSON, ends the reply.
+    pub(crate) fn feed(&mut self, mut bytes: &[u8]) -> Result<(), Failure> {
+        while let Some(nl) = bytes.iter().position(|&b| b == b'\n') {
+            let (head, rest) = bytes.split_at(nl);
+            bytes = &rest[1..];
+            if self.line.is_empty() {
+                self.line_done(head)?;
+            } else {
+                let mut line = std::mem::take(&mut self.line);
+                line.extend_from_slice(head);
+                self.line_done(&line)?;
+            }
+        }
+        self.line.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn line_done(&mut self, line: &[u8]) -> Result<(), Failure> {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            return self.dispatch();
+        }
+        if line[0] == b':' {
+            return Ok(());
+        }
+        if let Some(rest) = line.strip_prefix(b"data:") {
+            let rest = rest.strip_prefix(b" ").unwrap_or(rest);
+            if self.has_data {
+                self.data.push('\n');
+            }
+            self.data.push_str(&String::from_utf8_lossy(rest));
+            self.has_data = true;
+        }
+        Ok(())
+    }
+
+    /// One whole event.
+    fn dispatch(&mut self) -> Result<(), Failure> {
+        if !self.has_data {
+            return Ok(());
+        }
+        self.has_data = false;
+        let data = std::mem::take(&mut self.data);
+        if data.trim() == "[DONE]" {
+            self.done = true;
+            return Ok(());
+        }
+        let chunk: Chunk = serde_json::from_str(&data).map_err(|e| {
+            failure_200(
+                ErrorClass::InvalidJson,
+                format!("invalid JSON in a streamed chunk: {e}"),
+            )
+        })?;
+        let keep = |slot: &mut Option<String>, v: Value| {
+            if slot.is_none()
+                && let Value::String(s) = v
+                && !s.is_empty()
+            {
+                *slot = Some(s);
+            }
+        };
+        keep(&mut self.id, chunk.id);
+        keep(&mut self.model, chunk.model);
+        keep(&mut self.system_fingerprint, chunk.system_fingerprint);
+        keep(&mut self.provider, chunk.provider);
+        if let Some(u) = chunk.usage.filter(|u| !u.is_null()) {
+            self.usage = Some(u);
+        }
+        if let Some(err) = chunk.error.filter(|e| !e.is_null()) {
+            // The same failure the error object gives in a whole reply.
+            let mut doc = Map::new();
+            doc.insert("error".into(), err);
+            if let Some(u) = self.usage.take() {
+                doc.insert("usage".into(), u);
+            }
+            return parse::completion_of(&Value::Object(doc)).map(|_| ());
+        }
+        for choice in chunk.choices.unwrap_or_default() {
+            if choice.index.as_u64().unwrap_or(0) != 0 {
+                continue;
+            }
+            self.saw_choice = true;
+            if let Some(d) = choice.delta {
+                match d.content {
+                    Some(Value::String(s)) => self.content.push_str(&s),
+                    Some(Value::Array(parts)) => {
+                        for p in &parts {
+                            if let Some(t) = p.get("text").and_then(Value::as_str) {
+                                self.content.push_str(t);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                for r in [&d.reasoning_content, &d.reasoning] {
+                    if let Some(r) = r.as_str() {
+                        self.reasoning.push_str(r);
+                    }
+                }
+            }
+            if let Value::String(f) = choice.finish_reason {
+                self.finish_reason = Some(f);
+            }
+            if let Some(Value::Array(items)) = choice
+                .logprobs
+                .and_then(|mut l| l.get_mut("content").map(Value::take))
+            {
+                self.logprobs.extend(items);
+            }
+            if let Some(e) = choice.error.filter(|e| !e.is_null()) {
+                self.choice_error = Some(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// The completion, once the body has ended. A stream that stopped before `[DONE]` and before any finish reason
+    /// was cut off (`truncated_body`).
+    pub(crate) fn finish(mut self) -> Result<Completion, Failure> {
+        if !self.line.is_empty() {
+            let line = std::mem::take(&mut self.line);
+            self.line_done(&line)?;
+        }
+        self.dispatch()?;
+        if !self.done && self.finish_reason.is_none() {
+            return Err(failure_200(
+                ErrorClass::TruncatedBody,
+                "the stream ended before its last event".into(),
+            ));
+        }
+        let mut doc = Map::new();
+        let text = |s: Option<String>| s.map_or(Value::Null, Value::String);
+        doc.insert("id".into(), text(self.id));
+        doc.insert("model".into(), text(self.model));
+        doc.insert("system_fingerprint".into(), text(self.system_fingerprint));
+        doc.insert("provider".into(), text(self.provider));
+        let mut choices = Vec::new();
+        if self.saw_choice {
+            let mut message = Map::new();
+            message.insert("content".into(), Value::String(self.content));
+            if !self.reasoning.is_empty() {
+                message.insert("reasoning_content".into(), Value::String(self.reasoning));
+            }
+            let mut choice = Map::new();
+            choice.insert("message".into(), Value::Object(message));
+            choice.insert("finish_reason".into(), text(self.finish_reason));
+            if !self.logprobs.is_empty() {
+                let mut lp = Map::new();
+                lp.insert("content".into(), Value::Array(self.logprobs));
+                choice.insert("logprobs".into(), Value::Object(lp));
+            }
+            if let Some(e) = self.choice_error {
+                choice.insert("error".into(), e);
+            }
+            choices.push(Value::Object(choice));
+        }
+        doc.insert("choices".into(), Value::Array(choices));
+        if let Some(u) = self.usage {
+            doc.insert("usage".into(), u);
+        }
+        parse::completion_of(&Value::Object(doc))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schema::Usage;
+
+    fn assemble(pieces: &[&str]) -> Result<Completion, Failure> {
+        let mut a = Assembler::new();
+        for p in pieces {
+            a.feed(p.as_bytes())?;
+        }
+        a.finish()
+    }
+
+    #[test]
+    fn a_stream_adds_up_to_the_whole_reply() {
+        let whole = br#"{"id":"c1","model":"m-2024","system_fingerprint":"fp","choices":[{"index":0,
+            "message":{"role":"assistant","content":"<think>hm</think>Hello world","reasoning_content":"deep"},
+            "finish_reason":"stop","logprobs":{"content":[{"logprob":-1.0},{"logprob":-3.0}]}}],
+            "usage":{"prompt_tokens":5,"completion_tokens":2,"completion_tokens_details":{"reasoning_tokens":1}}}"#;
+        let streamed = assemble(&[
+            ": OPENROUTER PROCESSING\n\n",
+            "data: {\"id\":\"c1\",\"model\":\"m-2024\",\"system_fingerprint\":\"fp\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}],\"usage\":null}\r\n\r\n",
+            "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"de\"}}]}\n\n",
+            "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"reasoning\":\"ep\"}}]}\n\nda",
+            "ta: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"<think>hm</think>Hel\"},\"logprobs\":{\"content\":[{\"logprob\":-1.0}]}}]}\n\n",
+            "event: message\nid: 4\ndata: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo world\"},\"logprobs\":{\"content\":[{\"logprob\":-3.0}]}}]}\n\n",
+            ": keep-alive\n\n",
+            "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+            "data: {\"id\":\"c1\",\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":2,\"completion_tokens_details\":{\"reasoning_tokens\":1}}}\n\n",
+            "data: [DONE]\n\n",
+        ])
+        .unwrap();
+        let direct = parse::parse_completion(whole).unwrap();
+        assert_eq!(streamed, direct);
+        assert_eq!(streamed.content, "Hello world");
+        assert_eq!(streamed.reasoning.as_deref(), Some("deep\nhm"));
+        assert_eq!(
+            streamed.usage,
+            Usage {
+                prompt_tokens: 5,
+                completion_tokens: 2,
+                reasoning_tokens: Some(1),
+                cost_usd: None
+            }
+        );
+        assert_eq!(streamed.served.model.as_deref(), Some("m-2024"));
+    }
+
+    #[test]
+    fn errors_in_a_stream_are_classified_as_in_a_whole_reply() {
+        let in_chunk = assemble(&[
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"par\"}}]}\n\n",
+            "data: {\"error\":{\"message\":\"upstream overloaded\",\"code\":503}}\n\n",
+        ])
+        .unwrap_err();
+        let whole =
+            parse::parse_completion(br#"{"error":{"message":"upstream overloaded","code":503}}"#)
+                .unwrap_err();
+        assert_eq!(
+            (in_chunk.class, &in_chunk.message),
+            (whole.class, &whole.message)
+        );
+        assert_eq!(in_chunk.class, ErrorClass::ServerError);
+        let finish = assemble(&[
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"par\"},\"finish_reason\":\"error\",\"error\":{\"message\":\"died\"}}]}\n\n",
+            "data: [DONE]\n\n",
+        ])
+        .unwrap_err();
+        assert_eq!(finish.class, ErrorClass::ProviderError);
+        assert!(finish.message.contains("died"), "{}", finish.message);
+        let cut =
+            assemble(&["data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"par\"}}]}\n\n"])
+                .unwrap_err();
+        assert_eq!(cut.class, ErrorClass::TruncatedBody);
+        let empty = assemble(&["data: {\"choices\":[]}\n\ndata: [DONE]\n\n"]).unwrap_err();
+        assert_eq!(empty.class, ErrorClass::EmptyChoices);
+        let bad = assemble(&["data: {not json\n\n"]).unwrap_err();
+        assert_eq!(bad.class, ErrorClass::InvalidJson);
+    }
+}
