@@ -58,8 +58,13 @@ pub(crate) fn access(model: &ModelConfig) -> Result<Access, Error> {
     })
 }
 
+/// TCP keepalive: quiet time before the first probe, time between probes, probes missed before the connection ends.
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(15);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
+const KEEPALIVE_RETRIES: u32 = 3;
+
 /// An HTTP client for one model: its key as a bearer token and its headers (secrets marked sensitive, so never
-/// logged), a connect timeout, and an idle-read timeout of the model's `idle-timeout-s`.
+/// logged), a connect timeout, an idle-read timeout of the model's `idle-timeout-s`, and TCP keepalive.
 pub(crate) fn build_client(
     model: &ModelConfig,
     access: &Access,
@@ -86,6 +91,11 @@ pub(crate) fn build_client(
         .connect_timeout(Duration::from_secs(30))
         .read_timeout(Duration::from_secs_f64(model.idle_timeout_s))
         .tcp_nodelay(true)
+        // A connection whose peer is gone (a host restarted, a network cut) is noticed in about 30 s, not after
+        // the idle timeout: probes after 15 s of quiet, every 5 s, three missed ones end it.
+        .tcp_keepalive(KEEPALIVE_IDLE)
+        .tcp_keepalive_interval(KEEPALIVE_INTERVAL)
+        .tcp_keepalive_retries(KEEPALIVE_RETRIES)
         .build()
         .map_err(|e| {
             Error::Setup(access.redactor.clean(&format!(
