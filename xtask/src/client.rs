@@ -43,6 +43,9 @@ pub(crate) struct ClientArgs {
     /// Stop waiting for batch jobs after this many seconds (they go on; a rerun resumes them) [default: wait].
     #[arg(long, requires = "batch")]
     pub(crate) batch_wait_s: Option<f64>,
+    /// After Ctrl-C, seconds to wait for the requests in flight (their answers are written) before quitting.
+    #[arg(long, default_value_t = 120.0)]
+    pub(crate) drain_s: f64,
 }
 
 /// What a command uses when a client flag is not given: a stand-alone command's defaults, or the pipeline config's.
@@ -78,9 +81,14 @@ impl ClientArgs {
         self.cache.as_deref().unwrap_or(&defaults.cache)
     }
 
-    /// The command's inference client (one per command: one budget, embedded engines loaded once).
+    /// The command's inference client (one per command: one budget, embedded engines loaded once), with Ctrl-C
+    /// handled from now on (see `crate::signals`).
     pub(crate) fn client(&self, defaults: &ClientDefaults) -> anyhow::Result<Client> {
-        Ok(Client::new(self.run_options(defaults)?)?)
+        let opts = self.run_options(defaults)?;
+        let drain = opts.drain;
+        let client = Client::new(opts)?;
+        crate::signals::install(client.stop_handle(), drain);
+        Ok(client)
     }
 
     /// The inference client's run options: each flag over its default.
@@ -92,6 +100,14 @@ impl ClientArgs {
         o.progress = !self.no_progress;
         o.durable = !self.no_fsync;
         o.ledger.clone_from(&defaults.ledger);
+        if !(self.drain_s.is_finite() && self.drain_s >= 0.0) {
+            return Err(UsageError(format!(
+                "--drain-s must be a non-negative number of seconds, got {}",
+                self.drain_s
+            ))
+            .into());
+        }
+        o.drain = Duration::from_secs_f64(self.drain_s);
         if self.batch {
             let seconds = |flag: &str, s: f64| {
                 if s.is_finite() && s >= 0.0 {

@@ -36,6 +36,9 @@ pub(crate) struct InferArgs {
     /// Override the model's per-attempt timeout in seconds.
     #[arg(long)]
     timeout_s: Option<f64>,
+    /// Override the model's `server-wait-s`: how long to wait for a server that has not answered yet.
+    #[arg(long)]
+    server_wait_s: Option<f64>,
     /// Print prompt count, estimated input tokens and worst-case cost; send nothing.
     #[arg(long)]
     dry_run: bool,
@@ -51,6 +54,12 @@ pub(crate) fn run(args: &InferArgs) -> anyhow::Result<()> {
     }
     if let Some(t) = args.timeout_s {
         model.timeout_s = t;
+    }
+    if let Some(w) = args.server_wait_s {
+        model.server_wait_s = Some(w);
+        model
+            .validate("--server-wait-s")
+            .map_err(|e| UsageError(e.to_string()))?;
     }
     if let Some(g) = &args.gguf {
         if model.engine != Engine::Embedded {
@@ -88,7 +97,7 @@ pub(crate) fn run(args: &InferArgs) -> anyhow::Result<()> {
     }
     let s = client.chat(&model, &prompts, &args.out)?;
     println!(
-        "{} prompts: {} sent ({} HTTP requests, {} abandoned), {} from cache, {} resumed, {} failed, {} truncated, {} not sent (cost limit); ${:.4} spent; {} + {} tokens; {:.1} s",
+        "{} prompts: {} sent ({} HTTP requests, {} abandoned), {} from cache, {} resumed, {} failed, {} truncated, {} not sent (cost limit), {} not sent (stopped); ${:.4} spent; {} + {} tokens; {:.1} s",
         s.total,
         s.sent,
         s.requests,
@@ -98,6 +107,7 @@ pub(crate) fn run(args: &InferArgs) -> anyhow::Result<()> {
         s.failed,
         s.truncated,
         s.skipped_for_cost,
+        s.interrupted,
         s.spent_usd,
         s.prompt_tokens,
         s.completion_tokens,

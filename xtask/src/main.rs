@@ -2,6 +2,12 @@
 //!
 //! Each subcommand is a thin layer over a library entry point (the benchmark loops are in `harness`): it parses
 //! flags, reads configs, calls the library and prints; [`exit_code`] is the one place errors become exit codes.
+//!
+//! Ctrl-C (SIGINT or SIGTERM) in a command that calls models keeps what is paid for: the first signal stops
+//! sending new requests and says so on one line, the requests in flight are waited for (`--drain-s`, 120 s by
+//! default) and their answers written to the responses file and the cache, and the command exits 3 (incomplete:
+//! a plain rerun continues without paying again). In `pipeline` the running stage stops like a cost-capped stage
+//! (not marked done) and no further stage runs. A second signal quits at once (exit 130). See `signals`.
 
 mod assets;
 mod client;
@@ -12,6 +18,7 @@ mod models;
 mod pipeline;
 mod plots;
 mod rift;
+mod signals;
 mod test;
 mod vocab;
 
@@ -76,6 +83,7 @@ pub(crate) const EXIT_RUNTIME: u8 = 1;
 pub(crate) const EXIT_USAGE: u8 = 2;
 /// Exit code: finished but incomplete: every stage ran, but some prompts have no answer (failed after their
 /// retries, or not sent because of the cost limit); the summary lists them per stage and a plain rerun continues.
+/// Also a run stopped by Ctrl-C once its requests in flight were written (a second Ctrl-C exits 130 at once).
 pub(crate) const EXIT_INCOMPLETE: u8 = 3;
 
 /// A run that finished without answers to every prompt (exit code [`EXIT_INCOMPLETE`]).
@@ -108,6 +116,7 @@ fn main() -> ExitCode {
         Command::Vocab(cmd) => vocab::run(&cmd),
         Command::Codegen(args) => codegen::run(&args),
     };
+    let result = signals::finish(result);
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

@@ -251,6 +251,8 @@ fn add_summaries(a: RunSummary, b: &RunSummary) -> RunSummary {
         failed: a.failed + b.failed,
         truncated: a.truncated + b.truncated,
         skipped_for_cost: a.skipped_for_cost + b.skipped_for_cost,
+        interrupted: a.interrupted + b.interrupted,
+        ejections: a.ejections + b.ejections,
         batch_pending: a.batch_pending + b.batch_pending,
         spent_usd: a.spent_usd + b.spent_usd,
         prompt_tokens: a.prompt_tokens + b.prompt_tokens,

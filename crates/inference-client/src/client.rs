@@ -10,7 +10,7 @@ use schema::{PromptRecord, ResponseKey, ResponseRecord};
 
 use crate::config::{BatchMode, Engine, ModelConfig};
 use crate::run::{DryRunReport, RunSummary};
-use crate::{Error, embedded};
+use crate::{Error, StopHandle, embedded};
 
 /// How to run (as opposed to what to run, which the model configs and prompts say).
 #[derive(Debug, Clone)]
@@ -32,6 +32,9 @@ pub struct RunOptions {
     /// Run [`Client::chat_batch`] calls as provider batch jobs (for models whose provider takes them); `None`
     /// makes `chat_batch` the same as `chat`.
     pub batch: Option<BatchOptions>,
+    /// After [`StopHandle::stop_sending`], how long the requests in flight are waited for (their answers written)
+    /// before they are abandoned.
+    pub drain: std::time::Duration,
 }
 
 /// How batch jobs are run: see [`Client::chat_batch`] and the `batch` module.
@@ -60,7 +63,7 @@ impl Default for BatchOptions {
 }
 
 impl RunOptions {
-    /// Defaults: model concurrency, no cost limit, cache on, progress bars, durable writes.
+    /// Defaults: model concurrency, no cost limit, cache on, progress bars, durable writes, 120 s to drain.
     pub fn new(cache_path: PathBuf) -> RunOptions {
         RunOptions {
             concurrency: None,
@@ -71,6 +74,7 @@ impl RunOptions {
             durable: true,
             ledger: None,
             batch: None,
+            drain: std::time::Duration::from_secs(120),
         }
     }
 
@@ -247,6 +251,10 @@ pub struct Client {
     overall: Mutex<Option<Overall>>,
     /// Requests in flight over the calls since the last [`Client::take_in_flight`].
     in_flight: Mutex<Option<InFlight>>,
+    /// Stops sending new requests (see [`Client::stop_handle`]).
+    stop: StopHandle,
+    /// Base URLs that answered something in an earlier call (not checked again before a call).
+    answered: Mutex<std::collections::HashSet<String>>,
 }
 
 /// A command's overall progress line, drawn above each call's own bar.
@@ -284,6 +292,8 @@ impl Client {
             unfinished: std::sync::atomic::AtomicUsize::new(0),
             overall: Mutex::default(),
             in_flight: Mutex::default(),
+            stop: StopHandle::default(),
+            answered: Mutex::default(),
         })
     }
 
@@ -457,7 +467,7 @@ impl Client {
             self, model, prompts, out, batch, on_file,
         ))?;
         self.unfinished.fetch_add(
-            s.failed + s.skipped_for_cost + s.batch_pending,
+            s.failed + s.skipped_for_cost + s.batch_pending + s.interrupted,
             std::sync::atomic::Ordering::Relaxed,
         );
         if let Some(f) = &s.in_flight {
@@ -477,8 +487,9 @@ impl Client {
             .take()
     }
 
-    /// How many prompts of all `chat` calls so far ended without an answer (failed after their retries, or not
-    /// sent because of the cost limit); a rerun sends them again. A stage that adds to it is incomplete.
+    /// How many prompts of all `chat` calls so far ended without an answer (failed after their retries, not sent
+    /// because of the cost limit, or not sent or abandoned after [`StopHandle::stop_sending`]); a rerun sends them
+    /// again. A stage that adds to it is incomplete.
     pub fn unfinished(&self) -> usize {
         self.unfinished.load(std::sync::atomic::Ordering::Relaxed)
     }
@@ -490,6 +501,31 @@ impl Client {
         prompts: &[PromptRecord],
     ) -> Result<DryRunReport, Error> {
         crate::run::dry_run(self, model, prompts)
+    }
+
+    /// The handle that stops this client sending new requests: after [`StopHandle::stop_sending`] (a command calls
+    /// it on the first Ctrl-C), every call takes no further prompt and makes no further attempt, waits up to
+    /// [`RunOptions::drain`] for the requests in flight, writes their answers to the output and the cache, and
+    /// returns normally; the prompts it did not answer count in [`RunSummary::interrupted`] and
+    /// [`Client::unfinished`]. Later calls send nothing (cached answers are still written).
+    pub fn stop_handle(&self) -> StopHandle {
+        self.stop.clone()
+    }
+
+    /// Whether the base URL answered in an earlier call of this client.
+    pub(crate) fn has_answered(&self, base_url: &str) -> bool {
+        self.answered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(base_url)
+    }
+
+    /// Remembers base URLs that answered.
+    pub(crate) fn note_answered(&self, base_urls: impl IntoIterator<Item = String>) {
+        self.answered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(base_urls);
     }
 
     pub(crate) fn budget(&self) -> &Arc<Budget> {

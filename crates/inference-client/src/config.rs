@@ -158,6 +158,10 @@ pub struct ModelConfig {
     /// when any base URL is `https://`, false for `http://` and the embedded engine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bills_abandoned: Option<bool>,
+    /// Seconds to wait for a server that has not answered yet (nothing listens on its port, as while a vLLM server
+    /// loads its weights) before this model is stopped with an error naming the URL; unset means 300.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_wait_s: Option<f64>,
     /// Attempts per request before giving up (the first try included).
     #[serde(default = "default_max_attempts")]
     pub max_attempts: u32,
@@ -241,6 +245,7 @@ impl ModelConfig {
             idle_timeout_s: default_idle_timeout_s(),
             stream: true,
             bills_abandoned: None,
+            server_wait_s: None,
             max_attempts: default_max_attempts(),
             retry_base_s: default_retry_base_s(),
             retry_max_s: default_retry_max_s(),
@@ -326,6 +331,12 @@ impl ModelConfig {
                 ));
             }
         }
+        if self
+            .server_wait_s
+            .is_some_and(|s| !(s >= 0.0 && s.is_finite()))
+        {
+            return Err(bad("server-wait-s", "must be a non-negative number"));
+        }
         if self.max_attempts == 0 {
             return Err(bad("max-attempts", "must be at least 1"));
         }
@@ -386,6 +397,11 @@ impl ModelConfig {
             price_out_per_mtok: self.price_out_per_mtok * share,
             ..self.clone()
         }
+    }
+
+    /// How long a call waits for a server that has not answered yet ([`ModelConfig::server_wait_s`], default 300 s).
+    pub fn server_wait(&self) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(self.server_wait_s.unwrap_or(300.0))
     }
 
     /// Worst-case USD for one request: its input tokens plus `max_tokens` of output.

@@ -50,12 +50,26 @@ pub enum Error {
         class: String,
         message: String,
     },
+    /// No endpoint of a model answered within its `server-wait-s` (nothing listens, or a server never came up):
+    /// this model's requests stop. `message` names each base URL (without credentials) and its connection error.
+    #[error("model {model:?}: no endpoint answered within {waited_s} s: {message}")]
+    Unreachable {
+        model: String,
+        waited_s: f64,
+        message: String,
+    },
 }
 
 impl Error {
     /// True for a 402 (out of credits): every model behind the account is affected, so the whole run stops.
     pub fn is_out_of_credits(&self) -> bool {
         matches!(self, Error::FailFast { status: 402, .. })
+    }
+
+    /// True when this model's requests were stopped because none can succeed (a [`Error::FailFast`] status, or
+    /// no endpoint that ever answered: [`Error::Unreachable`]); the other models of a run can go on.
+    pub fn stops_model(&self) -> bool {
+        matches!(self, Error::FailFast { .. } | Error::Unreachable { .. })
     }
 
     /// True when the run could not start because of how it was configured (a model config, a run option, the

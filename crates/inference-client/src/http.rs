@@ -64,8 +64,13 @@ pub(crate) fn access(model: &ModelConfig) -> Result<Access, Error> {
     })
 }
 
+/// TCP keepalive: quiet time before the first probe, time between probes, probes missed before the connection ends.
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(15);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
+const KEEPALIVE_RETRIES: u32 = 3;
+
 /// An HTTP client for one model: its key as a bearer token and its headers (secrets marked sensitive, so never
-/// logged) and a connect timeout. It has no read timeout: each request brings its own timers.
+/// logged), a connect timeout and TCP keepalive. It has no read timeout: each request brings its own timers.
 pub(crate) fn build_client(
     _model: &ModelConfig,
     access: &Access,
@@ -91,6 +96,11 @@ pub(crate) fn build_client(
         .pool_max_idle_per_host(pool)
         .connect_timeout(Duration::from_secs(30))
         .tcp_nodelay(true)
+        // A connection whose peer is gone (a host restarted, a network cut) is noticed in about 30 s, not after
+        // the idle timeout: probes after 15 s of quiet, every 5 s, three missed ones end it.
+        .tcp_keepalive(KEEPALIVE_IDLE)
+        .tcp_keepalive_interval(KEEPALIVE_INTERVAL)
+        .tcp_keepalive_retries(KEEPALIVE_RETRIES)
         .build()
         .map_err(|e| {
             Error::Setup(access.redactor.clean(&format!(
@@ -179,6 +189,7 @@ pub(crate) async fn post_stream(
     timeout: Duration,
     idle: Duration,
     redactor: &Redactor,
+    heard: impl Fn(),
 ) -> Result<Completion, Failure> {
     let deadline = tokio::time::Instant::now() + timeout;
     let secs = |d: Duration| d.as_secs_f64();
@@ -255,6 +266,7 @@ pub(crate) async fn post_stream(
             Ok(Ok(Some(piece))) => piece,
         };
         first = false;
+        heard();
         match stream.as_mut() {
             Some(a) => a
                 .feed(&piece)

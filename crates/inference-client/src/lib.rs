@@ -9,7 +9,9 @@
 //!
 //! A command builds one [`Client`] (options, budget, async runtime, embedded engines started once) and calls
 //! [`Client::chat`] for each batch of prompts and [`Client::embed`] for `/v1/embeddings`. Every retry decision is in
-//! the `retry` module.
+//! the `retry` module; what makes an endpoint count as dead, and how it is probed, in `limiter` and `health`.
+//! [`Client::stop_handle`] stops sending new requests while the ones in flight are waited for and written (what
+//! a command does on Ctrl-C).
 //!
 //! It deliberately knows nothing about benchmarks, prompts' meaning or scoring: prompts are opaque chat messages
 //! with ride-along fields. The embedded engine (`engine = "embedded"`) is a local server reached over the same HTTP path.
@@ -22,6 +24,7 @@ mod config;
 mod embed;
 mod embedded;
 mod error;
+mod health;
 mod http;
 mod in_flight;
 mod limiter;
@@ -32,6 +35,7 @@ mod redact;
 mod retry;
 mod run;
 mod sse;
+mod stop;
 
 pub use batch::batch_dir;
 pub use body::estimate_input_tokens;
@@ -40,4 +44,5 @@ pub use client::{BatchOptions, Client, RunOptions};
 pub use config::{BatchMode, Engine, HeaderValue, ModelConfig, Models, TokenLimitField};
 pub use error::Error;
 pub use run::{DryRunReport, RunSummary};
+pub use stop::StopHandle;
 pub use schema::metrics::InFlight;

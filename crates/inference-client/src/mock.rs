@@ -332,9 +332,11 @@ impl MockServer {
         self.shared.stats.requests.load(Ordering::Relaxed)
     }
 
-    /// Stops accepting connections and waits for the server thread.
-    pub fn stop(mut self) {
+    /// Stops accepting connections, closes every connection (as a server process that dies does), waits for
+    /// the server thread, and returns the final counters.
+    pub fn stop(mut self) -> MockStats {
         self.shutdown();
+        self.stats()
     }
 
     fn shutdown(&mut self) {

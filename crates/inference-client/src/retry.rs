@@ -9,6 +9,8 @@
 //! - **stop the model**: no request of this model can succeed (401, 403, 404) or none should be sent (402, out of
 //!   credits); the run stops with one error line.
 //!
+//! What a failure says about the endpoint (whether it is dead and ejected) is the limiter's (`Slot::failed`).
+//!
 //! Waits are exponential back-off with equal jitter, raised to the server's hint (`retry-after-ms`, `retry-after`
 //! in seconds or as an HTTP date) and capped at ten minutes.
 
@@ -66,11 +68,6 @@ pub(crate) fn decide(f: &Failure) -> Decision {
 /// Whether the server asked us to slow down (the endpoint's adaptive limit halves).
 pub(crate) fn is_overload(f: &Failure) -> bool {
     f.class == ErrorClass::RateLimited || f.status == Some(503)
-}
-
-/// Whether the endpoint could not be reached at all (its replica is ejected for a while).
-pub(crate) fn is_unreachable(f: &Failure) -> bool {
-    f.status.is_none() && matches!(f.class, ErrorClass::Connection | ErrorClass::Timeout)
 }
 
 /// Class of a non-success HTTP status.

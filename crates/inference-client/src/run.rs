@@ -24,7 +24,7 @@ use crate::client::{BatchOptions, Budget, Client, check_limits, check_unique};
 use crate::config::{BatchMode, ModelConfig};
 use crate::http::{self, build_client};
 use crate::in_flight::Tracker;
-use crate::limiter::{Endpoints, Slot};
+use crate::limiter::{EndpointStart, Endpoints, Slot};
 use crate::parse::{self, Completion, Failure};
 use crate::redact::Redactor;
 use crate::retry::{self, Decision, Jitter};
@@ -51,6 +51,11 @@ pub struct RunSummary {
     pub truncated: usize,
     /// Prompts not sent because `max_cost_usd` would have been exceeded.
     pub skipped_for_cost: usize,
+    /// Prompts not sent, or abandoned in flight after the drain bound, because sending was stopped
+    /// ([`crate::Client::stop_handle`]); a rerun sends them.
+    pub interrupted: usize,
+    /// How often an endpoint was found dead (connection refused or reset, a failed health probe) and ejected.
+    pub ejections: u64,
     /// Prompts in a batch job that has not answered them yet (a `run_batch` file not yet run, or a line missing
     /// from the output); a rerun reads or sends them.
     pub batch_pending: usize,
@@ -327,6 +332,8 @@ pub(crate) async fn run_prompts(
     summary.failed = counters.failed.load(Ordering::Relaxed);
     summary.truncated = counters.truncated.load(Ordering::Relaxed);
     summary.skipped_for_cost = counters.skipped_for_cost;
+    summary.interrupted = counters.interrupted.load(Ordering::Relaxed);
+    summary.ejections = counters.ejections;
     summary.batch_pending = counters.batch_pending;
     summary.prompt_tokens = counters.prompt_tokens.load(Ordering::Relaxed);
     summary.completion_tokens = counters.completion_tokens.load(Ordering::Relaxed);
@@ -342,7 +349,7 @@ pub(crate) async fn run_prompts(
         .map(|t| t.finish(started, counters.budget_wait_s));
     tracing::info!(
         model = %model.name, sent = summary.sent, cached = summary.cached, resumed = summary.resumed,
-        failed = summary.failed, batch_pending = summary.batch_pending, truncated = summary.truncated, requests = summary.requests, abandoned = summary.abandoned,
+        failed = summary.failed, interrupted = summary.interrupted, batch_pending = summary.batch_pending, truncated = summary.truncated, requests = summary.requests, abandoned = summary.abandoned,
         prompt_tokens = summary.prompt_tokens, completion_tokens = summary.completion_tokens,
         spent_usd = summary.spent_usd, wall_s = summary.wall_s, "Inference run finished."
     );
@@ -473,6 +480,9 @@ fn writer_loop(
 pub(crate) struct Counters {
     pub(crate) sent: usize,
     pub(crate) skipped_for_cost: usize,
+    /// Prompts not sent or abandoned because sending was stopped.
+    pub(crate) interrupted: AtomicUsize,
+    pub(crate) ejections: u64,
     pub(crate) batch_pending: usize,
     pub(crate) requests: AtomicU64,
     /// Attempts abandoned after they were sent.
@@ -511,15 +521,56 @@ async fn send_all(
         .map(|u| format!("{}/chat/completions", u.trim_end_matches('/')))
         .collect();
     let cap = opts.concurrency.unwrap_or(model.max_concurrency).max(1);
-    let endpoints = Endpoints::new(&urls, cap);
     let http = build_client(model, &access, cap * urls.len())?;
     let no_key = access.key.is_none();
     let redactor = &Arc::new(access.redactor);
+    let stop = client.stop_handle();
+    // Is anybody there? Checked once per client and base URL, before the first request.
+    let started = Instant::now();
+    let known: Vec<bool> = base_urls.iter().map(|u| client.has_answered(u)).collect();
+    let checked = crate::health::preflight(
+        &model.name,
+        &base_urls,
+        &known,
+        &http,
+        model.server_wait(),
+        redactor,
+        &stop,
+    )
+    .await?;
+    let starts: Vec<EndpointStart> = urls
+        .iter()
+        .zip(checked)
+        .map(|(url, c)| EndpointStart {
+            url: url.clone(),
+            answered: c.answered,
+            unreachable: c.unreachable,
+        })
+        .collect();
+    let endpoints = Endpoints::new(&starts, cap, stop.clone());
     let slots = Arc::new(Semaphore::new(cap * urls.len()));
     let counters = Arc::new(Counters {
         flights: Some(Tracker::new(cap * urls.len(), !jobs.is_empty())),
         ..Counters::default()
     });
+    // Probes silent endpoints; stops the model when none has answered within its `server-wait-s`.
+    let watcher = {
+        let counters = Arc::clone(&counters);
+        let watch = crate::health::watch(
+            Arc::clone(&endpoints),
+            model.name.clone(),
+            started,
+            model.server_wait(),
+            Arc::clone(redactor),
+        );
+        tokio::spawn(async move {
+            let err = watch.await;
+            let mut abort = counters.abort.lock().unwrap_or_else(|e| e.into_inner());
+            if abort.is_none() {
+                *abort = Some(err);
+            }
+        })
+    };
     let model = Arc::new(model.clone());
     let mut tasks = tokio::task::JoinSet::new();
     let mut sent = 0usize;
@@ -528,6 +579,12 @@ async fn send_all(
     let mut budget_wait = Duration::ZERO;
     for job in jobs {
         if counters.abort.lock().map(|a| a.is_some()).unwrap_or(true) {
+            break;
+        }
+        if stop.is_stopping() {
+            counters
+                .interrupted
+                .fetch_add(total_jobs - sent, Ordering::Relaxed);
             break;
         }
         let worst = model.worst_case_cost(job.input_tokens, job.max_tokens.unwrap_or(0));
@@ -554,10 +611,14 @@ async fn send_all(
             );
             break;
         }
-        let permit = Arc::clone(&slots)
-            .acquire_owned()
-            .await
-            .map_err(|e| Error::Setup(e.to_string()))?;
+        let permit = tokio::select! {
+            p = Arc::clone(&slots).acquire_owned() => p.map_err(|e| Error::Setup(e.to_string()))?,
+            () = stop.stopped() => {
+                budget.settle(worst, 0.0);
+                counters.interrupted.fetch_add(total_jobs - sent, Ordering::Relaxed);
+                break;
+            }
+        };
         if counters.abort.lock().map(|a| a.is_some()).unwrap_or(true) {
             budget.settle(worst, 0.0);
             break;
@@ -578,9 +639,11 @@ async fn send_all(
         let id = prompt.id.clone();
         let sample_index = prompt.sample_index;
         let meta = prompt.extra.clone();
+        let in_flight = stop.begin();
         tasks.spawn(async move {
             ctx.run(job, id, sample_index, meta, worst).await;
             drop(permit);
+            drop(in_flight);
         });
         // Reap finished tasks so the set stays small.
         while tasks.try_join_next().is_some() {}
@@ -589,12 +652,41 @@ async fn send_all(
     if let Some(t) = &counters.flights {
         t.backlog_done();
     }
-    while tasks.join_next().await.is_some() {}
+    // Every request in flight is waited for; after a stop, up to the drain bound.
+    loop {
+        tokio::select! {
+            r = tasks.join_next() => if r.is_none() { break },
+            () = stop.drained(opts.drain) => {
+                tasks.abort_all();
+                let mut abandoned = 0;
+                while let Some(r) = tasks.join_next().await {
+                    if r.is_err_and(|e| e.is_cancelled()) {
+                        abandoned += 1;
+                    }
+                }
+                counters.interrupted.fetch_add(abandoned, Ordering::Relaxed);
+                tracing::warn!(
+                    model = %model.name, abandoned, drain_s = opts.drain.as_secs_f64(),
+                    "Stopped waiting for the requests in flight; a rerun sends them again."
+                );
+                break;
+            }
+        }
+    }
+    watcher.abort();
+    let _ = watcher.await;
+    client.note_answered(
+        endpoints
+            .answered()
+            .iter()
+            .map(|u| u.trim_end_matches("/chat/completions").to_owned()),
+    );
     tracing::debug!(limits = ?endpoints.limits(), "Final per-endpoint concurrency limits.");
     let mut counters = Arc::try_unwrap(counters)
         .map_err(|_| Error::Setup("a request task outlived the run".into()))?;
     counters.sent = sent;
     counters.skipped_for_cost = skipped;
+    counters.ejections = endpoints.ejections();
     counters.budget_wait_s = budget_wait.as_secs_f64();
     Ok(counters)
 }
@@ -632,19 +724,25 @@ impl TaskCtx {
         let mut billed = 0.0;
         let result: Result<(Completion, f64), Failure> = loop {
             let n = attempts.len() as u32 + 1;
-            let slot = self.endpoints.acquire().await;
+            let Some(slot) = self.endpoints.acquire().await else {
+                // Sending was stopped (or the model halted) before this attempt: no record, a rerun sends it.
+                self.counters.interrupted.fetch_add(1, Ordering::Relaxed);
+                self.release_cost(worst, billed);
+                return;
+            };
             last_url = without_credentials(slot.url());
             let t0 = Instant::now();
             self.counters.requests.fetch_add(1, Ordering::Relaxed);
-            let res = send_once(
-                &self.client,
-                &slot,
-                job.body.clone(),
-                (timeout, idle),
-                &self.redactor,
-                self.counters.flights.as_ref(),
-            )
-            .await;
+            let res = slot
+                .guard(send_once(
+                    &self.client,
+                    &slot,
+                    job.body.clone(),
+                    (timeout, idle),
+                    &self.redactor,
+                    self.counters.flights.as_ref(),
+                ))
+                .await;
             let latency = t0.elapsed().as_secs_f64();
             match res {
                 Ok(mut c) => {
@@ -661,12 +759,7 @@ impl TaskCtx {
                     break Ok((c, latency));
                 }
                 Err(f) => {
-                    if retry::is_overload(&f) {
-                        slot.overload();
-                    }
-                    if retry::is_unreachable(&f) {
-                        slot.unreachable();
-                    }
+                    slot.failed(&f);
                     drop(slot);
                     let abandoned = is_abandoned(&f);
                     if abandoned {
@@ -698,7 +791,7 @@ impl TaskCtx {
                     if last {
                         break Err(f);
                     }
-                    tokio::time::sleep(delay).await;
+                    self.endpoints.pause(delay).await;
                 }
             }
         };
@@ -889,7 +982,7 @@ fn warn_if_other_model(m: &ModelConfig, served: Option<&str>) {
 }
 
 /// A URL without any `user:password@` part, for messages.
-fn without_credentials(url: &str) -> String {
+pub(crate) fn without_credentials(url: &str) -> String {
     match (url.find("://"), url.find('@')) {
         (Some(s), Some(at)) if at > s && !url[s + 3..at].contains('/') => {
             format!("{}{}", &url[..s + 3], &url[at + 1..])
@@ -941,7 +1034,8 @@ async fn send_once(
     // read as it arrives).
     let flight = flights.map(Tracker::begin);
     if let Some(idle) = idle {
-        let reply = http::post_stream(client, slot.url(), body, timeout, idle, redactor).await;
+        let reply = http::post_stream(client, slot.url(), body, timeout, idle, redactor, || slot.heard())
+                .await;
         drop(flight);
         return reply;
     }

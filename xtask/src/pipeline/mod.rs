@@ -319,6 +319,13 @@ impl Stager<'_> {
         body: impl FnOnce() -> anyhow::Result<()>,
     ) -> anyhow::Result<bool> {
         let model = name.split_once(':').map(|(_, m)| m.to_owned());
+        // After Ctrl-C no further stage runs; the stages before are kept (a rerun continues).
+        if self.client.stop_handle().is_stopping() {
+            return Err(crate::Incomplete(format!(
+                "stopped by a signal before stage {name}: the answers in flight were written; rerun to continue"
+            ))
+            .into());
+        }
         if let Some(m) = model.as_ref().filter(|m| self.stopped.contains(*m)) {
             tracing::warn!(stage = name, model = %m, "Not run: this model's requests were stopped.");
             return Ok(false);
@@ -331,7 +338,16 @@ impl Stager<'_> {
         tracing::info!(stage = name, "Running.");
         let before = self.client.unfinished();
         if let Err(e) = body() {
-            // A model that cannot be used (bad key, unknown model, the same 400 again and again) stops its own
+            // A stage cut short by Ctrl-C is not done (like a cost-capped one), whatever it says.
+            if self.client.stop_handle().is_stopping() {
+                tracing::warn!(stage = name, "Stopped by a signal: {e:#}");
+                return Err(crate::Incomplete(format!(
+                    "stopped by a signal during stage {name}: the answers in flight were written; rerun to continue"
+                ))
+                .into());
+            }
+            // A model that cannot be used (bad key, unknown model, the same 400 again and again, no server that
+            // ever answered) stops its own
             // stage; the other models go on and the run ends incomplete. Out of credits stops everything.
             match stopped_model(&e) {
                 Some(stop) if !stop.is_out_of_credits() => {
@@ -395,7 +411,7 @@ fn stopped_model(e: &anyhow::Error) -> Option<&inference_client::Error> {
                 Some(harness::Error::Client(inner)) => Some(inner),
                 _ => None,
             })?;
-        matches!(client, inference_client::Error::FailFast { .. }).then_some(client)
+        client.stops_model().then_some(client)
     })
 }
 

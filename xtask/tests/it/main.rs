@@ -3,6 +3,7 @@
 //! `tidy`). `.ci/run` runs them with every other test.
 
 mod llama_server;
+mod interrupt;
 mod pipeline;
 mod rehearsal;
 mod tidy;

@@ -1,6 +1,7 @@
 //! `cargo xtask pipeline` against the inference client's mock and its provider emulation: a run-wide cost limit
 //! (a budget-stopped run exits 3 and lists what is missing, a rerun with the same cap sends nothing, a higher cap
-//! finishes the run), reasoning judges that complete a run or leave it incomplete, and a model that cannot be used.
+//! finishes the run), reasoning judges that complete a run or leave it incomplete, a model that cannot be used, and
+//! one whose server is not there.
 
 use std::path::Path;
 use std::process::Command;
@@ -285,6 +286,48 @@ fn a_model_that_cannot_be_used_stops_alone() {
         "{summary}"
     );
     assert!(summary.contains("does not exist"), "{summary}");
+    let run = dir.path().join("artifacts/runs/budget");
+    assert!(run.join("ifscale/models/writer/scores.jsonl").is_file());
+    assert!(run.join("rift/models/writer/answer-scores.jsonl").is_file());
+}
+
+/// A model whose server is not there (nothing listens) is waited for up to its `server-wait-s`, then stops alone
+/// with one error naming its URL; the other model's stages run and the run ends incomplete (exit 3).
+#[test]
+fn a_model_whose_server_is_not_there_stops_alone() {
+    let mock = judged_mock(&[r#"{"reason": "A coherent report.", "score": 8}"#], &[]);
+    let dir = tempfile::tempdir().unwrap();
+    workspace(
+        dir.path(),
+        &mock,
+        &[
+            ("writer", "mock", ""),
+            ("coherence", "mock", ""),
+            ("grader", "mock", ""),
+        ],
+    );
+    let dead = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/v1", l.local_addr().unwrap())
+    };
+    let mut models = std::fs::read_to_string(dir.path().join("models.toml")).unwrap();
+    models.push_str(&format!(
+        "[models.nowhere]\nbase-urls = [\"{dead}\"]\nmodel-id = \"mock\"\nmax-tokens = 300\nserver-wait-s = 2\n"
+    ));
+    std::fs::write(dir.path().join("models.toml"), models).unwrap();
+    std::fs::write(
+        dir.path().join("run.toml"),
+        both_benchmarks("\"nowhere\", \"writer\"", ""),
+    )
+    .unwrap();
+    let (code, summary) = pipeline(dir.path(), &[]);
+    assert_eq!(code, 3, "{summary}");
+    assert!(
+        summary.contains("ifscale-generate:nowhere (stopped:"),
+        "{summary}"
+    );
+    assert!(summary.contains("no endpoint answered"), "{summary}");
+    assert!(summary.contains(&dead), "{summary}");
     let run = dir.path().join("artifacts/runs/budget");
     assert!(run.join("ifscale/models/writer/scores.jsonl").is_file());
     assert!(run.join("rift/models/writer/answer-scores.jsonl").is_file());

@@ -7,6 +7,7 @@ mod crash;
 mod embeddings;
 mod faults;
 mod in_flight;
+mod liveness;
 mod output;
 mod providers;
 mod streaming;
