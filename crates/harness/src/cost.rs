@@ -71,15 +71,37 @@ pub fn cost_rows(
     prices: &Prices,
 ) -> Result<Vec<CostRow>, Error> {
     let mut rows = Vec::new();
+    let mut files: Vec<(&'static str, &'static str, String, PathBuf)> = Vec::new();
     for model in models {
         for (bench, stage, file) in stage_files(paths, model) {
+            files.push((bench, stage, model.clone(), file));
+        }
+    }
+    // The judge check's requests, filed under the judge they checked (`<run>/<bench>/judge-check/<judge>/`).
+    for (bench, name) in [(Bench::Ifscale, "IFScale"), (Bench::Rift, "RIFT")] {
+        let dir = paths.bench(bench).join("judge-check");
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut judges: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        judges.sort();
+        for judge in judges {
+            let file = schema::paths::ModelPaths::in_dir(&judge).judge_responses();
+            let label = judge
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            files.push((name, "judge check", label, file));
+        }
+    }
+    for (bench, stage, model, file) in files {
             if !file.is_file() {
                 continue;
             }
             let mut row = CostRow {
                 bench,
                 stage,
-                model: model.clone(),
+                model,
                 ..CostRow::default()
             };
             let (mut fresh_tokens, mut fresh_seconds) = (0u64, 0.0f64);
@@ -113,7 +135,6 @@ pub fn cost_rows(
             row.output_tokens_per_s =
                 (fresh_seconds > 0.0).then(|| fresh_tokens as f64 / fresh_seconds);
             rows.push(row);
-        }
     }
     Ok(rows)
 }
@@ -162,7 +183,7 @@ pub fn cost_markdown(rows: &[CostRow], ledger: Option<f64>) -> String {
             r.reasoning_tokens
         );
     }
-    md.push_str("\nJudge rows are filed under the model whose answers or reports were judged. Spend is the provider's reported cost where a response carries one, else its tokens at the answering model's configured prices (answers served from the cache cost nothing).\n");
+    md.push_str("\nJudge rows are filed under the model whose answers or reports were judged; judge check rows (control items with a known verdict) under the judge they checked. Spend is the provider's reported cost where a response carries one, else its tokens at the answering model's configured prices (answers served from the cache cost nothing).\n");
     match ledger {
         Some(total) => {
             let _ = writeln!(

@@ -355,3 +355,75 @@ fn an_audit_sample_and_its_agreement() {
     let err = harness::audit::agreement(&out).unwrap_err().to_string();
     assert!(err.contains("human_label") && err.contains("row"), "{err}");
 }
+
+/// A judged run: `judge-check.json` with a coherence judge that passed and a RIFT judge that failed. Both figures,
+/// with counts and Wilson intervals, are in `summary.md` and the report; the failed judge's section is marked.
+#[test]
+fn a_judged_run_shows_each_judges_sensitivity_and_specificity() {
+    use schema::judge_check::{JudgeCheck, JudgeCheckFile};
+    let dir = tempfile::tempdir().unwrap();
+    let paths = write_run(dir.path());
+    let check = |bench: &str, role: &str, judge: &str, sens: (u64, u64), spec: (u64, u64)| {
+        let sensitivity = scoring::judge_check::agreement(sens.0, sens.1, 0);
+        let specificity = scoring::judge_check::agreement(spec.0, spec.1, 1);
+        JudgeCheck {
+            bench: bench.to_owned(),
+            role: role.to_owned(),
+            judge: judge.to_owned(),
+            passed: scoring::judge_check::passes(&sensitivity, &specificity, 0.9, 0.9),
+            sensitivity,
+            specificity,
+            min_sensitivity: 0.9,
+            min_specificity: 0.9,
+            kept: false,
+            requests: (sens.1 + spec.1 + 1) as usize,
+            controls_file: format!("{bench}/judge-check/{judge}/controls.jsonl"),
+        }
+    };
+    harness::judge_check::assemble(
+        vec![
+            check("ifscale", "IFScale coherence judge", "coh", (12, 12), (49, 50)),
+            check("rift", "RIFT answer judge", "grader", (50, 50), (3, 50)),
+        ],
+        &paths.judge_check(),
+    )
+    .unwrap();
+    let models: Vec<String> = MODELS.map(str::to_owned).to_vec();
+    let md =
+        summary_markdown("fixture", &paths, &models, 7, 2, 12.34, &Default::default()).unwrap();
+    let judge_part: String = md
+        .lines()
+        .filter(|l| l.contains("judge") || l.contains("Judge"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    expect![[r#""#]].assert_eq(&judge_part);
+    let run = RunReport {
+        name: "fixture",
+        models: &models,
+        config_text: "",
+        ifscale: Some(true),
+        rift: Some(true),
+        rift_notes: &[],
+        rift_table1: None,
+        prices: &Default::default(),
+    };
+    let input = report_input(&run, &paths).unwrap();
+    let mut shown = String::new();
+    for s in &input.sections {
+        shown.push_str(&format!("## {}\n", s.heading));
+        for p in s.paragraphs.iter().filter(|p| p.contains("judge") || p.contains("Control")) {
+            shown.push_str(&format!("note: {p}\n"));
+        }
+        for t in s.tables.iter().filter(|t| t.caption.contains("judge")) {
+            shown.push_str(&format!("table: {}\n", t.caption));
+            for r in &t.rows {
+                shown.push_str(&format!("  {}\n", r.join(" | ")));
+            }
+        }
+    }
+    expect![[r#""#]].assert_eq(&shown);
+    let file = JudgeCheckFile::read(&paths.judge_check()).unwrap().unwrap();
+    assert_eq!(file.checks.len(), 2);
+    assert_eq!(file.marks("rift").len(), 1);
+    assert!(file.marks("ifscale").is_empty());
+}
