@@ -842,6 +842,41 @@ fn dry_run(
         let questions = harness::rift::load_dataset(&sample_cfg.dataset)?.len();
         baseline = Some(prompt_gen::rift::baseline_description(rift, questions));
     }
+    // The judge check: a fixed number of control items per configured judge, whatever the run's size.
+    if cfg.judge_check.enabled {
+        let n = cfg.judge_check.per_kind;
+        if let Some(judge) = cfg.rift.as_ref().and(cfg.rift_prep.as_ref()).and_then(|p| p.judge_model.as_ref()) {
+            rows.push(harness::estimate::Estimate {
+                stage: "rift judge check",
+                model: judge.clone(),
+                note: format!(
+                    "at most {n} known-correct and {n} known-incorrect control items, up to `judge-tries` each"
+                ),
+                requests: 2 * n,
+                est_input_tokens: 0,
+                worst_case_cost_usd: None,
+                unbounded: 0,
+            });
+        }
+        if let Some(judge) = cfg.ifscale.as_ref().and_then(|i| i.judge_model.as_ref()) {
+            let coherent = std::fs::read_to_string(&cfg.judge_check.coherent_reports)
+                .map(|t| t.lines().filter(|l| !l.trim().is_empty()).count())
+                .unwrap_or(0);
+            let incoherent = n.max(harness::judge_check::MIN_INCOHERENT);
+            rows.push(harness::estimate::Estimate {
+                stage: "ifscale judge check",
+                model: judge.clone(),
+                note: format!(
+                    "{} hand-written coherent and at most {incoherent} incoherent control reports, up to `judge-tries` each",
+                    coherent.min(n)
+                ),
+                requests: coherent.min(n) + incoherent,
+                est_input_tokens: 0,
+                worst_case_cost_usd: None,
+                unbounded: 0,
+            });
+        }
+    }
     println!("{}", harness::estimate::to_markdown(&rows));
     if let Some(b) = baseline {
         println!("RIFT baseline: {b}.");
