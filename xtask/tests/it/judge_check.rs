@@ -218,7 +218,9 @@ fn the_embedded_smollm2_as_judge_fails_its_check() {
     );
     workspace(dir.path(), &models, "per-kind = 10\n");
     let (code, summary, log) = pipeline(dir.path());
-    assert_eq!(code, 4, "{summary}\n{log}");
+    // 4; or 3 when the tiny model also left more than 2 % of the real answers without a readable verdict (an
+    // incomplete run comes first, see `exit_code`): either way the check failed and the log says so.
+    assert!(code == 4 || (code == 3 && summary.contains("## Incomplete")), "{code}\n{summary}\n{log}");
     assert!(log.contains("RIFT answer judge `grader` failed its check"), "{log}");
     assert!(summary.contains("| rift | grader | RIFT answer judge |"), "{summary}");
 }
