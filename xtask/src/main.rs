@@ -221,7 +221,9 @@ mod tests {
 
     #[test]
     fn a_failed_judge_exits_4_and_an_incomplete_run_3_before_it() {
-        let judge = anyhow::Error::new(JudgeFailed("RIFT answer judge `j` failed its check".to_owned()));
+        let judge = anyhow::Error::new(JudgeFailed(
+            "RIFT answer judge `j` failed its check".to_owned(),
+        ));
         assert_eq!(exit_code(&judge), EXIT_JUDGE_FAILED);
         let both = anyhow::Error::new(JudgeFailed("j".to_owned()))
             .context(Incomplete("3 prompts without an answer".to_owned()));

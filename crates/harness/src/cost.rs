@@ -95,46 +95,45 @@ pub fn cost_rows(
         }
     }
     for (bench, stage, model, file) in files {
-            if !file.is_file() {
-                continue;
+        if !file.is_file() {
+            continue;
+        }
+        let mut row = CostRow {
+            bench,
+            stage,
+            model,
+            ..CostRow::default()
+        };
+        let (mut fresh_tokens, mut fresh_seconds) = (0u64, 0.0f64);
+        // Streamed, only the fields counted (a paper-scale responses file is hundreds of MB).
+        crate::overview::each_line_lenient(&file, |r: CostFields| {
+            row.requests += 1;
+            row.cached += usize::from(r.cached);
+            row.failed += usize::from(r.outcome == Outcome::Failed);
+            row.prompt_tokens += r.usage.prompt_tokens;
+            row.visible_tokens += r.usage.visible_tokens();
+            row.reasoning_tokens += r.usage.reasoning_tokens.unwrap_or(0);
+            if let Some(c) = r.usage.cost_usd {
+                *row.reported_usd.get_or_insert(0.0) += c;
+                *row.spend_usd.get_or_insert(0.0) += c;
+            } else if !r.cached
+                && let Some((pin, pout)) = prices.get(&r.model).filter(|p| p.0 > 0.0 || p.1 > 0.0)
+            {
+                *row.spend_usd.get_or_insert(0.0) += (r.usage.prompt_tokens as f64 * pin
+                    + r.usage.completion_tokens as f64 * pout)
+                    / 1e6;
             }
-            let mut row = CostRow {
-                bench,
-                stage,
-                model,
-                ..CostRow::default()
-            };
-            let (mut fresh_tokens, mut fresh_seconds) = (0u64, 0.0f64);
-            // Streamed, only the fields counted (a paper-scale responses file is hundreds of MB).
-            crate::overview::each_line_lenient(&file, |r: CostFields| {
-                row.requests += 1;
-                row.cached += usize::from(r.cached);
-                row.failed += usize::from(r.outcome == Outcome::Failed);
-                row.prompt_tokens += r.usage.prompt_tokens;
-                row.visible_tokens += r.usage.visible_tokens();
-                row.reasoning_tokens += r.usage.reasoning_tokens.unwrap_or(0);
-                if let Some(c) = r.usage.cost_usd {
-                    *row.reported_usd.get_or_insert(0.0) += c;
-                    *row.spend_usd.get_or_insert(0.0) += c;
-                } else if !r.cached
-                    && let Some((pin, pout)) =
-                        prices.get(&r.model).filter(|p| p.0 > 0.0 || p.1 > 0.0)
-                {
-                    *row.spend_usd.get_or_insert(0.0) += (r.usage.prompt_tokens as f64 * pin
-                        + r.usage.completion_tokens as f64 * pout)
-                        / 1e6;
-                }
-                if !r.cached
-                    && let Some(l) = r.latency_s.filter(|l| *l > 0.0)
-                {
-                    fresh_tokens += r.usage.completion_tokens;
-                    fresh_seconds += l;
-                }
-                true
-            })?;
-            row.output_tokens_per_s =
-                (fresh_seconds > 0.0).then(|| fresh_tokens as f64 / fresh_seconds);
-            rows.push(row);
+            if !r.cached
+                && let Some(l) = r.latency_s.filter(|l| *l > 0.0)
+            {
+                fresh_tokens += r.usage.completion_tokens;
+                fresh_seconds += l;
+            }
+            true
+        })?;
+        row.output_tokens_per_s =
+            (fresh_seconds > 0.0).then(|| fresh_tokens as f64 / fresh_seconds);
+        rows.push(row);
     }
     Ok(rows)
 }

@@ -176,15 +176,18 @@ fn write_controls(
                 .unwrap_or_default();
             let verdicts: std::collections::HashMap<String, schema::judge_check::ControlVerdict> =
                 if files.control_verdicts().is_file() {
-                    schema::read_jsonl::<schema::judge_check::ControlVerdict>(&files.control_verdicts())?
-                        .into_iter()
-                        .map(|v| (v.id.clone(), v))
-                        .collect()
+                    schema::read_jsonl::<schema::judge_check::ControlVerdict>(
+                        &files.control_verdicts(),
+                    )?
+                    .into_iter()
+                    .map(|v| (v.id.clone(), v))
+                    .collect()
                 } else {
                     Default::default()
                 };
             let controls: Vec<Value> = schema::read_jsonl(&files.controls())?;
-            let field = |c: &Value, k: &str| c.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+            let field =
+                |c: &Value, k: &str| c.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
             for c in &controls {
                 let id = field(c, "id");
                 let kind = field(c, "kind");

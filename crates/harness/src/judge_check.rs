@@ -257,7 +257,12 @@ pub fn coherence(c: &CoherenceCheck<'_>) -> Result<usize, Error> {
     Ok(sent)
 }
 
-fn coherence_control(kind: ControlKind, form: &str, source: &str, report: &str) -> CoherenceControl {
+fn coherence_control(
+    kind: ControlKind,
+    form: &str,
+    source: &str,
+    report: &str,
+) -> CoherenceControl {
     let key = format!("{form}\n{report}");
     CoherenceControl {
         id: format!(
@@ -360,7 +365,9 @@ pub fn incoherent_reports(replies: &[String], plan: ControlPlan) -> Vec<Coherenc
                     if j > 0 {
                         text.push(' ');
                         if j % 3 == 0 {
-                            text.push_str(FILLER[(pick(plan.seed, i, &j.to_string()) % 6) as usize]);
+                            text.push_str(
+                                FILLER[(pick(plan.seed, i, &j.to_string()) % 6) as usize],
+                            );
                             text.push(' ');
                         }
                     }
@@ -379,7 +386,12 @@ pub fn incoherent_reports(replies: &[String], plan: ControlPlan) -> Vec<Coherenc
         if text.split_whitespace().count() < 5 {
             continue;
         }
-        let k = coherence_control(ControlKind::KnownIncorrect, form, &format!("reply {r}"), &text);
+        let k = coherence_control(
+            ControlKind::KnownIncorrect,
+            form,
+            &format!("reply {r}"),
+            &text,
+        );
         if seen.insert(k.id.clone()) {
             out.push(k);
         }
@@ -465,7 +477,10 @@ pub fn to_markdown(file: &JudgeCheckFile) -> String {
     for c in &file.checks {
         let result = match (c.passed, c.kept) {
             (true, _) => "passed".to_owned(),
-            (false, true) => format!("{}; verdicts kept on purpose", schema::judge_check::JUDGE_FAILED_MARK),
+            (false, true) => format!(
+                "{}; verdicts kept on purpose",
+                schema::judge_check::JUDGE_FAILED_MARK
+            ),
             (false, false) => schema::judge_check::JUDGE_FAILED_MARK.to_owned(),
         };
         let _ = writeln!(

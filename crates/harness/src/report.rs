@@ -444,7 +444,11 @@ pub fn summary_markdown(
     let checks = schema::judge_check::JudgeCheckFile::read(&paths.judge_check())?;
     for check in checks.iter().flat_map(|c| &c.checks) {
         if let Some(mark) = check.mark() {
-            let bench = if check.bench == "rift" { "RIFT" } else { "IFScale" };
+            let bench = if check.bench == "rift" {
+                "RIFT"
+            } else {
+                "IFScale"
+            };
             md.push_str(&format!(
                 "**{mark}.** The {bench} tables below are built from its verdicts.\n\n"
             ));

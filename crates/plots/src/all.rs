@@ -158,10 +158,7 @@ fn draw_ifscale(inputs: &Inputs, run: Option<&RunPaths>) -> Result<Drawn, Error>
 
     // IFScale aggregates.
     let mut frames = Vec::new();
-    if let Some(scores) = run
-        .map(RunPaths::ifscale_scores)
-        .filter(|p| p.exists())
-    {
+    if let Some(scores) = run.map(RunPaths::ifscale_scores).filter(|p| p.exists()) {
         frames.push(analysis::ifscale::load_scores(std::slice::from_ref(
             &scores,
         ))?);

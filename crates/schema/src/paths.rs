@@ -102,7 +102,11 @@ impl RunPaths {
     /// among a model's results.
     pub fn judge_check_dir(&self, bench: Bench, judge: &str) -> ModelPaths {
         let model = self.model(bench, judge);
-        let name = model.dir.file_name().map(std::ffi::OsStr::to_owned).unwrap_or_default();
+        let name = model
+            .dir
+            .file_name()
+            .map(std::ffi::OsStr::to_owned)
+            .unwrap_or_default();
         ModelPaths::in_dir(&self.bench(bench).join("judge-check").join(name))
     }
 }

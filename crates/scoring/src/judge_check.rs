@@ -48,9 +48,30 @@ const TAILS: [&str; 4] = [
 
 /// Words that can stand for a number: an answer holding one is never given a year as a certainly wrong answer.
 const NUMBER_WORDS: [&str; 24] = [
-    "none", "zero", "nil", "nought", "naught", "nothing", "no", "dozen", "dozens", "pair", "couple", "score",
-    "half", "quarter", "hundred", "hundreds", "thousand", "thousands", "million", "billion", "single", "both",
-    "once", "twice",
+    "none",
+    "zero",
+    "nil",
+    "nought",
+    "naught",
+    "nothing",
+    "no",
+    "dozen",
+    "dozens",
+    "pair",
+    "couple",
+    "score",
+    "half",
+    "quarter",
+    "hundred",
+    "hundreds",
+    "thousand",
+    "thousands",
+    "million",
+    "billion",
+    "single",
+    "both",
+    "once",
+    "twice",
 ];
 
 /// A deterministic 64-bit key of a seed and some text.
@@ -102,7 +123,11 @@ fn acronym_of(short: &str, long: &str) -> bool {
 /// normal form), neither an acronym of the other, both with a letter or digit.
 pub fn certainly_different(a: &str, b: &str) -> bool {
     let (wa, wb) = (word_set(a), word_set(b));
-    !wa.is_empty() && !wb.is_empty() && wa.is_disjoint(&wb) && !acronym_of(a, b) && !acronym_of(b, a)
+    !wa.is_empty()
+        && !wb.is_empty()
+        && wa.is_disjoint(&wb)
+        && !acronym_of(a, b)
+        && !acronym_of(b, a)
 }
 
 /// An answer with no digit and no word that can stand for a number: a year given for it is certainly wrong.

@@ -101,7 +101,10 @@ impl JudgeCheckSection {
 
     fn check(&self, path: &Path) -> anyhow::Result<()> {
         let bad = if self.per_kind == 0 {
-            Some(("per-kind", "must be at least 1 (set `enabled = false` to send no control item)"))
+            Some((
+                "per-kind",
+                "must be at least 1 (set `enabled = false` to send no control item)",
+            ))
         } else if !(0.0..=1.0).contains(&self.min_sensitivity) {
             Some(("min-sensitivity", "must be between 0 and 1"))
         } else if !(0.0..=1.0).contains(&self.min_specificity) {

@@ -236,7 +236,10 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
         .filter(|c| !c.passed)
         .map(|c| {
             if c.kept {
-                tracing::warn!("{}; its verdicts are kept on purpose ([judge-check] keep-failed-judge).", c.reason());
+                tracing::warn!(
+                    "{}; its verdicts are kept on purpose ([judge-check] keep-failed-judge).",
+                    c.reason()
+                );
             } else {
                 tracing::error!("{}.", c.reason());
             }
@@ -845,7 +848,12 @@ fn dry_run(
     // The judge check: a fixed number of control items per configured judge, whatever the run's size.
     if cfg.judge_check.enabled {
         let n = cfg.judge_check.per_kind;
-        if let Some(judge) = cfg.rift.as_ref().and(cfg.rift_prep.as_ref()).and_then(|p| p.judge_model.as_ref()) {
+        if let Some(judge) = cfg
+            .rift
+            .as_ref()
+            .and(cfg.rift_prep.as_ref())
+            .and_then(|p| p.judge_model.as_ref())
+        {
             rows.push(harness::estimate::Estimate {
                 stage: "rift judge check",
                 model: judge.clone(),

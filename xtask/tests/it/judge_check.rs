@@ -118,13 +118,17 @@ fn a_judge_that_says_correct_to_everything_exits_4_and_says_why() {
         "{log}"
     );
     assert!(summary.contains("**judge failed its check"), "{summary}");
-    assert!(summary.contains("| rift | grader | RIFT answer judge |"), "{summary}");
+    assert!(
+        summary.contains("| rift | grader | RIFT answer judge |"),
+        "{summary}"
+    );
     // Every stage finished: the report and the tables exist, and the RIFT tables carry the mark.
     let report = read(dir.path(), "report.html");
     assert!(report.contains("judge failed its check"), "report");
     let table2 = read(dir.path(), "tables/rift/rift_table2.md");
     assert!(table2.starts_with("[judge failed its check"), "{table2}");
-    let check: serde_json::Value = serde_json::from_str(&read(dir.path(), "judge-check.json")).unwrap();
+    let check: serde_json::Value =
+        serde_json::from_str(&read(dir.path(), "judge-check.json")).unwrap();
     let c = &check["checks"][0];
     assert_eq!(c["passed"], false);
     assert_eq!(c["sensitivity"]["rate"], 1.0);
@@ -145,7 +149,10 @@ fn a_judge_that_says_correct_to_everything_exits_4_and_says_why() {
     let text = std::fs::read_to_string(dir.path().join("run.toml")).unwrap();
     std::fs::write(
         dir.path().join("run.toml"),
-        text.replace("[judge-check]\n", "[judge-check]\nkeep-failed-judge = true\n"),
+        text.replace(
+            "[judge-check]\n",
+            "[judge-check]\nkeep-failed-judge = true\n",
+        ),
     )
     .unwrap();
     let sent = mock.requests();
@@ -168,19 +175,35 @@ fn a_sound_judge_passes_and_the_results_are_the_same_with_the_check_on_and_off()
         .lines()
         .find(|l| l.starts_with("| rift | grader |"))
         .unwrap_or_else(|| panic!("{summary}"));
-    assert!(line.contains("10/10 = 100.0 % (95 % CI 72.2–100.0)"), "{line}");
+    assert!(
+        line.contains("10/10 = 100.0 % (95 % CI 72.2–100.0)"),
+        "{line}"
+    );
     assert!(line.ends_with("| passed |"), "{line}");
     let report = read(on.path(), "report.html");
-    assert!(report.contains("Judge check") && report.contains("98 %"), "report");
-    assert!(report.contains("10/10 = 100.0 % (95 % CI 72.2–100.0)"), "report");
+    assert!(
+        report.contains("Judge check") && report.contains("98 %"),
+        "report"
+    );
+    assert!(
+        report.contains("10/10 = 100.0 % (95 % CI 72.2–100.0)"),
+        "report"
+    );
     // The judge check's row in the spend table.
-    assert!(summary.contains("| RIFT | judge check | grader |"), "{summary}");
+    assert!(
+        summary.contains("| RIFT | judge check | grader |"),
+        "{summary}"
+    );
 
     let off = tempfile::tempdir().unwrap();
     workspace(off.path(), &mock_models(&mock), "enabled = false\n");
     let (code, summary, log) = pipeline(off.path());
     assert_eq!(code, 0, "{summary}\n{log}");
-    assert!(!off.path().join("artifacts/runs/check/judge-check.json").exists());
+    assert!(
+        !off.path()
+            .join("artifacts/runs/check/judge-check.json")
+            .exists()
+    );
     let mut compared = 0;
     for dir in ["tables/rift", "rift", "figures/rift"] {
         let a = on.path().join("artifacts/runs/check").join(dir);
@@ -220,7 +243,16 @@ fn the_embedded_smollm2_as_judge_fails_its_check() {
     let (code, summary, log) = pipeline(dir.path());
     // 4; or 3 when the tiny model also left more than 2 % of the real answers without a readable verdict (an
     // incomplete run comes first, see `exit_code`): either way the check failed and the log says so.
-    assert!(code == 4 || (code == 3 && summary.contains("## Incomplete")), "{code}\n{summary}\n{log}");
-    assert!(log.contains("RIFT answer judge `grader` failed its check"), "{log}");
-    assert!(summary.contains("| rift | grader | RIFT answer judge |"), "{summary}");
+    assert!(
+        code == 4 || (code == 3 && summary.contains("## Incomplete")),
+        "{code}\n{summary}\n{log}"
+    );
+    assert!(
+        log.contains("RIFT answer judge `grader` failed its check"),
+        "{log}"
+    );
+    assert!(
+        summary.contains("| rift | grader | RIFT answer judge |"),
+        "{summary}"
+    );
 }

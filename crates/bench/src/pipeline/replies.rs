@@ -443,9 +443,18 @@ mod tests {
         assert_eq!(ask("Ada Lovelace", "Ada"), "INCORRECT");
         assert_eq!(ask("Ada Lovelace", "Ada Lovelace of course"), "CORRECT");
         assert_eq!(ask("Ada Lovelace", "Marie Curie"), "INCORRECT");
-        assert_eq!(ask("Ada Lovelace", "What is Ada Lovelace? This fits the clue."), "CORRECT");
-        assert_eq!(ask("Ada Lovelace", "Ada Lovelace (final answer)"), "CORRECT");
-        assert_eq!(ask("Ada Lovelace", "What is Marie Curie? This fits the clue."), "INCORRECT");
+        assert_eq!(
+            ask("Ada Lovelace", "What is Ada Lovelace? This fits the clue."),
+            "CORRECT"
+        );
+        assert_eq!(
+            ask("Ada Lovelace", "Ada Lovelace (final answer)"),
+            "CORRECT"
+        );
+        assert_eq!(
+            ask("Ada Lovelace", "What is Marie Curie? This fits the clue."),
+            "INCORRECT"
+        );
         assert!(counts.line().starts_with("rift=3 rift_judge=7"));
     }
 }

@@ -382,7 +382,13 @@ fn a_judged_run_shows_each_judges_sensitivity_and_specificity() {
     };
     harness::judge_check::assemble(
         vec![
-            check("ifscale", "IFScale coherence judge", "coh", (12, 12), (49, 50)),
+            check(
+                "ifscale",
+                "IFScale coherence judge",
+                "coh",
+                (12, 12),
+                (49, 50),
+            ),
             check("rift", "RIFT answer judge", "grader", (50, 50), (3, 50)),
         ],
         &paths.judge_check(),
@@ -411,7 +417,11 @@ fn a_judged_run_shows_each_judges_sensitivity_and_specificity() {
     let mut shown = String::new();
     for s in &input.sections {
         shown.push_str(&format!("## {}\n", s.heading));
-        for p in s.paragraphs.iter().filter(|p| p.contains("judge") || p.contains("Control")) {
+        for p in s
+            .paragraphs
+            .iter()
+            .filter(|p| p.contains("judge") || p.contains("Control"))
+        {
             shown.push_str(&format!("note: {p}\n"));
         }
         for t in s.tables.iter().filter(|t| t.caption.contains("judge")) {

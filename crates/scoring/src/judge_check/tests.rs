@@ -16,13 +16,28 @@ fn questions() -> Vec<SourceQuestion> {
         q(0, "CAPITALS", "The capital of Australia?", "Canberra"),
         q(1, "CAPITALS", "The capital of Canada?", "Ottawa"),
         q(2, "SCIENCE", "Element with symbol O?", "Oxygen"),
-        q(3, "SCIENCE", "Who wrote the laws of motion?", "Isaac Newton"),
+        q(
+            3,
+            "SCIENCE",
+            "Who wrote the laws of motion?",
+            "Isaac Newton",
+        ),
         q(4, "MYTHS", "Norse god of thunder?", "Thor"),
         q(5, "MATH", "How many sides has a hexagon?", "6"),
         q(6, "PHYSICS", "Unit named for Newton?", "Newton"),
         q(7, "NATIONS", "Abbreviation for the United States?", "USA"),
-        q(8, "GEO", "Country of the Stars and Stripes?", "United States of America"),
-        q(9, "BUILDINGS", "Headquarters of the US defense department?", "Pentagon"),
+        q(
+            8,
+            "GEO",
+            "Country of the Stars and Stripes?",
+            "United States of America",
+        ),
+        q(
+            9,
+            "BUILDINGS",
+            "Headquarters of the US defense department?",
+            "Pentagon",
+        ),
     ]
 }
 
@@ -33,8 +48,14 @@ fn every_control_is_unsettled_by_the_pre_judge_and_of_the_promised_form() {
         seed: 0,
     };
     let controls = rift_controls(&questions(), plan);
-    let correct = controls.iter().filter(|c| c.kind == ControlKind::KnownCorrect).count();
-    assert_eq!(correct, 10, "one known-correct control per question: {controls:#?}");
+    let correct = controls
+        .iter()
+        .filter(|c| c.kind == ControlKind::KnownCorrect)
+        .count();
+    assert_eq!(
+        correct, 10,
+        "one known-correct control per question: {controls:#?}"
+    );
     assert!(controls.len() > correct, "{controls:#?}");
     for c in &controls {
         assert_eq!(pre_judge(&c.given, &c.expected), None, "{c:?}");
@@ -64,8 +85,18 @@ fn the_choice_is_seeded_deterministic_and_capped() {
     let plan = |per_kind, seed| ControlPlan { per_kind, seed };
     let a = rift_controls(&questions(), plan(3, 7));
     assert_eq!(a, rift_controls(&questions(), plan(3, 7)));
-    assert_eq!(a.iter().filter(|c| c.kind == ControlKind::KnownCorrect).count(), 3);
-    assert_eq!(a.iter().filter(|c| c.kind == ControlKind::KnownIncorrect).count(), 3);
+    assert_eq!(
+        a.iter()
+            .filter(|c| c.kind == ControlKind::KnownCorrect)
+            .count(),
+        3
+    );
+    assert_eq!(
+        a.iter()
+            .filter(|c| c.kind == ControlKind::KnownIncorrect)
+            .count(),
+        3
+    );
     assert_ne!(a, rift_controls(&questions(), plan(3, 8)));
     assert!(rift_controls(&[], plan(50, 0)).is_empty());
 }
@@ -90,11 +121,17 @@ fn answers_that_might_mean_the_same_are_never_paired_as_certainly_wrong() {
 fn wilson_intervals_match_the_textbook_values() {
     // 47 of 50: 0.94, Wilson 95 % [0.8378, 0.9794].
     let (lo, hi) = wilson(47, 50).unwrap();
-    assert!((lo - 0.8378).abs() < 1e-4 && (hi - 0.9794).abs() < 1e-4, "{lo} {hi}");
+    assert!(
+        (lo - 0.8378).abs() < 1e-4 && (hi - 0.9794).abs() < 1e-4,
+        "{lo} {hi}"
+    );
     let (lo, hi) = wilson(0, 10).unwrap();
     assert!(lo.abs() < 1e-12 && (hi - 0.2775).abs() < 1e-4, "{lo} {hi}");
     let (lo, hi) = wilson(10, 10).unwrap();
-    assert!((lo - 0.7225).abs() < 1e-4 && (hi - 1.0).abs() < 1e-12, "{lo} {hi}");
+    assert!(
+        (lo - 0.7225).abs() < 1e-4 && (hi - 1.0).abs() < 1e-12,
+        "{lo} {hi}"
+    );
     assert_eq!(wilson(0, 0), None);
 }
 
@@ -127,5 +164,8 @@ fn an_unusable_reply_counts_against_the_judge_and_the_gate_uses_both_figures() {
     assert_eq!((sens.rate, spec.rate), (Some(1.0), Some(0.0)));
     assert!(!passes(&sens, &spec, 0.9, 0.9));
     let none = agreement(0, 0, 0);
-    assert!(passes(&none, &none, 0.9, 0.9), "no controls of a kind: nothing to fail");
+    assert!(
+        passes(&none, &none, 0.9, 0.9),
+        "no controls of a kind: nothing to fail"
+    );
 }
