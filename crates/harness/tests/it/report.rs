@@ -402,7 +402,16 @@ fn a_judged_run_shows_each_judges_sensitivity_and_specificity() {
         .filter(|l| l.contains("judge") || l.contains("Judge"))
         .map(|l| format!("{l}\n"))
         .collect();
-    expect![[r#""#]].assert_eq(&judge_part);
+    for want in [
+        "**judge failed its check: RIFT answer judge `grader`",
+        "The RIFT tables below are built from its verdicts.",
+        "| ifscale | coh | IFScale coherence judge | 12/12 = 100.0 % (95 % CI 75.8–100.0) | 49/50 = 98.0 %",
+        "| rift | grader | RIFT answer judge | 50/50 = 100.0 % (95 % CI 92.9–100.0) | 3/50 = 6.0 %",
+        "| judge failed its check |",
+        "98 % agreement on 100 items",
+    ] {
+        assert!(judge_part.contains(want), "{want}\n{judge_part}");
+    }
     let run = RunReport {
         name: "fixture",
         models: &models,
@@ -431,7 +440,20 @@ fn a_judged_run_shows_each_judges_sensitivity_and_specificity() {
             }
         }
     }
-    expect![[r#""#]].assert_eq(&shown);
+    for want in [
+        "## Judge check\n",
+        "RIFT paper: 98 % agreement",
+        "  rift | grader | RIFT answer judge | 50/50 = 100.0 % (95 % CI 92.9–100.0)",
+        "note: Warning: judge failed its check: RIFT answer judge `grader`",
+    ] {
+        assert!(shown.contains(want), "{want}\n{shown}");
+    }
+    let ifscale = shown
+        .split("## RIFT")
+        .next()
+        .and_then(|s| s.split("## IFScale").nth(1))
+        .unwrap_or_default();
+    assert!(!ifscale.contains("Warning"), "the passed coherence judge's section is not marked: {ifscale}");
     let file = JudgeCheckFile::read(&paths.judge_check()).unwrap().unwrap();
     assert_eq!(file.checks.len(), 2);
     assert_eq!(file.marks("rift").len(), 1);
