@@ -162,7 +162,7 @@ fn summary_markdown_of_a_fixed_run() {
         |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|
         | IFScale | generation | alpha | 2 | 1 | 0 | 220 | 60 | 30 | 25.0 | 0.0020 | 0.0020 |
 
-        Judge rows are filed under the model whose answers or reports were judged. Spend is the provider's reported cost where a response carries one, else its tokens at the answering model's configured prices (answers served from the cache cost nothing).
+        Judge rows are filed under the model whose answers or reports were judged; judge check rows (control items with a known verdict) under the judge they checked. Spend is the provider's reported cost where a response carries one, else its tokens at the answering model's configured prices (answers served from the cache cost nothing).
         Spend recorded in the run's ledger (provider-reported where present, else tokens × the model's prices): 0.0025 USD.
 
         Stages run: 7; up to date and skipped: 2. Finished in 12.3 s.
@@ -229,7 +229,7 @@ fn report_sections_count_from_the_files() {
         link per-prompt scores: rift/prompt-scores.jsonl
         note: No LLM judge was configured: answers the deterministic pre-judge could not settle are unjudged (labelled pre_judge_only), neither correct nor incorrect; the tables show accuracy as bounds (unjudged counted wrong … unjudged counted right) beside the unjudged count.
         ## What it cost
-        note: Judge rows are filed under the model whose answers or reports were judged. Spend is the provider's reported cost where a response carries one, else its tokens at the answering model's configured prices (answers served from the cache cost nothing).
+        note: Judge rows are filed under the model whose answers or reports were judged; judge check rows (control items with a known verdict) under the judge they checked. Spend is the provider's reported cost where a response carries one, else its tokens at the answering model's configured prices (answers served from the cache cost nothing).
         note: Spend recorded in the run's ledger (provider-reported where present, else tokens × the model's prices): 0.0025 USD.
     "#]]
     .assert_eq(&shown);
