@@ -85,6 +85,13 @@ pub(crate) const EXIT_USAGE: u8 = 2;
 /// retries, or not sent because of the cost limit); the summary lists them per stage and a plain rerun continues.
 /// Also a run stopped by Ctrl-C once its requests in flight were written (a second Ctrl-C exits 130 at once).
 pub(crate) const EXIT_INCOMPLETE: u8 = 3;
+/// Exit code: finished, but a judge failed its check: every stage ran and every prompt has an answer, but a
+/// configured judge's agreement with its control items fell below `[judge-check] min-sensitivity` or
+/// `min-specificity`; the last line names the judge and its figures, and every table and figure built from its
+/// verdicts is marked "judge failed its check". `[judge-check] keep-failed-judge = true` keeps such verdicts on
+/// purpose (exit 0, the mark stays). A run that is also incomplete exits [`EXIT_INCOMPLETE`]: a rerun comes first,
+/// and the judge is checked again with it.
+pub(crate) const EXIT_JUDGE_FAILED: u8 = 4;
 
 /// A run that finished without answers to every prompt (exit code [`EXIT_INCOMPLETE`]).
 #[derive(Debug)]
@@ -97,6 +104,18 @@ impl std::fmt::Display for Incomplete {
 }
 
 impl std::error::Error for Incomplete {}
+
+/// A run that finished complete but with a judge that failed its check (exit code [`EXIT_JUDGE_FAILED`]).
+#[derive(Debug)]
+pub(crate) struct JudgeFailed(pub(crate) String);
+
+impl std::fmt::Display for JudgeFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for JudgeFailed {}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -128,14 +147,21 @@ fn main() -> ExitCode {
 
 /// The exit code of a failed command: [`EXIT_USAGE`] when anything in the error's chain says the command was
 /// called or configured wrongly (a [`UsageError`], a harness input error, an inference-client configuration error
-/// such as a missing API key), [`EXIT_INCOMPLETE`] for a run that finished without every answer, else
-/// [`EXIT_RUNTIME`].
+/// such as a missing API key), [`EXIT_INCOMPLETE`] for a run that finished without every answer (before
+/// [`EXIT_JUDGE_FAILED`]: a rerun is needed first), [`EXIT_JUDGE_FAILED`] for a finished run whose judge failed its
+/// check, else [`EXIT_RUNTIME`].
 pub(crate) fn exit_code(err: &anyhow::Error) -> u8 {
     if err
         .chain()
         .any(|e| e.downcast_ref::<Incomplete>().is_some())
     {
         return EXIT_INCOMPLETE;
+    }
+    if err
+        .chain()
+        .any(|e| e.downcast_ref::<JudgeFailed>().is_some())
+    {
+        return EXIT_JUDGE_FAILED;
     }
     let usage = err.chain().any(|e| {
         e.downcast_ref::<UsageError>().is_some()
@@ -200,5 +226,19 @@ mod tests {
         assert_eq!(exit_code(&anyhow::anyhow!("disk full")), EXIT_RUNTIME);
         assert_ne!(EXIT_INCOMPLETE, EXIT_RUNTIME);
         assert_ne!(EXIT_INCOMPLETE, EXIT_USAGE);
+    }
+
+    #[test]
+    fn a_failed_judge_exits_4_and_an_incomplete_run_3_before_it() {
+        let judge = anyhow::Error::new(JudgeFailed(
+            "RIFT answer judge `j` failed its check".to_owned(),
+        ));
+        assert_eq!(exit_code(&judge), EXIT_JUDGE_FAILED);
+        let both = anyhow::Error::new(JudgeFailed("j".to_owned()))
+            .context(Incomplete("3 prompts without an answer".to_owned()));
+        assert_eq!(exit_code(&both), EXIT_INCOMPLETE);
+        for other in [EXIT_RUNTIME, EXIT_USAGE, EXIT_INCOMPLETE] {
+            assert_ne!(EXIT_JUDGE_FAILED, other);
+        }
     }
 }

@@ -71,49 +71,69 @@ pub fn cost_rows(
     prices: &Prices,
 ) -> Result<Vec<CostRow>, Error> {
     let mut rows = Vec::new();
+    let mut files: Vec<(&'static str, &'static str, String, PathBuf)> = Vec::new();
     for model in models {
         for (bench, stage, file) in stage_files(paths, model) {
-            if !file.is_file() {
-                continue;
-            }
-            let mut row = CostRow {
-                bench,
-                stage,
-                model: model.clone(),
-                ..CostRow::default()
-            };
-            let (mut fresh_tokens, mut fresh_seconds) = (0u64, 0.0f64);
-            // Streamed, only the fields counted (a paper-scale responses file is hundreds of MB).
-            crate::overview::each_line_lenient(&file, |r: CostFields| {
-                row.requests += 1;
-                row.cached += usize::from(r.cached);
-                row.failed += usize::from(r.outcome == Outcome::Failed);
-                row.prompt_tokens += r.usage.prompt_tokens;
-                row.visible_tokens += r.usage.visible_tokens();
-                row.reasoning_tokens += r.usage.reasoning_tokens.unwrap_or(0);
-                if let Some(c) = r.usage.cost_usd {
-                    *row.reported_usd.get_or_insert(0.0) += c;
-                    *row.spend_usd.get_or_insert(0.0) += c;
-                } else if !r.cached
-                    && let Some((pin, pout)) =
-                        prices.get(&r.model).filter(|p| p.0 > 0.0 || p.1 > 0.0)
-                {
-                    *row.spend_usd.get_or_insert(0.0) += (r.usage.prompt_tokens as f64 * pin
-                        + r.usage.completion_tokens as f64 * pout)
-                        / 1e6;
-                }
-                if !r.cached
-                    && let Some(l) = r.latency_s.filter(|l| *l > 0.0)
-                {
-                    fresh_tokens += r.usage.completion_tokens;
-                    fresh_seconds += l;
-                }
-                true
-            })?;
-            row.output_tokens_per_s =
-                (fresh_seconds > 0.0).then(|| fresh_tokens as f64 / fresh_seconds);
-            rows.push(row);
+            files.push((bench, stage, model.clone(), file));
         }
+    }
+    // The judge check's requests, filed under the judge they checked (`<run>/<bench>/judge-check/<judge>/`).
+    for (bench, name) in [(Bench::Ifscale, "IFScale"), (Bench::Rift, "RIFT")] {
+        let dir = paths.bench(bench).join("judge-check");
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut judges: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        judges.sort();
+        for judge in judges {
+            let file = schema::paths::ModelPaths::in_dir(&judge).judge_responses();
+            let label = judge
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            files.push((name, "judge check", label, file));
+        }
+    }
+    for (bench, stage, model, file) in files {
+        if !file.is_file() {
+            continue;
+        }
+        let mut row = CostRow {
+            bench,
+            stage,
+            model,
+            ..CostRow::default()
+        };
+        let (mut fresh_tokens, mut fresh_seconds) = (0u64, 0.0f64);
+        // Streamed, only the fields counted (a paper-scale responses file is hundreds of MB).
+        crate::overview::each_line_lenient(&file, |r: CostFields| {
+            row.requests += 1;
+            row.cached += usize::from(r.cached);
+            row.failed += usize::from(r.outcome == Outcome::Failed);
+            row.prompt_tokens += r.usage.prompt_tokens;
+            row.visible_tokens += r.usage.visible_tokens();
+            row.reasoning_tokens += r.usage.reasoning_tokens.unwrap_or(0);
+            if let Some(c) = r.usage.cost_usd {
+                *row.reported_usd.get_or_insert(0.0) += c;
+                *row.spend_usd.get_or_insert(0.0) += c;
+            } else if !r.cached
+                && let Some((pin, pout)) = prices.get(&r.model).filter(|p| p.0 > 0.0 || p.1 > 0.0)
+            {
+                *row.spend_usd.get_or_insert(0.0) += (r.usage.prompt_tokens as f64 * pin
+                    + r.usage.completion_tokens as f64 * pout)
+                    / 1e6;
+            }
+            if !r.cached
+                && let Some(l) = r.latency_s.filter(|l| *l > 0.0)
+            {
+                fresh_tokens += r.usage.completion_tokens;
+                fresh_seconds += l;
+            }
+            true
+        })?;
+        row.output_tokens_per_s =
+            (fresh_seconds > 0.0).then(|| fresh_tokens as f64 / fresh_seconds);
+        rows.push(row);
     }
     Ok(rows)
 }
@@ -162,7 +182,7 @@ pub fn cost_markdown(rows: &[CostRow], ledger: Option<f64>) -> String {
             r.reasoning_tokens
         );
     }
-    md.push_str("\nJudge rows are filed under the model whose answers or reports were judged. Spend is the provider's reported cost where a response carries one, else its tokens at the answering model's configured prices (answers served from the cache cost nothing).\n");
+    md.push_str("\nJudge rows are filed under the model whose answers or reports were judged; judge check rows (control items with a known verdict) under the judge they checked. Spend is the provider's reported cost where a response carries one, else its tokens at the answering model's configured prices (answers served from the cache cost nothing).\n");
     match ledger {
         Some(total) => {
             let _ = writeln!(

@@ -127,6 +127,7 @@ pub fn write(
             entries.push(rift::write(&m, model, &tmp, run_name, opts)?);
         }
     }
+    let controls = write_controls(paths, &tmp, run_name, opts)?;
     let home = Page {
         title: format!("Run explorer: {run_name}"),
         data: serde_json::json!({
@@ -134,6 +135,7 @@ pub fn write(
             "run": run_name,
             "max_page_mb": opts.max_page_bytes as f64 / 1e6,
             "entries": entries,
+            "controls": controls,
         }),
     };
     home.write(&tmp.join("index.html"))?;
@@ -145,6 +147,94 @@ pub fn write(
         home: dir.join("index.html"),
         entries,
     })
+}
+
+/// The judge check's control items (`<run>/<bench>/judge-check/<judge>/`), with each judge's verdict, on a page of
+/// their own (`judge-check.html`), never in a sample list; returns its name, or None when the run has none.
+fn write_controls(
+    paths: &RunPaths,
+    dir: &Path,
+    run_name: &str,
+    opts: &Options,
+) -> Result<Option<String>, Error> {
+    let mut rows: Vec<Value> = Vec::new();
+    for bench in [Bench::Ifscale, Bench::Rift] {
+        let root = paths.bench(bench).join("judge-check");
+        let Ok(judges) = std::fs::read_dir(&root) else {
+            continue;
+        };
+        let mut judges: Vec<PathBuf> = judges.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        judges.sort();
+        for judge_dir in judges {
+            let files = schema::paths::ModelPaths::in_dir(&judge_dir);
+            if !files.controls().is_file() {
+                continue;
+            }
+            let judge = judge_dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let verdicts: std::collections::HashMap<String, schema::judge_check::ControlVerdict> =
+                if files.control_verdicts().is_file() {
+                    schema::read_jsonl::<schema::judge_check::ControlVerdict>(
+                        &files.control_verdicts(),
+                    )?
+                    .into_iter()
+                    .map(|v| (v.id.clone(), v))
+                    .collect()
+                } else {
+                    Default::default()
+                };
+            let controls: Vec<Value> = schema::read_jsonl(&files.controls())?;
+            let field =
+                |c: &Value, k: &str| c.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+            for c in &controls {
+                let id = field(c, "id");
+                let kind = field(c, "kind");
+                let v = verdicts.get(&id);
+                let said = match (bench, v.and_then(|v| v.accepted), v.and_then(|v| v.score)) {
+                    (_, None, _) => "no usable verdict".to_owned(),
+                    (Bench::Ifscale, _, Some(score)) => format!("score {score}"),
+                    (_, Some(true), _) => "CORRECT".to_owned(),
+                    (_, Some(false), _) => "INCORRECT".to_owned(),
+                };
+                let agrees = v
+                    .and_then(|v| v.accepted)
+                    .map(|a| a == (kind == "known_correct"));
+                let text = |k: &str| shown(&field(c, k), opts.max_field_bytes, &files.controls());
+                let given = if bench == Bench::Ifscale {
+                    text("report")
+                } else {
+                    text("given")
+                };
+                rows.push(serde_json::json!([
+                    bench.as_str(),
+                    judge,
+                    kind,
+                    field(c, "form"),
+                    text("question"),
+                    text("expected"),
+                    given,
+                    said,
+                    match agrees {
+                        Some(true) => "yes",
+                        Some(false) => "no",
+                        None => "no (no verdict)",
+                    },
+                ]));
+            }
+        }
+    }
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let name = "judge-check.html".to_owned();
+    Page {
+        title: format!("Judge check: {run_name}"),
+        data: serde_json::json!({ "kind": "controls", "run": run_name, "rows": rows }),
+    }
+    .write(&dir.join(&name))?;
+    Ok(Some(name))
 }
 
 /// A model name as it appears in file names: letters, digits, `.`, `_` and `-`; anything else becomes `_`.

@@ -18,6 +18,7 @@ pub mod explorer;
 pub mod fresh;
 pub mod helper;
 pub mod ifscale;
+pub mod judge_check;
 pub mod overview;
 pub mod pairs;
 pub mod report;

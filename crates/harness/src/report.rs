@@ -61,13 +61,70 @@ fn rel(paths: &RunPaths, p: &Path) -> String {
 /// The report's content for a run folder: one section per benchmark that ran, every number read from its files.
 pub fn report_input(run: &RunReport<'_>, paths: &RunPaths) -> Result<ReportInput, Error> {
     let mut sections = Vec::new();
+    let checks = schema::judge_check::JudgeCheckFile::read(&paths.judge_check())?;
+    if let Some(checks) = checks.as_ref().filter(|c| !c.checks.is_empty()) {
+        let md = crate::judge_check::to_markdown(checks);
+        let table = md
+            .split_once("\n\n")
+            .and_then(|(_, rest)| {
+                plots::report::table_from_markdown(&format!(
+                    "Each judge against its control items (RIFT paper: 98 % agreement with manual checks on 100 items)\n{rest}"
+                ))
+            });
+        let mut paragraphs: Vec<String> = md
+            .lines()
+            .filter(|l| !l.is_empty() && !l.starts_with('|') && !l.starts_with('#'))
+            .map(str::to_owned)
+            .collect();
+        paragraphs.extend(checks.checks.iter().filter(|c| !c.passed).map(|c| {
+            format!(
+                "{}.{}",
+                c.reason(),
+                if c.kept {
+                    " Its verdicts are kept on purpose; every table and figure built from them is marked."
+                } else {
+                    " Every table and figure built from its verdicts is marked."
+                }
+            )
+        }));
+        paragraphs.push(format!(
+            "Control items and the judge's replies: {} (listed in the explorer's judge-check view, never among the results).",
+            rel(paths, &paths.judge_check())
+        ));
+        sections.push(Section {
+            heading: "Judge check".to_owned(),
+            tables: table.into_iter().collect(),
+            paragraphs,
+            ..Section::default()
+        });
+    }
     for bench in [Bench::Ifscale, Bench::Rift] {
         let enabled = match bench {
             Bench::Ifscale => run.ifscale.is_some(),
             Bench::Rift => run.rift.is_some(),
         };
         if enabled {
-            sections.push(bench_section(run, paths, bench)?);
+            let mut section = bench_section(run, paths, bench)?;
+            let marks = checks
+                .as_ref()
+                .map(|c| c.marks(bench.as_str()))
+                .unwrap_or_default();
+            if !marks.is_empty() {
+                let mark = marks.join("; ");
+                // The run's Markdown tables carry the mark already (`plots::all`); the report's own do not.
+                for t in section
+                    .tables
+                    .iter_mut()
+                    .filter(|t| !t.caption.contains(schema::judge_check::JUDGE_FAILED_MARK))
+                {
+                    t.caption = format!("[{mark}] {}", t.caption);
+                }
+                for f in &mut section.figures {
+                    f.caption = format!("[{mark}] {}", f.caption);
+                }
+                section.paragraphs.insert(0, format!("Warning: {mark}."));
+            }
+            sections.push(section);
         }
     }
     let cost = crate::cost::cost_markdown(
@@ -384,7 +441,23 @@ pub fn summary_markdown(
     prices: &crate::cost::Prices,
 ) -> Result<String, Error> {
     let mut md = format!("# ifstress run `{name}`\n\n");
+    let checks = schema::judge_check::JudgeCheckFile::read(&paths.judge_check())?;
+    for check in checks.iter().flat_map(|c| &c.checks) {
+        if let Some(mark) = check.mark() {
+            let bench = if check.bench == "rift" {
+                "RIFT"
+            } else {
+                "IFScale"
+            };
+            md.push_str(&format!(
+                "**{mark}.** The {bench} tables below are built from its verdicts.\n\n"
+            ));
+        }
+    }
     md.push_str(&overview::headline_markdown(paths)?);
+    if let Some(checks) = &checks {
+        md.push_str(&crate::judge_check::to_markdown(checks));
+    }
     md.push_str(&crate::cost::cost_markdown(
         &crate::cost::cost_rows(paths, models, prices)?,
         crate::cost::ledger_total(paths)?,

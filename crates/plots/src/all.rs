@@ -66,6 +66,8 @@ pub struct Drawn {
     pub leaderboard: Option<(PathBuf, ResultsComparison)>,
     /// RIFT's Table 2 in Markdown.
     pub rift_table2: Option<String>,
+    /// IFScale keyword labels or attempts logs were analysed.
+    pub ifscale_records: bool,
     pub tables: usize,
     pub figures: usize,
 }
@@ -88,16 +90,75 @@ fn must_exist(p: &Path) -> Result<(), Error> {
 /// Draws every table and figure the inputs allow; an error when there is nothing to analyse.
 pub fn draw_all(inputs: &Inputs) -> Result<Drawn, Error> {
     let run = inputs.run_dir.as_deref().map(RunPaths::new);
+    // The run's failed judges: every IFScale (coherence judge) or RIFT (answer judge) table and figure built from
+    // their verdicts is marked.
+    let checks = match &run {
+        Some(r) => schema::judge_check::JudgeCheckFile::read(&r.judge_check())
+            .map_err(|e| Error::Input(e.to_string()))?,
+        None => None,
+    };
+    let mark = |bench: Bench| {
+        let marks = checks
+            .as_ref()
+            .map(|c| c.marks(bench.as_str()))
+            .unwrap_or_default();
+        (!marks.is_empty()).then(|| marks.join("; "))
+    };
+    let (ifscale_mark, rift_mark) = (mark(Bench::Ifscale), mark(Bench::Rift));
+    let drawn = crate::figure::with_title_mark(ifscale_mark.as_deref(), || {
+        draw_ifscale(inputs, run.as_ref())
+    })?;
+    if let Some(m) = &ifscale_mark {
+        mark_tables(&inputs.out.join("tables/ifscale"), m)?;
+    }
+    let mut drawn = crate::figure::with_title_mark(rift_mark.as_deref(), || {
+        draw_rift(inputs, run.as_ref(), drawn)
+    })?;
+    if let Some(m) = &rift_mark {
+        mark_tables(&inputs.out.join("tables/rift"), m)?;
+        let table2 = inputs.out.join("tables/rift/rift_table2.md");
+        if table2.is_file() {
+            drawn.rift_table2 = Some(std::fs::read_to_string(&table2).map_err(io(&table2))?);
+        }
+    }
+    if drawn.ifscale.is_none() && !drawn.ifscale_records && drawn.rift_table2.is_none() {
+        return Err(Error::Input(
+            "nothing to analyse: no ifscale/scores.jsonl or rift/answer-scores.jsonl in the run folder, and no \
+             IFScale per-sample CSV, keyword labels, attempts logs, RIFT folder or synthetic RIFT run"
+                .to_owned(),
+        ));
+    }
+    Ok(drawn)
+}
+
+/// Puts `[mark]` before the caption (first line) of every Markdown table in `dir`.
+fn mark_tables(dir: &Path, mark: &str) -> Result<(), Error> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries {
+        let path = entry.map_err(io(dir))?.path();
+        if path.extension().is_none_or(|e| e != "md") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).map_err(io(&path))?;
+        if text.contains(schema::judge_check::JUDGE_FAILED_MARK) {
+            continue;
+        }
+        schema::write_atomic(&path, format!("[{mark}] {text}").as_bytes())
+            .map_err(|e| Error::Input(e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// The IFScale tables and figures.
+fn draw_ifscale(inputs: &Inputs, run: Option<&RunPaths>) -> Result<Drawn, Error> {
     let mut drawn = Drawn::default();
     let out = &inputs.out;
 
     // IFScale aggregates.
     let mut frames = Vec::new();
-    if let Some(scores) = run
-        .as_ref()
-        .map(RunPaths::ifscale_scores)
-        .filter(|p| p.exists())
-    {
+    if let Some(scores) = run.map(RunPaths::ifscale_scores).filter(|p| p.exists()) {
         frames.push(analysis::ifscale::load_scores(std::slice::from_ref(
             &scores,
         ))?);
@@ -143,9 +204,13 @@ pub fn draw_all(inputs: &Inputs) -> Result<Drawn, Error> {
         }
         drawn.ifscale = Some(summary);
     }
-    let records = ifscale_records(inputs, run.as_ref(), &models, &mut drawn)?;
+    drawn.ifscale_records = ifscale_records(inputs, run, &models, &mut drawn)?;
+    Ok(drawn)
+}
 
-    // RIFT.
+/// The RIFT tables and figures, added to what `drawn` holds.
+fn draw_rift(inputs: &Inputs, run: Option<&RunPaths>, mut drawn: Drawn) -> Result<Drawn, Error> {
+    let out = &inputs.out;
     let rift_dir = if inputs.rift_synthetic {
         Some(write_synthetic_rift(
             &out.join("rift-synthetic"),
@@ -153,8 +218,7 @@ pub fn draw_all(inputs: &Inputs) -> Result<Drawn, Error> {
         )?)
     } else {
         inputs.rift_dir.clone().or_else(|| {
-            run.as_ref()
-                .map(|r| r.bench(Bench::Rift))
+            run.map(|r| r.bench(Bench::Rift))
                 .filter(|d| d.join("answer-scores.jsonl").exists())
         })
     };
@@ -180,13 +244,6 @@ pub fn draw_all(inputs: &Inputs) -> Result<Drawn, Error> {
         drawn.figures += figures.len();
         let table2 = out.join("tables/rift/rift_table2.md");
         drawn.rift_table2 = Some(std::fs::read_to_string(&table2).map_err(io(&table2))?);
-    }
-    if drawn.ifscale.is_none() && !records && drawn.rift_table2.is_none() {
-        return Err(Error::Input(
-            "nothing to analyse: no ifscale/scores.jsonl or rift/answer-scores.jsonl in the run folder, and no \
-             IFScale per-sample CSV, keyword labels, attempts logs, RIFT folder or synthetic RIFT run"
-                .to_owned(),
-        ));
     }
     Ok(drawn)
 }

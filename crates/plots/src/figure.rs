@@ -101,6 +101,20 @@ pub struct Figure {
 }
 
 const TITLE_H: u32 = 44;
+
+thread_local! {
+    /// The mark drawn in red before every figure's title while [`with_title_mark`] runs.
+    static TITLE_MARK: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with every figure it writes marked in its title (`judge failed its check (…)` for figures built from a
+/// judge that failed its check); `None` draws titles as they are.
+pub fn with_title_mark<T>(mark: Option<&str>, f: impl FnOnce() -> T) -> T {
+    let before = TITLE_MARK.with(|m| m.replace(mark.map(str::to_owned)));
+    let out = f();
+    TITLE_MARK.with(|m| m.replace(before));
+    out
+}
 const LEGEND_ROW: u32 = 19;
 
 impl Figure {
@@ -180,9 +194,13 @@ impl Figure {
         let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
         root.fill(&WHITE).map_err(e)?;
         let (w, h) = self.size();
+        let (title, colour) = match TITLE_MARK.with(|m| m.borrow().clone()) {
+            Some(mark) => (format!("[{mark}] {}", self.title), RED),
+            None => (self.title.clone(), BLACK),
+        };
         root.draw_text(
-            &self.title,
-            &TextStyle::from((FAMILY, 22).into_font()).color(&BLACK),
+            &title,
+            &TextStyle::from((FAMILY, 22).into_font()).color(&colour),
             (12, 12),
         )
         .map_err(e)?;

@@ -8,6 +8,7 @@ mod csv_cell;
 pub mod env;
 pub mod ifscale;
 mod io;
+pub mod judge_check;
 mod line_index;
 pub mod metrics;
 pub mod paths;

@@ -94,6 +94,21 @@ impl RunPaths {
     pub fn summary(&self) -> PathBuf {
         self.root.join("summary.md")
     }
+    /// Every judge's check (`schema::judge_check::JudgeCheckFile`).
+    pub fn judge_check(&self) -> PathBuf {
+        self.root.join("judge-check.json")
+    }
+    /// One judge's control items, prompts, responses and verdicts: `<run>/<bench>/judge-check/<judge>/`, never
+    /// among a model's results.
+    pub fn judge_check_dir(&self, bench: Bench, judge: &str) -> ModelPaths {
+        let model = self.model(bench, judge);
+        let name = model
+            .dir
+            .file_name()
+            .map(std::ffi::OsStr::to_owned)
+            .unwrap_or_default();
+        ModelPaths::in_dir(&self.bench(bench).join("judge-check").join(name))
+    }
 }
 
 /// The files of one model's run of one benchmark: a run's `<bench>/models/<model>/`, or the `--out-dir` of a
@@ -160,6 +175,14 @@ impl ModelPaths {
     /// RIFT: the per-(model, structure) summary, as JSON.
     pub fn summary_json(&self) -> PathBuf {
         self.dir.join("summary.json")
+    }
+    /// A judge check's control items (`schema::judge_check::RiftControl` or `CoherenceControl`).
+    pub fn controls(&self) -> PathBuf {
+        self.dir.join("controls.jsonl")
+    }
+    /// A judge check's verdict on each control item (`schema::judge_check::ControlVerdict`).
+    pub fn control_verdicts(&self) -> PathBuf {
+        self.dir.join("control-verdicts.jsonl")
     }
     /// RIFT: the per-(model, structure) summary, as Markdown.
     pub fn summary_md(&self) -> PathBuf {

@@ -4,6 +4,7 @@
 //! Knows nothing about HTTP, prompt construction or plotting.
 
 pub mod ifscale;
+pub mod judge_check;
 pub mod rift;
 
 #[cfg(test)]

@@ -31,6 +31,112 @@ pub(crate) struct PipelineConfig {
     /// RIFT data preparation and judging.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) rift_prep: Option<RiftPrepSection>,
+    /// The check of every configured judge with control items (on by default; see `docs/rift-judging.md`).
+    #[serde(default)]
+    pub(crate) judge_check: JudgeCheckSection,
+}
+
+/// Control items with a known verdict, made from the run's own data and sent to each configured judge (the RIFT
+/// judge and the IFScale coherence judge) blind among the real items, and the gate on the judge's agreement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct JudgeCheckSection {
+    /// Check every configured judge (default true); false sends no control item and writes no `judge-check.json`.
+    #[serde(default = "yes")]
+    pub(crate) enabled: bool,
+    /// Control items of each kind per judge (known-correct and known-incorrect; default 50, fewer when fewer can
+    /// be made; the coherence judge gets at least 20 known-incoherent reports and every hand-written coherent one
+    /// up to this count).
+    #[serde(default = "default_per_kind")]
+    pub(crate) per_kind: usize,
+    /// Seed of the controls' choice (default 0).
+    #[serde(default)]
+    pub(crate) seed: u64,
+    /// Smallest share of known-correct controls the judge must accept (default 0.9).
+    #[serde(default = "default_min_share")]
+    pub(crate) min_sensitivity: f64,
+    /// Smallest share of known-incorrect controls the judge must reject (default 0.9).
+    #[serde(default = "default_min_share")]
+    pub(crate) min_specificity: f64,
+    /// Keep a failed judge's verdicts on purpose: the run then exits 0 instead of 4; every table and figure built
+    /// from them stays marked "judge failed its check" (default false).
+    #[serde(default)]
+    pub(crate) keep_failed_judge: bool,
+    /// The hand-written known-coherent reports (default `datasets/ifscale-coherence/coherent.jsonl`).
+    #[serde(default = "default_coherent_reports")]
+    pub(crate) coherent_reports: PathBuf,
+}
+
+impl Default for JudgeCheckSection {
+    fn default() -> JudgeCheckSection {
+        JudgeCheckSection {
+            enabled: true,
+            per_kind: default_per_kind(),
+            seed: 0,
+            min_sensitivity: default_min_share(),
+            min_specificity: default_min_share(),
+            keep_failed_judge: false,
+            coherent_reports: default_coherent_reports(),
+        }
+    }
+}
+
+impl JudgeCheckSection {
+    /// The controls' count and seed.
+    pub(crate) fn plan(&self) -> scoring::judge_check::ControlPlan {
+        scoring::judge_check::ControlPlan {
+            per_kind: self.per_kind,
+            seed: self.seed,
+        }
+    }
+
+    /// The gate's thresholds.
+    pub(crate) fn gate(&self) -> harness::judge_check::Gate {
+        harness::judge_check::Gate {
+            min_sensitivity: self.min_sensitivity,
+            min_specificity: self.min_specificity,
+            keep_failed_judge: self.keep_failed_judge,
+        }
+    }
+
+    fn check(&self, path: &Path) -> anyhow::Result<()> {
+        let bad = if self.per_kind == 0 {
+            Some((
+                "per-kind",
+                "must be at least 1 (set `enabled = false` to send no control item)",
+            ))
+        } else if !(0.0..=1.0).contains(&self.min_sensitivity) {
+            Some(("min-sensitivity", "must be between 0 and 1"))
+        } else if !(0.0..=1.0).contains(&self.min_specificity) {
+            Some(("min-specificity", "must be between 0 and 1"))
+        } else {
+            None
+        };
+        match bad {
+            Some((field, msg)) => Err(UsageError(format!(
+                "{}: [judge-check]: field `{field}`: {msg}",
+                path.display()
+            ))
+            .into()),
+            None => Ok(()),
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_per_kind() -> usize {
+    50
+}
+
+fn default_min_share() -> f64 {
+    0.9
+}
+
+fn default_coherent_reports() -> PathBuf {
+    PathBuf::from("datasets/ifscale-coherence/coherent.jsonl")
 }
 
 /// Which models run, and where the outputs go.
@@ -174,6 +280,7 @@ impl PipelineConfig {
         if let Some(prep) = &cfg.rift_prep {
             prep.check(path)?;
         }
+        cfg.judge_check.check(path)?;
         Ok(cfg)
     }
 

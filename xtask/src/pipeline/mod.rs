@@ -184,6 +184,15 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
             &mut stage,
         )?;
     }
+    let checked = judge_check_stages(
+        &cfg,
+        ifscale_judge.as_ref(),
+        rift_judge.as_ref(),
+        &models,
+        &paths,
+        &client,
+        &mut stage,
+    )?;
     let prices: harness::cost::Prices = models
         .iter()
         .chain(ifscale_judge.iter())
@@ -221,6 +230,25 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
     }
     schema::write_atomic(&paths.summary(), summary.as_bytes())?;
     print_summary(&summary);
+    let failed: Vec<String> = checked
+        .iter()
+        .flat_map(|f| &f.checks)
+        .filter(|c| !c.passed)
+        .map(|c| {
+            if c.kept {
+                tracing::warn!(
+                    "{}; its verdicts are kept on purpose ([judge-check] keep-failed-judge).",
+                    c.reason()
+                );
+            } else {
+                tracing::error!("{}.", c.reason());
+            }
+            c
+        })
+        .filter(|c| !c.kept)
+        .map(schema::judge_check::JudgeCheck::reason)
+        .collect();
+    // Incomplete (3) comes before a failed judge (4): the rerun that completes the run checks the judge again.
     if !out.incomplete.is_empty() {
         let missing: usize = out.incomplete.iter().map(|(_, n)| n).sum();
         return Err(crate::Incomplete(format!(
@@ -230,7 +258,119 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
         ))
         .into());
     }
+    if !failed.is_empty() {
+        return Err(crate::JudgeFailed(format!(
+            "the run finished, but {} (see {})",
+            failed.join("; "),
+            paths.judge_check().display()
+        ))
+        .into());
+    }
     Ok(())
+}
+
+/// The judge check (`[judge-check]`): control items for each configured judge, after the stages whose data they
+/// are made from, then the run's `judge-check.json` (None when the check is off: a stale file is removed).
+fn judge_check_stages(
+    cfg: &PipelineConfig,
+    ifscale_judge: Option<&ModelConfig>,
+    rift_judge: Option<&ModelConfig>,
+    models: &[ModelConfig],
+    paths: &RunPaths,
+    client: &Client,
+    stage: &mut Stager<'_>,
+) -> anyhow::Result<Option<schema::judge_check::JudgeCheckFile>> {
+    let jc = &cfg.judge_check;
+    if !jc.enabled {
+        match std::fs::remove_file(paths.judge_check()) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e.into()),
+        }
+        return Ok(None);
+    }
+    let gate = jc.gate();
+    let mut checks = Vec::new();
+    if let (Some(rift), Some(judge)) = (&cfg.rift, rift_judge) {
+        let files = paths.judge_check_dir(Bench::Rift, &judge.name);
+        let call = rift_judge_call(cfg.rift_prep.as_ref());
+        let template = PathBuf::from("configs/prompts/rift-judge.txt");
+        let fp = Fingerprint::new("rift-judge-check")
+            .value("judge", judge)?
+            .value("judge-call", &call)?
+            .value("per-kind", &jc.per_kind)?
+            .value("seed", &jc.seed)?
+            .file(&paths.rift_prompts())?
+            .file(&rift.dataset)?
+            .file(&template)?;
+        let name = format!("rift-judge-check:{}", judge.name);
+        stage.run(&name, fp, &[files.control_verdicts()], || {
+            let template = harness::read_text(&template)?;
+            let sent = harness::judge_check::rift(&harness::judge_check::RiftCheck {
+                judge,
+                prompts: &paths.rift_prompts(),
+                dataset: &rift.dataset,
+                template: &template,
+                call: &call,
+                plan: jc.plan(),
+                files: &files,
+                client,
+            })?;
+            tracing::info!(judge = %judge.name, requests = sent, "Checked the RIFT judge.");
+            Ok(())
+        })?;
+        checks.extend(harness::judge_check::check_of(
+            "rift",
+            "RIFT answer judge",
+            &judge.name,
+            &files,
+            &paths.root,
+            &gate,
+        )?);
+    }
+    if let (Some(ifs), Some(judge)) = (&cfg.ifscale, ifscale_judge) {
+        let files = paths.judge_check_dir(Bench::Ifscale, &judge.name);
+        let call = ifscale_judge_call(ifs);
+        let responses: Vec<PathBuf> = models
+            .iter()
+            .map(|m| paths.model(Bench::Ifscale, &m.name).responses())
+            .collect();
+        let mut fp = Fingerprint::new("ifscale-judge-check")
+            .value("judge", judge)?
+            .value("judge-call", &call)?
+            .value("per-kind", &jc.per_kind)?
+            .value("seed", &jc.seed)?
+            .value("threshold", &ifs.coherence_threshold)?
+            .file(&jc.coherent_reports)?;
+        for r in &responses {
+            fp = fp.file(r)?;
+        }
+        let name = format!("ifscale-judge-check:{}", judge.name);
+        stage.run(&name, fp, &[files.control_verdicts()], || {
+            let sent = harness::judge_check::coherence(&harness::judge_check::CoherenceCheck {
+                judge,
+                responses: &responses,
+                coherent: &jc.coherent_reports,
+                call: &call,
+                threshold: ifs.coherence_threshold,
+                plan: jc.plan(),
+                files: &files,
+                client,
+            })?;
+            tracing::info!(judge = %judge.name, requests = sent, "Checked the coherence judge.");
+            Ok(())
+        })?;
+        checks.extend(harness::judge_check::check_of(
+            "ifscale",
+            "IFScale coherence judge",
+            &judge.name,
+            &files,
+            &paths.root,
+            &gate,
+        )?);
+    }
+    let file = harness::judge_check::assemble(checks, &paths.judge_check())?;
+    Ok(Some(file))
 }
 
 /// How many stages the run has and how many prompts its model stages ask (first attempts and judge calls that
@@ -249,6 +389,10 @@ fn plan(
         && !prep.inputs.is_empty()
     {
         stages += 1;
+    }
+    if cfg.judge_check.enabled {
+        stages += usize::from(cfg.ifscale.is_some() && ifscale_judge)
+            + usize::from(cfg.rift.is_some() && rift_judge);
     }
     if let Some(ifs) = &cfg.ifscale {
         stages += 1 + models;
@@ -716,6 +860,46 @@ fn dry_run(
         }
         let questions = harness::rift::load_dataset(&sample_cfg.dataset)?.len();
         baseline = Some(prompt_gen::rift::baseline_description(rift, questions));
+    }
+    // The judge check: a fixed number of control items per configured judge, whatever the run's size.
+    if cfg.judge_check.enabled {
+        let n = cfg.judge_check.per_kind;
+        if let Some(judge) = cfg
+            .rift
+            .as_ref()
+            .and(cfg.rift_prep.as_ref())
+            .and_then(|p| p.judge_model.as_ref())
+        {
+            rows.push(harness::estimate::Estimate {
+                stage: "rift judge check",
+                model: judge.clone(),
+                note: format!(
+                    "at most {n} known-correct and {n} known-incorrect control items, up to `judge-tries` each"
+                ),
+                requests: 2 * n,
+                est_input_tokens: 0,
+                worst_case_cost_usd: None,
+                unbounded: 0,
+            });
+        }
+        if let Some(judge) = cfg.ifscale.as_ref().and_then(|i| i.judge_model.as_ref()) {
+            let coherent = std::fs::read_to_string(&cfg.judge_check.coherent_reports)
+                .map(|t| t.lines().filter(|l| !l.trim().is_empty()).count())
+                .unwrap_or(0);
+            let incoherent = n.max(harness::judge_check::MIN_INCOHERENT);
+            rows.push(harness::estimate::Estimate {
+                stage: "ifscale judge check",
+                model: judge.clone(),
+                note: format!(
+                    "{} hand-written coherent and at most {incoherent} incoherent control reports, up to `judge-tries` each",
+                    coherent.min(n)
+                ),
+                requests: coherent.min(n) + incoherent,
+                est_input_tokens: 0,
+                worst_case_cost_usd: None,
+                unbounded: 0,
+            });
+        }
     }
     println!("{}", harness::estimate::to_markdown(&rows));
     if let Some(b) = baseline {

@@ -27,7 +27,8 @@ pub(super) fn analyse_and_report(
         .file(&paths.ifscale_labels())?
         .file(&paths.ifscale_attempts())?
         .file(&rift_answers)?
-        .file(&rift_prompts)?;
+        .file(&rift_prompts)?
+        .file(&paths.judge_check())?;
     let outputs = vec![paths.tables(), paths.figures()];
     stage.run("analysis", fp, &outputs, || {
         crate::plots::analyse_run(&paths.root, &rule)
@@ -39,6 +40,7 @@ pub(super) fn analyse_and_report(
     let tables = list_files(&paths.tables(), "md")?;
     let mut fp = Fingerprint::new("report")
         .value("config", &config_text)?
+        .file(&paths.judge_check())?
         .file(&paths.root.join("explorer").join("index.html"))?;
     for f in figures.iter().chain(&tables) {
         fp = fp.file(f)?;
@@ -105,7 +107,8 @@ fn explorer(cfg: &PipelineConfig, paths: &RunPaths, stage: &mut Stager<'_>) -> a
     let mut fp = Fingerprint::new("explorer")
         .value("models", &cfg.run.models)?
         .value("span", &span)?
-        .file(&paths.ifscale_prompts())?;
+        .file(&paths.ifscale_prompts())?
+        .file(&paths.judge_check())?;
     for model in &cfg.run.models {
         let i = paths.model(Bench::Ifscale, model);
         let r = paths.model(Bench::Rift, model);

@@ -118,7 +118,8 @@ fn a_judge_that_never_answers_makes_the_run_incomplete() {
         format!(
             "[run]\nname = \"budget\"\nmodels-file = \"models.toml\"\nmodels = [\"writer\"]\ncache = \"cache.sqlite\"\n\n\
              [ifscale]\ngrid = [10]\nseeds = [0, 1]\nsampling = \"paper\"\nvocab = \"{}\"\ntemplate = \"{}\"\n\
-             max-attempts = 1\njudge-model = \"judge\"\njudge-max-tokens = 300\njudge-tries = 2\n",
+             max-attempts = 1\njudge-model = \"judge\"\njudge-max-tokens = 300\njudge-tries = 2\n\n\
+             [judge-check]\nenabled = false\n",
             repo("datasets/vocab/ifscale-paper.txt"),
             repo("configs/prompts/ifscale-report.txt")
         ),
@@ -182,6 +183,8 @@ fn judged_mock(coherence: &[&str], more: &[(&str, &str)]) -> MockServer {
     MockServer::start(cfg, 0).unwrap()
 }
 
+/// Both benchmarks with both judges. These tests are about other things than the judge check (their scripted judges
+/// answer the same to everything), so the check is off here; `judge_check.rs` tests it.
 fn both_benchmarks(models: &str, judge_extra: &str) -> String {
     format!(
         "[run]\nname = \"budget\"\nmodels-file = \"models.toml\"\nmodels = [{models}]\ncache = \"cache.sqlite\"\n\n\
@@ -189,7 +192,8 @@ fn both_benchmarks(models: &str, judge_extra: &str) -> String {
          max-attempts = 1\njudge-model = \"coherence\"\n\n\
          [rift-prep]\ninputs = [\"{}\"]\njudge-model = \"grader\"\n{judge_extra}\n\
          [rift]\nseed = 7\ndataset = \"artifacts/jeopardy/questions.jsonl\"\nlinear-prompts = 2\njumping-prompts = 2\n\
-         baseline-prompts = 6\nnum-min = 10\nnum-max = 12\nmax-jump-distance = 18\nmax-tokens = 200\n",
+         baseline-prompts = 6\nnum-min = 10\nnum-max = 12\nmax-jump-distance = 18\nmax-tokens = 200\n\n\
+         [judge-check]\nenabled = false\n",
         repo("datasets/vocab/ifscale-paper.txt"),
         repo("configs/prompts/ifscale-report.txt"),
         repo("datasets/jeopardy/team-clues.json"),

@@ -39,6 +39,7 @@ fn a_small_rehearsal_measures_every_stage_and_its_rerun_sends_nothing() {
             "rift-judge:rift-model",
             "rift-score:rift-model",
             "rift-join",
+            "rift-judge-check:rift-judge",
             "analysis",
             "explorer",
             "report"
@@ -49,6 +50,7 @@ fn a_small_rehearsal_measures_every_stage_and_its_rerun_sends_nothing() {
         "ifscale-generate:ifscale-a",
         "ifscale-generate:ifscale-b",
         "ifscale-join",
+        "ifscale-judge-check:coherence-judge",
     ] {
         assert!(stages(ifscale).contains(&s.to_owned()), "{s} missing");
     }

@@ -7,13 +7,16 @@
 //!   gold table: mostly right, sometimes with a spelling slip or an added detail (the judge's work), sometimes
 //!   another answer or the next question's answer (a wrong question), now and then "unknown"; errors grow with
 //!   depth; some replies leave an answer out or add an extra item. A baseline prompt gets one answer.
-//! - RIFT judge (`rehearsal-rift-judge`): CORRECT when the given answer is the expected one up to case, a
-//!   swapped pair of letters or added words, INCORRECT otherwise.
+//! - RIFT judge (`rehearsal-rift-judge`): CORRECT when the given answer (without a leading `What is` and what
+//!   follows its `?`, or a trailing ` (final answer)`) is the expected one up to case, a swapped pair of letters or
+//!   added words, INCORRECT otherwise; so it passes the judge check.
 //! - IFScale models (`rehearsal-ifscale-<x>`): a report of a few thousand bytes mentioning each required keyword
 //!   with a probability that falls with the number of keywords (model `a` best, `c` worst); one first attempt in
 //!   fifty is a refusal too short to count (rule b).
 //! - Coherence judge (`rehearsal-coherence-judge`): `{"reason": …, "score": s}` with s mostly 7–9 and 5 for about
-//!   one report in twelve (below the paper's threshold of 6, so that sample is asked again).
+//!   one report in twelve (below the paper's threshold of 6, so that sample is asked again). It scores by a hash,
+//!   not by reading, so it fails the judge check; the rehearsal keeps its verdicts on purpose
+//!   (`keep-failed-judge`).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -376,6 +379,12 @@ fn rift_verdict(last: &str) -> String {
             .unwrap_or_default()
     };
     let (expected, given) = (field("Expected answer:"), field("Given answer:"));
+    // A Jeopardy!-style answer or a note after it (the judge check's known-correct controls): the answer itself.
+    let given = given
+        .strip_prefix("what is ")
+        .map_or(given.as_str(), |rest| rest.split('?').next().unwrap_or(""))
+        .trim_end_matches(" (final answer)")
+        .to_owned();
     let mut a: Vec<char> = expected.chars().collect();
     let mut b: Vec<char> = given.chars().collect();
     a.sort_unstable();
@@ -434,6 +443,18 @@ mod tests {
         assert_eq!(ask("Ada Lovelace", "Ada"), "INCORRECT");
         assert_eq!(ask("Ada Lovelace", "Ada Lovelace of course"), "CORRECT");
         assert_eq!(ask("Ada Lovelace", "Marie Curie"), "INCORRECT");
-        assert!(counts.line().starts_with("rift=3 rift_judge=4"));
+        assert_eq!(
+            ask("Ada Lovelace", "What is Ada Lovelace? This fits the clue."),
+            "CORRECT"
+        );
+        assert_eq!(
+            ask("Ada Lovelace", "Ada Lovelace (final answer)"),
+            "CORRECT"
+        );
+        assert_eq!(
+            ask("Ada Lovelace", "What is Marie Curie? This fits the clue."),
+            "INCORRECT"
+        );
+        assert!(counts.line().starts_with("rift=3 rift_judge=7"));
     }
 }

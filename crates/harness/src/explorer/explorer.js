@@ -61,6 +61,18 @@
         var a = el('a', '', e.model); a.href = safePage(e.index);
         return [e.bench, a, e.samples, e.pages, e.largest_mb, e.total_mb];
       }), [false, false, true, true, true, true]);
+    if (D.controls) {
+      var p = add(root, el('p', 'note', 'Control items with a known verdict, sent to each judge blind, are listed apart from the results: '));
+      var a = add(p, el('a', '', 'judge check')); a.href = safePage(D.controls);
+    }
+  }
+
+  // ---- Controls: the judge check's items, never among the results.
+  function controls() {
+    header('Judge check: control items of ' + D.run);
+    add(root, el('p', 'note', 'Items whose verdict is known, made from this run\'s own data and sent to each judge blind among the real items. They are in no result, table or figure.'));
+    table(root, ['benchmark', 'judge', 'kind', 'form', 'question', 'expected', 'given answer or report', 'judge said', 'agrees'],
+      D.rows, [false, false, false, false, false, false, false, false, false]);
   }
 
   // ---- Index: every sample of one benchmark and model, filterable and sortable.
@@ -199,5 +211,5 @@
     if (s.reasoning) { var d = add(main, el('details')); add(d, el('summary', '', 'Reasoning (' + s.reasoning.length + ' characters)')); add(d, el('div', 'text', s.reasoning)); }
   }
 
-  if (D.kind === 'home') home(); else if (D.kind === 'index') index(); else detail();
+  if (D.kind === 'home') home(); else if (D.kind === 'index') index(); else if (D.kind === 'controls') controls(); else detail();
 })();

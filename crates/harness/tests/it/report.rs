@@ -163,7 +163,7 @@ fn summary_markdown_of_a_fixed_run() {
         |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|
         | IFScale | generation | alpha | 2 | 1 | 0 | 220 | 60 | 30 | 25.0 | 0.0020 | 0.0020 |
 
-        Judge rows are filed under the model whose answers or reports were judged. Spend is the provider's reported cost where a response carries one, else its tokens at the answering model's configured prices (answers served from the cache cost nothing).
+        Judge rows are filed under the model whose answers or reports were judged; judge check rows (control items with a known verdict) under the judge they checked. Spend is the provider's reported cost where a response carries one, else its tokens at the answering model's configured prices (answers served from the cache cost nothing).
         Spend recorded in the run's ledger (provider-reported where present, else tokens × the model's prices): 0.0025 USD.
 
         Stages run: 7; up to date and skipped: 2. Finished in 12.3 s.
@@ -230,7 +230,7 @@ fn report_sections_count_from_the_files() {
         link per-prompt scores: rift/prompt-scores.jsonl
         note: No LLM judge was configured: answers the deterministic pre-judge could not settle are unjudged (labelled pre_judge_only), neither correct nor incorrect; the tables show accuracy as bounds (unjudged counted wrong … unjudged counted right) beside the unjudged count.
         ## What it cost
-        note: Judge rows are filed under the model whose answers or reports were judged. Spend is the provider's reported cost where a response carries one, else its tokens at the answering model's configured prices (answers served from the cache cost nothing).
+        note: Judge rows are filed under the model whose answers or reports were judged; judge check rows (control items with a known verdict) under the judge they checked. Spend is the provider's reported cost where a response carries one, else its tokens at the answering model's configured prices (answers served from the cache cost nothing).
         note: Spend recorded in the run's ledger (provider-reported where present, else tokens × the model's prices): 0.0025 USD.
     "#]]
     .assert_eq(&shown);
@@ -355,4 +355,108 @@ fn an_audit_sample_and_its_agreement() {
     std::fs::write(&out, text.trim_end().to_owned() + "maybe\n").unwrap();
     let err = harness::audit::agreement(&out).unwrap_err().to_string();
     assert!(err.contains("human_label") && err.contains("row"), "{err}");
+}
+
+/// A judged run: `judge-check.json` with a coherence judge that passed and a RIFT judge that failed. Both figures,
+/// with counts and Wilson intervals, are in `summary.md` and the report; the failed judge's section is marked.
+#[test]
+fn a_judged_run_shows_each_judges_sensitivity_and_specificity() {
+    use schema::judge_check::{JudgeCheck, JudgeCheckFile};
+    let dir = tempfile::tempdir().unwrap();
+    let paths = write_run(dir.path());
+    let check = |bench: &str, role: &str, judge: &str, sens: (u64, u64), spec: (u64, u64)| {
+        let sensitivity = scoring::judge_check::agreement(sens.0, sens.1, 0);
+        let specificity = scoring::judge_check::agreement(spec.0, spec.1, 1);
+        JudgeCheck {
+            bench: bench.to_owned(),
+            role: role.to_owned(),
+            judge: judge.to_owned(),
+            passed: scoring::judge_check::passes(&sensitivity, &specificity, 0.9, 0.9),
+            sensitivity,
+            specificity,
+            min_sensitivity: 0.9,
+            min_specificity: 0.9,
+            kept: false,
+            requests: (sens.1 + spec.1 + 1) as usize,
+            controls_file: format!("{bench}/judge-check/{judge}/controls.jsonl"),
+        }
+    };
+    harness::judge_check::assemble(
+        vec![
+            check(
+                "ifscale",
+                "IFScale coherence judge",
+                "coh",
+                (12, 12),
+                (49, 50),
+            ),
+            check("rift", "RIFT answer judge", "grader", (50, 50), (3, 50)),
+        ],
+        &paths.judge_check(),
+    )
+    .unwrap();
+    let models: Vec<String> = MODELS.map(str::to_owned).to_vec();
+    let md =
+        summary_markdown("fixture", &paths, &models, 7, 2, 12.34, &Default::default()).unwrap();
+    let judge_part: String = md
+        .lines()
+        .filter(|l| l.contains("judge") || l.contains("Judge"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    for want in [
+        "**judge failed its check: RIFT answer judge `grader`",
+        "The RIFT tables below are built from its verdicts.",
+        "| ifscale | coh | IFScale coherence judge | 12/12 = 100.0 % (95 % CI 75.8–100.0) | 49/50 = 98.0 %",
+        "| rift | grader | RIFT answer judge | 50/50 = 100.0 % (95 % CI 92.9–100.0) | 3/50 = 6.0 %",
+        "| judge failed its check |",
+        "98 % agreement on 100 items",
+    ] {
+        assert!(judge_part.contains(want), "{want}\n{judge_part}");
+    }
+    let run = RunReport {
+        name: "fixture",
+        models: &models,
+        config_text: "",
+        ifscale: Some(true),
+        rift: Some(true),
+        rift_notes: &[],
+        rift_table1: None,
+        prices: &Default::default(),
+    };
+    let input = report_input(&run, &paths).unwrap();
+    let mut shown = String::new();
+    for s in &input.sections {
+        shown.push_str(&format!("## {}\n", s.heading));
+        for p in s
+            .paragraphs
+            .iter()
+            .filter(|p| p.contains("judge") || p.contains("Control"))
+        {
+            shown.push_str(&format!("note: {p}\n"));
+        }
+        for t in s.tables.iter().filter(|t| t.caption.contains("judge")) {
+            shown.push_str(&format!("table: {}\n", t.caption));
+            for r in &t.rows {
+                shown.push_str(&format!("  {}\n", r.join(" | ")));
+            }
+        }
+    }
+    for want in [
+        "## Judge check\n",
+        "RIFT paper: 98 % agreement",
+        "  rift | grader | RIFT answer judge | 50/50 = 100.0 % (95 % CI 92.9–100.0)",
+        "note: Warning: judge failed its check: RIFT answer judge `grader`",
+    ] {
+        assert!(shown.contains(want), "{want}\n{shown}");
+    }
+    let ifscale = shown
+        .split("## RIFT")
+        .next()
+        .and_then(|s| s.split("## IFScale").nth(1))
+        .unwrap_or_default();
+    assert!(!ifscale.contains("Warning"), "the passed coherence judge's section is not marked: {ifscale}");
+    let file = JudgeCheckFile::read(&paths.judge_check()).unwrap().unwrap();
+    assert_eq!(file.checks.len(), 2);
+    assert_eq!(file.marks("rift").len(), 1);
+    assert!(file.marks("ifscale").is_empty());
 }

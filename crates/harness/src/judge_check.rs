@@ -1,0 +1,545 @@
+//! The judge check stages: control items with a known verdict, made from the run's own data, sent to a judge
+//! blind (the same prompt, settings, retries, cache and resumable responses file as the real items), and the
+//! judge's agreement with them ([`schema::judge_check`]).
+//!
+//! - RIFT ([`rift`]): known-correct and known-incorrect answers to the run's questions (`scoring::judge_check`),
+//!   each left unsettled by the pre-judge, through the RIFT judge's own retry loop (`crate::rift::ask_judge`).
+//! - IFScale ([`coherence`]): known-incoherent reports made from the run's own replies (sentences shuffled across
+//!   reports, a keyword run padded with filler, a report cut mid-sentence) and known-coherent hand-written ones
+//!   (`datasets/ifscale-coherence/coherent.jsonl`), through the coherence rubric.
+//!
+//! Everything goes to the judge's own folder, `<run>/<bench>/judge-check/<judge>/` (`RunPaths::judge_check_dir`):
+//! `controls.jsonl`, `judge-prompts.jsonl`, `judge-responses.jsonl`, `control-verdicts.jsonl`. No control item is
+//! ever in a model's folder, so none reaches a score, table, figure or explorer list of results. [`assemble`]
+//! turns the verdicts into the run's `judge-check.json` under the configured gate.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use inference_client::{Client, ModelConfig};
+use schema::judge_check::{
+    CoherenceControl, ControlKind, ControlVerdict, JudgeCheck, JudgeCheckFile, RiftControl,
+};
+use schema::paths::ModelPaths;
+use schema::rift::{JudgeRequest, PromptLine, Verdict};
+use schema::{Message, Outcome, PromptRecord, ResponseKey};
+use scoring::judge_check::{ControlPlan, SourceQuestion};
+
+use crate::Error;
+use crate::helper::HelperCall;
+
+/// The gate: thresholds, and whether a failed judge's verdicts are kept on purpose.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Gate {
+    pub min_sensitivity: f64,
+    pub min_specificity: f64,
+    pub keep_failed_judge: bool,
+}
+
+impl Default for Gate {
+    fn default() -> Gate {
+        Gate {
+            min_sensitivity: 0.9,
+            min_specificity: 0.9,
+            keep_failed_judge: false,
+        }
+    }
+}
+
+/// What [`rift`] needs.
+#[derive(Debug, Clone, Copy)]
+pub struct RiftCheck<'a> {
+    pub judge: &'a ModelConfig,
+    /// The run's RIFT prompts: their questions are the controls' questions.
+    pub prompts: &'a Path,
+    /// The run's dataset: the questions' categories.
+    pub dataset: &'a Path,
+    /// The judge prompt, the same as for real answers.
+    pub template: &'a str,
+    /// The judge's request settings and tries, the same as for real answers.
+    pub call: &'a HelperCall,
+    pub plan: ControlPlan,
+    /// The judge's check folder (`RunPaths::judge_check_dir`).
+    pub files: &'a ModelPaths,
+    pub client: &'a Client,
+}
+
+/// `rift-judge-check`: builds the RIFT controls, asks the judge, writes the verdicts; returns how many requests
+/// were sent or resumed.
+pub fn rift(c: &RiftCheck<'_>) -> Result<usize, Error> {
+    c.call
+        .check("judge-")
+        .map_err(|e| Error::Input(format!("[rift-prep]: {e}")))?;
+    let categories: BTreeMap<u64, String> = crate::rift::load_dataset(c.dataset)?
+        .into_iter()
+        .map(|q| (q.row, q.category))
+        .collect();
+    let mut questions: BTreeMap<u64, SourceQuestion> = BTreeMap::new();
+    schema::read_jsonl_chunks(c.prompts, 1_024, |chunk: Vec<PromptLine>| {
+        for p in chunk {
+            let m = &p.meta;
+            for ((row, question), expected) in m.rows.iter().zip(&m.questions).zip(&m.expected) {
+                questions.entry(*row).or_insert_with(|| SourceQuestion {
+                    row: *row,
+                    category: categories.get(row).cloned().unwrap_or_default(),
+                    question: question.clone(),
+                    expected: expected.clone(),
+                });
+            }
+        }
+        Ok::<(), Error>(())
+    })
+    .map_err(|e| match e {
+        Error::Records(e) => Error::Input(format!("reading prompts: {e}")),
+        e => e,
+    })?;
+    let questions: Vec<SourceQuestion> = questions.into_values().collect();
+    let controls = scoring::judge_check::rift_controls(&questions, c.plan);
+    schema::write_jsonl_atomic(&c.files.controls(), &controls)?;
+    let requests: Vec<JudgeRequest> = controls
+        .iter()
+        .map(|k| JudgeRequest {
+            id: k.id.clone(),
+            question: k.question.clone(),
+            expected: k.expected.clone(),
+            given: k.given.clone(),
+        })
+        .collect();
+    let prompts = scoring::rift::judge_prompts(&requests, c.template, &c.call.params());
+    schema::write_jsonl_atomic(&c.files.judge_prompts(), &prompts)?;
+    tracing::info!(controls = controls.len(), judge = %c.judge.name, "Checking the RIFT judge with control items.");
+    let (verdicts, sent) = crate::rift::ask_judge(
+        c.judge,
+        &prompts,
+        c.call,
+        &c.files.judge_responses(),
+        c.client,
+    )?;
+    let by_id: BTreeMap<&str, Option<Verdict>> = verdicts
+        .iter()
+        .map(|v| (v.id.as_str(), v.verdict))
+        .collect();
+    let out: Vec<ControlVerdict> = controls
+        .iter()
+        .map(|k: &RiftControl| ControlVerdict {
+            id: k.id.clone(),
+            kind: k.kind,
+            form: k.form.clone(),
+            accepted: by_id
+                .get(k.id.as_str())
+                .copied()
+                .flatten()
+                .map(|v| v == Verdict::Correct),
+            score: None,
+        })
+        .collect();
+    schema::write_jsonl_atomic(&c.files.control_verdicts(), &out)?;
+    Ok(sent)
+}
+
+/// What [`coherence`] needs.
+#[derive(Debug, Clone, Copy)]
+pub struct CoherenceCheck<'a> {
+    pub judge: &'a ModelConfig,
+    /// The evaluated models' IFScale responses files: the incoherent controls are made from their replies.
+    pub responses: &'a [std::path::PathBuf],
+    /// The hand-written coherent reports (JSONL of `{"id", "report"}`).
+    pub coherent: &'a Path,
+    pub call: &'a HelperCall,
+    pub threshold: u8,
+    pub plan: ControlPlan,
+    pub files: &'a ModelPaths,
+    pub client: &'a Client,
+}
+
+/// One hand-written coherent report.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CoherentReport {
+    pub id: String,
+    pub report: String,
+}
+
+/// Known-incoherent reports made at least (the issue's floor), when the run has replies to make them from.
+pub const MIN_INCOHERENT: usize = 20;
+
+/// `ifscale-judge-check`: builds the coherence controls, asks the judge (retrying unreadable replies), writes the
+/// verdicts; returns how many requests were sent or resumed.
+pub fn coherence(c: &CoherenceCheck<'_>) -> Result<usize, Error> {
+    c.call
+        .check("judge-")
+        .map_err(|e| Error::Input(format!("[ifscale]: {e}")))?;
+    let coherent: Vec<CoherentReport> = schema::read_jsonl(c.coherent)
+        .map_err(|e| Error::Input(format!("known-coherent reports: {e}")))?;
+    let mut replies: Vec<String> = Vec::new();
+    for path in c.responses.iter().filter(|p| p.is_file()) {
+        for r in schema::read_latest_responses(path)? {
+            if r.outcome == Outcome::Ok
+                && let Some(text) = r.content.filter(|t| sentences(t).len() >= 3)
+            {
+                replies.push(text);
+            }
+        }
+    }
+    let mut controls: Vec<CoherenceControl> = coherent
+        .iter()
+        .take(c.plan.per_kind)
+        .map(|r| coherence_control(ControlKind::KnownCorrect, "hand_written", &r.id, &r.report))
+        .collect();
+    controls.extend(incoherent_reports(&replies, c.plan));
+    schema::write_jsonl_atomic(&c.files.controls(), &controls)?;
+    let prompts: Vec<PromptRecord> = controls
+        .iter()
+        .map(|k| PromptRecord {
+            id: k.id.clone(),
+            messages: vec![Message::user(scoring::ifscale::coherence_judge_prompt(
+                &k.report,
+            ))],
+            sample_index: 0,
+            params: c.call.params(),
+            extra: serde_json::Map::new(),
+        })
+        .collect();
+    schema::write_jsonl_atomic(&c.files.judge_prompts(), &prompts)?;
+    tracing::info!(controls = controls.len(), judge = %c.judge.name, "Checking the coherence judge with control reports.");
+    let path = c.files.judge_responses();
+    let mut scores: BTreeMap<String, u8> = BTreeMap::new();
+    let mut open: Vec<&PromptRecord> = prompts.iter().collect();
+    let mut sent = 0;
+    for try_index in 0..c.call.tries {
+        if open.is_empty() {
+            break;
+        }
+        let batch: Vec<PromptRecord> = open
+            .iter()
+            .map(|p| PromptRecord {
+                sample_index: try_index,
+                ..(*p).clone()
+            })
+            .collect();
+        let s = c.client.chat_batch(c.judge, &batch, &path)?;
+        sent += batch.len();
+        let latest: std::collections::HashMap<ResponseKey, schema::ResponseRecord> =
+            schema::read_latest_responses(&path)?
+                .into_iter()
+                .map(|r| (ResponseKey::of(&r), r))
+                .collect();
+        for p in &batch {
+            let score = latest
+                .get(&ResponseKey::of_prompt(p))
+                .filter(|r| r.outcome != Outcome::Failed)
+                .and_then(|r| r.content.as_deref())
+                .and_then(|t| scoring::ifscale::parse_coherence_verdict(t).ok())
+                .map(|v| v.score);
+            if let Some(score) = score {
+                scores.insert(p.id.clone(), score);
+            }
+        }
+        open.retain(|p| !scores.contains_key(&p.id));
+        if s.batch_pending > 0 {
+            break;
+        }
+    }
+    let out: Vec<ControlVerdict> = controls
+        .iter()
+        .map(|k| {
+            let score = scores.get(&k.id).copied();
+            ControlVerdict {
+                id: k.id.clone(),
+                kind: k.kind,
+                form: k.form.clone(),
+                accepted: score.map(|s| s >= c.threshold),
+                score,
+            }
+        })
+        .collect();
+    schema::write_jsonl_atomic(&c.files.control_verdicts(), &out)?;
+    Ok(sent)
+}
+
+fn coherence_control(
+    kind: ControlKind,
+    form: &str,
+    source: &str,
+    report: &str,
+) -> CoherenceControl {
+    let key = format!("{form}\n{report}");
+    CoherenceControl {
+        id: format!(
+            "judge-check-coherence-{}",
+            &schema::sha256_hex(key.as_bytes())[..20]
+        ),
+        kind,
+        form: form.to_owned(),
+        source: source.to_owned(),
+        report: report.to_owned(),
+    }
+}
+
+/// A report's sentences (split after `.`, `!` or `?` followed by white space; headings and tags dropped).
+fn sentences(text: &str) -> Vec<String> {
+    let body: String = text
+        .lines()
+        .filter(|l| {
+            let t = l.trim();
+            !t.is_empty() && !t.starts_with('#') && !t.starts_with('<')
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut out = Vec::new();
+    let mut start = 0;
+    let bytes = body.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        if matches!(b, b'.' | b'!' | b'?') && bytes.get(i + 1).is_none_or(u8::is_ascii_whitespace) {
+            let s = body[start..=i].trim();
+            if s.split_whitespace().count() >= 4 {
+                out.push(s.to_owned());
+            }
+            start = i + 1;
+        }
+    }
+    out
+}
+
+/// A deterministic number from a seed and a counter.
+fn pick(seed: u64, i: usize, what: &str) -> u64 {
+    let hex = schema::sha256_hex(format!("{seed}\u{1f}{i}\u{1f}{what}").as_bytes());
+    u64::from_str_radix(&hex[..16], 16).unwrap_or(0)
+}
+
+/// Filler that carries no meaning between the words of a keyword run.
+const FILLER: [&str; 6] = [
+    "and also",
+    "as well as",
+    "furthermore",
+    "in addition to",
+    "not to mention",
+    "along with",
+];
+
+/// Known-incoherent reports from the run's replies, in three forms taken in turn: sentences of several reports in a
+/// seeded shuffle (`shuffled_across_reports`), the longer words of a report as a run padded with filler
+/// (`keyword_run`), a report's opening cut in the middle of its second sentence (`cut_mid_sentence`). At least
+/// [`MIN_INCOHERENT`] (and `plan.per_kind` when larger) when there are replies; none without.
+pub fn incoherent_reports(replies: &[String], plan: ControlPlan) -> Vec<CoherenceControl> {
+    let split: Vec<Vec<String>> = replies.iter().map(|r| sentences(r)).collect();
+    let split: Vec<&Vec<String>> = split.iter().filter(|s| s.len() >= 3).collect();
+    if split.is_empty() {
+        return Vec::new();
+    }
+    let want = plan.per_kind.max(MIN_INCOHERENT);
+    let mut out: Vec<CoherenceControl> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for i in 0..want * 4 {
+        if out.len() == want {
+            break;
+        }
+        let r = pick(plan.seed, i, "report") as usize % split.len();
+        let (form, text) = match i % 3 {
+            0 => {
+                // Twelve sentences drawn from all reports, in a seeded order.
+                let mut pool: Vec<(u64, &String)> = split
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(a, s)| s.iter().enumerate().map(move |(b, t)| (a, b, t)))
+                    .map(|(a, b, t)| (pick(plan.seed, i, &format!("s{a}.{b}")), t))
+                    .collect();
+                pool.sort();
+                let text = pool
+                    .iter()
+                    .take(12)
+                    .map(|(_, t)| t.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                ("shuffled_across_reports", text)
+            }
+            1 => {
+                let words: Vec<&str> = split[r]
+                    .iter()
+                    .flat_map(|s| s.split_whitespace())
+                    .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+                    .filter(|w| w.chars().count() >= 6)
+                    .collect();
+                let mut text = String::new();
+                for (j, w) in words.iter().take(60).enumerate() {
+                    if j > 0 {
+                        text.push(' ');
+                        if j % 3 == 0 {
+                            text.push_str(
+                                FILLER[(pick(plan.seed, i, &j.to_string()) % 6) as usize],
+                            );
+                            text.push(' ');
+                        }
+                    }
+                    text.push_str(&w.to_lowercase());
+                }
+                ("keyword_run", text)
+            }
+            _ => {
+                let s = &split[r];
+                let second = &s[1];
+                let words: Vec<&str> = second.split_whitespace().collect();
+                let cut = words[..(words.len() / 2).max(1)].join(" ");
+                ("cut_mid_sentence", format!("{} {cut}", s[0]))
+            }
+        };
+        if text.split_whitespace().count() < 5 {
+            continue;
+        }
+        let k = coherence_control(
+            ControlKind::KnownIncorrect,
+            form,
+            &format!("reply {r}"),
+            &text,
+        );
+        if seen.insert(k.id.clone()) {
+            out.push(k);
+        }
+    }
+    out
+}
+
+/// One judge's check from its verdicts file under the gate (`None` when the stage wrote none).
+pub fn check_of(
+    bench: &str,
+    role: &str,
+    judge: &str,
+    files: &ModelPaths,
+    run_root: &Path,
+    gate: &Gate,
+) -> Result<Option<JudgeCheck>, Error> {
+    let path = files.control_verdicts();
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let verdicts: Vec<ControlVerdict> = schema::read_jsonl(&path)?;
+    let (sensitivity, specificity) = scoring::judge_check::sensitivity_specificity(&verdicts);
+    let passed = scoring::judge_check::passes(
+        &sensitivity,
+        &specificity,
+        gate.min_sensitivity,
+        gate.min_specificity,
+    );
+    let requests = if files.judge_responses().is_file() {
+        let mut n = 0;
+        schema::read_jsonl_chunks(
+            &files.judge_responses(),
+            4_096,
+            |c: Vec<serde::de::IgnoredAny>| {
+                n += c.len();
+                Ok::<(), Error>(())
+            },
+        )?;
+        n
+    } else {
+        0
+    };
+    let controls = files.controls();
+    let controls_file = controls
+        .strip_prefix(run_root)
+        .unwrap_or(&controls)
+        .display()
+        .to_string();
+    Ok(Some(JudgeCheck {
+        bench: bench.to_owned(),
+        role: role.to_owned(),
+        judge: judge.to_owned(),
+        sensitivity,
+        specificity,
+        min_sensitivity: gate.min_sensitivity,
+        min_specificity: gate.min_specificity,
+        passed,
+        kept: !passed && gate.keep_failed_judge,
+        requests,
+        controls_file,
+    }))
+}
+
+/// Writes the run's `judge-check.json` (atomically) from the checks; returns the file.
+pub fn assemble(checks: Vec<JudgeCheck>, path: &Path) -> Result<JudgeCheckFile, Error> {
+    let file = JudgeCheckFile {
+        schema_version: schema::SCHEMA_VERSION,
+        checks,
+    };
+    file.write(path)?;
+    Ok(file)
+}
+
+/// The judge-check table in Markdown (one row per judge; the RIFT paper's figure beside it), empty without checks.
+pub fn to_markdown(file: &JudgeCheckFile) -> String {
+    use std::fmt::Write as _;
+    if file.checks.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from(
+        "## Judge check\n\n| benchmark | judge | role | sensitivity (known-correct accepted) | specificity (known-incorrect rejected) | unusable replies | thresholds | requests | result |\n|---|---|---|---|---|---:|---|---:|---|\n",
+    );
+    for c in &file.checks {
+        let result = match (c.passed, c.kept) {
+            (true, _) => "passed".to_owned(),
+            (false, true) => format!(
+                "{}; verdicts kept on purpose",
+                schema::judge_check::JUDGE_FAILED_MARK
+            ),
+            (false, false) => schema::judge_check::JUDGE_FAILED_MARK.to_owned(),
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | ≥ {:.0} % / ≥ {:.0} % | {} | {result} |",
+            c.bench,
+            c.judge,
+            c.role,
+            c.sensitivity.describe(),
+            c.specificity.describe(),
+            c.sensitivity.unjudged + c.specificity.unjudged,
+            100.0 * c.min_sensitivity,
+            100.0 * c.min_specificity,
+            c.requests,
+        );
+    }
+    md.push_str(
+        "\nControl items are answers (RIFT) or reports (IFScale) whose verdict is known, made from this run's own data and sent to each judge blind among the real items; they are in no result. Intervals are Wilson 95 %. The RIFT paper checked its evaluator by hand: 98 % agreement on 100 items.\n\n",
+    );
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REPLY: &str = "<report>\n# Results\n\nRevenue rose by a tenth this year across every segment. The board \
+        approved a wider budget for research and development. Margins held steady despite higher input costs. \
+        The outlook for the next two quarters remains positive and stable.\n</report>";
+
+    #[test]
+    fn incoherent_reports_come_in_three_forms_and_at_least_twenty() {
+        let replies = vec![REPLY.to_owned(), REPLY.replace("Revenue", "Income")];
+        let plan = ControlPlan {
+            per_kind: 5,
+            seed: 0,
+        };
+        let out = incoherent_reports(&replies, plan);
+        assert!(out.len() >= MIN_INCOHERENT, "{}", out.len());
+        let forms: BTreeSet<&str> = out.iter().map(|c| c.form.as_str()).collect();
+        assert_eq!(
+            forms,
+            BTreeSet::from(["cut_mid_sentence", "keyword_run", "shuffled_across_reports"])
+        );
+        assert!(out.iter().all(|c| c.kind == ControlKind::KnownIncorrect));
+        assert_eq!(out, incoherent_reports(&replies, plan), "deterministic");
+        let cut = out.iter().find(|c| c.form == "cut_mid_sentence").unwrap();
+        assert!(!cut.report.ends_with('.'), "{}", cut.report);
+        assert!(incoherent_reports(&[], plan).is_empty());
+    }
+
+    #[test]
+    fn the_committed_coherent_reports_parse_and_are_at_least_ten() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../datasets/ifscale-coherence/coherent.jsonl");
+        let reports: Vec<CoherentReport> = schema::read_jsonl(&path).unwrap();
+        assert!(reports.len() >= 10, "{}", reports.len());
+        for r in &reports {
+            assert!(sentences(&r.report).len() >= 5, "{}", r.id);
+        }
+    }
+}
