@@ -162,6 +162,7 @@ pub(crate) fn build_default(corpus: &Path, out: &Path) -> anyhow::Result<()> {
             batch: false,
             batch_poll_s: 30.0,
             batch_wait_s: None,
+            drain_s: 120.0,
         },
     })
 }

@@ -96,7 +96,13 @@ pub(crate) async fn preflight(
     }
     let reachable = checked.iter().filter(|c| c.unreachable.is_none()).count();
     if reachable > 0 {
-        tracing::info!(model, reachable, of = bases.len(), "Endpoints checked: {}.", said.join("; "));
+        tracing::info!(
+            model,
+            reachable,
+            of = bases.len(),
+            "Endpoints checked: {}.",
+            said.join("; ")
+        );
         return Ok(checked);
     }
     tracing::warn!(

@@ -44,5 +44,5 @@ pub use client::{BatchOptions, Client, RunOptions};
 pub use config::{BatchMode, Engine, HeaderValue, ModelConfig, Models, TokenLimitField};
 pub use error::Error;
 pub use run::{DryRunReport, RunSummary};
-pub use stop::StopHandle;
 pub use schema::metrics::InFlight;
+pub use stop::StopHandle;

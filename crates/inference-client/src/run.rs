@@ -1034,8 +1034,10 @@ async fn send_once(
     // read as it arrives).
     let flight = flights.map(Tracker::begin);
     if let Some(idle) = idle {
-        let reply = http::post_stream(client, slot.url(), body, timeout, idle, redactor, || slot.heard())
-                .await;
+        let reply = http::post_stream(client, slot.url(), body, timeout, idle, redactor, || {
+            slot.heard()
+        })
+        .await;
         drop(flight);
         return reply;
     }

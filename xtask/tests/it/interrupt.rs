@@ -97,10 +97,7 @@ fn ctrl_c_keeps_the_answers_in_flight_and_a_rerun_sends_each_request_once() {
     let code = wait(&mut child, Duration::from_secs(120));
     let log = std::fs::read_to_string(dir.path().join("first.log")).unwrap();
     assert_eq!(code, 3, "{log}");
-    let stopping: Vec<&str> = log
-        .lines()
-        .filter(|l| l.contains("Ctrl-C again"))
-        .collect();
+    let stopping: Vec<&str> = log.lines().filter(|l| l.contains("Ctrl-C again")).collect();
     assert_eq!(stopping.len(), 1, "{log}");
     assert!(stopping[0].contains("in flight"), "{log}");
     let first: Vec<ResponseRecord> = schema::read_jsonl(&dir.path().join("out.jsonl")).unwrap();
@@ -145,10 +142,7 @@ fn a_base_url_where_nothing_listens_exits_1_with_one_line_naming_it() {
     assert_eq!(errors.len(), 1, "{log}");
     assert!(errors[0].contains(&dead), "{log}");
     assert!(errors[0].to_lowercase().contains("refused"), "{log}");
-    assert!(
-        log.lines().any(|l| l.contains("waiting for one")),
-        "{log}"
-    );
+    assert!(log.lines().any(|l| l.contains("waiting for one")), "{log}");
     assert!(took < Duration::from_secs(60), "{took:?}");
 }
 
@@ -210,7 +204,10 @@ fn ctrl_c_stops_a_pipeline_stage_like_a_cost_cap_and_a_rerun_pays_for_nothing_tw
     let whole = MockServer::start(cfg.clone(), 0).unwrap();
     let dir = tempfile::tempdir().unwrap();
     ifscale_workspace(dir.path(), &whole);
-    let code = wait(&mut pipeline(dir.path(), "whole.log"), Duration::from_secs(300));
+    let code = wait(
+        &mut pipeline(dir.path(), "whole.log"),
+        Duration::from_secs(300),
+    );
     let log = std::fs::read_to_string(dir.path().join("whole.log")).unwrap();
     assert_eq!(code, 0, "{log}");
     let needed = whole.requests();
@@ -244,7 +241,10 @@ fn ctrl_c_stops_a_pipeline_stage_like_a_cost_cap_and_a_rerun_pays_for_nothing_tw
     );
     assert!(mock.requests() < needed, "not interrupted: {log}");
     // The stage was not marked done: the rerun finishes it, sending only what the first run did not answer.
-    let code = wait(&mut pipeline(dir.path(), "rerun.log"), Duration::from_secs(300));
+    let code = wait(
+        &mut pipeline(dir.path(), "rerun.log"),
+        Duration::from_secs(300),
+    );
     let log = std::fs::read_to_string(dir.path().join("rerun.log")).unwrap();
     assert_eq!(code, 0, "{log}");
     assert_eq!(mock.requests(), needed, "{log}");

@@ -454,7 +454,10 @@ fn a_judged_run_shows_each_judges_sensitivity_and_specificity() {
         .next()
         .and_then(|s| s.split("## IFScale").nth(1))
         .unwrap_or_default();
-    assert!(!ifscale.contains("Warning"), "the passed coherence judge's section is not marked: {ifscale}");
+    assert!(
+        !ifscale.contains("Warning"),
+        "the passed coherence judge's section is not marked: {ifscale}"
+    );
     let file = JudgeCheckFile::read(&paths.judge_check()).unwrap().unwrap();
     assert_eq!(file.checks.len(), 2);
     assert_eq!(file.marks("rift").len(), 1);

@@ -55,14 +55,18 @@ fn a_restarted_server_is_back_in_seconds_and_nothing_is_lost_or_sent_twice() {
         let (m, ps, out, o) = (m.clone(), ps.clone(), out.clone(), o.clone());
         std::thread::spawn(move || chat(&m, &ps, &out, &o))
     };
-    wait_for(Duration::from_secs(60), "30 answers", || mock.stats().ok >= 30);
+    wait_for(Duration::from_secs(60), "30 answers", || {
+        mock.stats().ok >= 30
+    });
     let before = mock.stop();
     std::thread::sleep(Duration::from_secs(3));
     let back = Instant::now();
     let mock = start_on(&cfg, port);
-    wait_for(Duration::from_secs(60), "a request after the restart", || {
-        mock.requests() > 0
-    });
+    wait_for(
+        Duration::from_secs(60),
+        "a request after the restart",
+        || mock.requests() > 0,
+    );
     let resumed = back.elapsed();
     let s = run.join().unwrap().expect("run");
     let after = mock.stop();
@@ -97,7 +101,13 @@ fn a_base_url_where_nothing_listens_ends_in_one_line_naming_it() {
     let mut m = model(&dead);
     m.server_wait_s = Some(3.0);
     let t0 = Instant::now();
-    let err = chat(&m, &prompts(5), &dir.path().join("o.jsonl"), &opts(dir.path())).unwrap_err();
+    let err = chat(
+        &m,
+        &prompts(5),
+        &dir.path().join("o.jsonl"),
+        &opts(dir.path()),
+    )
+    .unwrap_err();
     let took = t0.elapsed();
     let msg = err.to_string();
     assert!(matches!(err, Error::Unreachable { .. }), "{msg}");
@@ -128,7 +138,10 @@ fn a_slow_answer_on_one_connection_does_not_eject_the_replica_while_others_answe
     let out = dir.path().join("o.jsonl");
     let s = chat(&m, &prompts(60), &out, &o).unwrap();
     assert_eq!((s.sent, s.failed), (60, 0), "{s:?}");
-    assert_eq!(s.ejections, 0, "a timeout while others answer ejected the replica");
+    assert_eq!(
+        s.ejections, 0,
+        "a timeout while others answer ejected the replica"
+    );
     let records: Vec<ResponseRecord> = schema::read_jsonl(&out).unwrap();
     let timed_out: Vec<&ResponseRecord> = records
         .iter()
@@ -161,7 +174,9 @@ fn a_stopped_client_writes_what_is_in_flight_and_a_rerun_sends_the_rest_once() {
             (s, client.unfinished())
         })
     };
-    wait_for(Duration::from_secs(60), "16 requests", || mock.requests() >= 16);
+    wait_for(Duration::from_secs(60), "16 requests", || {
+        mock.requests() >= 16
+    });
     let in_flight = stop.stop_sending();
     assert!((1..=8).contains(&in_flight), "{in_flight}");
     let (s, unfinished) = run.join().unwrap();
