@@ -151,15 +151,18 @@ fn main() -> ExitCode {
 /// [`EXIT_JUDGE_FAILED`]: a rerun is needed first), [`EXIT_JUDGE_FAILED`] for a finished run whose judge failed its
 /// check, else [`EXIT_RUNTIME`].
 pub(crate) fn exit_code(err: &anyhow::Error) -> u8 {
-    if err
-        .chain()
-        .any(|e| e.downcast_ref::<Incomplete>().is_some())
+    // `downcast_ref` on the error itself also finds a context (`.context(Incomplete(..))`), which `chain` does not.
+    if err.downcast_ref::<Incomplete>().is_some()
+        || err
+            .chain()
+            .any(|e| e.downcast_ref::<Incomplete>().is_some())
     {
         return EXIT_INCOMPLETE;
     }
-    if err
-        .chain()
-        .any(|e| e.downcast_ref::<JudgeFailed>().is_some())
+    if err.downcast_ref::<JudgeFailed>().is_some()
+        || err
+            .chain()
+            .any(|e| e.downcast_ref::<JudgeFailed>().is_some())
     {
         return EXIT_JUDGE_FAILED;
     }

@@ -799,7 +799,8 @@ fn completion(body: &[u8], sh: &Shared) -> String {
     } else {
         "stop"
     };
-    let prompt_tokens = (body.len() / 4) as u64;
+    // Counted from the request without its transport fields, so a streamed request costs what a whole one does.
+    let prompt_tokens = (content_len(body) / 4) as u64;
     // A responder's content is counted at four bytes a token, as real replies are about that long.
     let completion_tokens = if sh.cfg.responder.is_some() {
         (content.len() / 4).max(1) as u64
@@ -855,4 +856,16 @@ async fn write_response(
     buf.extend_from_slice(body);
     w.write_all(&buf).await?;
     w.flush().await
+}
+
+/// Bytes of a request body without `stream` and `stream_options` (transport, not content).
+fn content_len(body: &[u8]) -> usize {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(mut m)) if m.contains_key("stream") => {
+            m.remove("stream");
+            m.remove("stream_options");
+            serde_json::to_vec(&Value::Object(m)).map_or(body.len(), |v| v.len())
+        }
+        _ => body.len(),
+    }
 }

@@ -40,7 +40,7 @@ fn open_pairs_go_to_the_judge_and_unreadable_ones_stay_undecided() {
             &["<think>Venus is the morning star.</think>\nhmm", "CORRECT"],
         ),
         ("Given answer: Saturn", &["INCORRECT"]),
-        ("Given answer: no idea", &["I cannot tell."]),
+        ("Given answer: the evening planet", &["I cannot tell."]),
     ]);
     let dir = tempfile::tempdir().unwrap();
     let pair = |id: &str, given: &str| Pair {
@@ -55,7 +55,7 @@ fn open_pairs_go_to_the_judge_and_unreadable_ones_stay_undecided() {
         pair("exact", "Venus"),
         pair("alias", "Lucifer"),
         pair("wrong", "Saturn"),
-        pair("shrug", "no idea"),
+        pair("shrug", "the evening planet"),
     ];
     let judge = crate::support::model(&mock, "judge");
     let call = harness::helper::HelperCall {

@@ -86,9 +86,14 @@ fn a_restarted_server_is_back_in_seconds_and_nothing_is_lost_or_sent_twice() {
             Some(expected_content(p).as_str())
         );
     }
-    // Each prompt answered exactly once in all (the requests cut off by the stop got no answer, so nothing was paid
-    // twice).
-    assert_eq!(before.ok + after.ok, 120, "{before:?} {after:?}");
+    // Each prompt answered exactly once in all: the only answers the server began twice are the streams the stop
+    // cut off, each of them an abandoned attempt in the summary.
+    assert_eq!(
+        before.ok + after.ok,
+        120 + s.abandoned,
+        "{before:?} {after:?} {s:?}"
+    );
+    assert!(s.abandoned <= 4, "{s:?}");
 }
 
 #[test]
@@ -131,7 +136,8 @@ fn a_slow_answer_on_one_connection_does_not_eject_the_replica_while_others_answe
     let mock = MockServer::start(cfg, 0).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut m = model(&mock.base_url());
-    m.timeout_s = 60.0;
+    // The hung request times out (no answer begins within `timeout-s`) long before the mock gives up on it.
+    m.timeout_s = 1.0;
     m.idle_timeout_s = 1.0;
     let mut o = opts(dir.path());
     o.concurrency = Some(4);
