@@ -161,7 +161,7 @@ fn control(
 /// The answer in one of the two forms both kinds share (chosen by `k`): `What is <answer>? <tail>` or
 /// `<answer> (final answer)`.
 fn dressed(answer: &str, k: u64) -> (bool, String) {
-    if k % 2 == 0 {
+    if k.is_multiple_of(2) {
         let tail = TAILS[((k / 2) % TAILS.len() as u64) as usize];
         (true, format!("What is {answer}? {tail}"))
     } else {

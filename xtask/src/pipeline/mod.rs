@@ -234,7 +234,7 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
         .iter()
         .flat_map(|f| &f.checks)
         .filter(|c| !c.passed)
-        .map(|c| {
+        .inspect(|c| {
             if c.kept {
                 tracing::warn!(
                     "{}; its verdicts are kept on purpose ([judge-check] keep-failed-judge).",
@@ -243,7 +243,6 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
             } else {
                 tracing::error!("{}.", c.reason());
             }
-            c
         })
         .filter(|c| !c.kept)
         .map(schema::judge_check::JudgeCheck::reason)

@@ -14,7 +14,7 @@ fn write_prompts(path: &Path, n: usize) {
     let prompts: Vec<PromptRecord> = (0..n)
         .map(|i| PromptRecord {
             id: format!("p{i}"),
-            messages: vec![Message::user(&format!("question {i}"))],
+            messages: vec![Message::user(format!("question {i}"))],
             sample_index: 0,
             params: Default::default(),
             extra: Default::default(),
