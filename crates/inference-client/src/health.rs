@@ -168,7 +168,14 @@ async fn check(base: &str, http: &reqwest::Client, redactor: &Redactor) -> Check
         };
     }
     let url = format!("{}/models", base.trim_end_matches('/'));
-    let answered = match http.get(&url).timeout(MODELS_PROBE).send().await {
+    // `Connection: close`: the check's connection is never pooled, so no request is later sent on a connection the
+    // server has meanwhile closed (llama-server closes idle keep-alive connections; a POST on one fails and is
+    // retried, paid twice on a provider).
+    let request = http
+        .get(&url)
+        .header(reqwest::header::CONNECTION, "close")
+        .timeout(MODELS_PROBE);
+    let answered = match request.send().await {
         Ok(_) => true,
         Err(e) => {
             tracing::debug!(error = %redactor.clean(&crate::http::error_chain(&e)), "GET /models failed.");

@@ -126,7 +126,11 @@ fn requests_run_concurrently_at_the_servers_parallel_slots() {
         .unwrap()
         .chat(&m, &prompts, &out)
         .unwrap();
-    assert_eq!((s.sent, s.failed, s.requests), (6, 0, 6), "{s:?}");
+    assert_eq!((s.sent, s.failed), (6, 0), "{s:?}");
+    // A request is sent again only after a connection failure that reached no generation (seen once in CI under
+    // load: a POST on a keep-alive connection the server had just closed); the server's own token count below
+    // shows that nothing was generated, so paid, twice.
+    assert!(s.requests <= 6 + s.ejections, "{s:?}");
     let flights = s.in_flight.expect("requests were sent");
     assert_eq!(flights.peak, PARALLEL, "{flights:?}");
     let recs = records(&out);
@@ -140,6 +144,7 @@ fn requests_run_concurrently_at_the_servers_parallel_slots() {
         // llama-server decoded both slots' sequences together (a mean above one busy slot per decode step).
         let busy = server.metric("n_busy_slots_per_decode");
         assert!(busy > 1.2, "mean busy slots per decode {busy}");
+        assert_eq!(server.metric("tokens_predicted_total"), 6.0 * 40.0);
     }
 }
 
