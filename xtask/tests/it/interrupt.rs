@@ -3,6 +3,7 @@
 //! naming the URL within the configured bound and exits 1; `cargo xtask pipeline` stopped in a model stage exits
 //! 3 and its rerun sends no request twice.
 
+use crate::repo;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -144,16 +145,6 @@ fn a_base_url_where_nothing_listens_exits_1_with_one_line_naming_it() {
     assert!(errors[0].to_lowercase().contains("refused"), "{log}");
     assert!(log.lines().any(|l| l.contains("waiting for one")), "{log}");
     assert!(took < Duration::from_secs(60), "{took:?}");
-}
-
-fn repo(path: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join(path)
-        .canonicalize()
-        .unwrap()
-        .display()
-        .to_string()
 }
 
 /// An IFScale-only pipeline workspace in `dir` whose one model is `mock`: 40 prompts, 4 in flight at a time.

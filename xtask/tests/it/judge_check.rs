@@ -3,21 +3,12 @@
 //! mock judge passes (exit 0), its sensitivity and specificity shown in `summary.md` and `report.html`; a failed
 //! judge kept on purpose exits 0 with the mark; and the result tables are byte-identical with the check on and off.
 
+use crate::repo;
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
 use inference_client::mock::{MockConfig, MockServer, Responder};
-
-fn repo(path: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join(path)
-        .canonicalize()
-        .unwrap()
-        .display()
-        .to_string()
-}
 
 /// Runs the pipeline in `dir`; returns the exit code, the summary and the last lines of the log.
 fn pipeline(dir: &Path) -> (i32, String, String) {

@@ -8,3 +8,14 @@ mod llama_server;
 mod pipeline;
 mod rehearsal;
 mod tidy;
+
+/// The absolute path of `path`, relative to the workspace root.
+pub(crate) fn repo(path: &str) -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(path)
+        .canonicalize()
+        .unwrap()
+        .display()
+        .to_string()
+}

@@ -3,20 +3,11 @@
 //! finishes the run), reasoning judges that complete a run or leave it incomplete, a model that cannot be used, and
 //! one whose server is not there.
 
+use crate::repo;
 use std::path::Path;
 use std::process::Command;
 
 use inference_client::mock::{MockConfig, MockServer};
-
-fn repo(path: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join(path)
-        .canonicalize()
-        .unwrap()
-        .display()
-        .to_string()
-}
 
 /// Runs the pipeline in `dir` with extra flags; returns the exit code and the summary.
 fn pipeline(dir: &Path, flags: &[&str]) -> (i32, String) {

@@ -10,6 +10,7 @@
 
 mod support;
 
+use crate::repo;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -352,16 +353,6 @@ fn a_prompt_over_the_context_fails_once_with_one_line_naming_it() {
     assert_ne!(short.outcome, Outcome::Failed, "{short:?}");
     // The server saw one request per prompt.
     assert_eq!(launched_tasks(&server.log()), 2, "{}", server.log());
-}
-
-fn repo(path: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join(path)
-        .canonicalize()
-        .unwrap()
-        .display()
-        .to_string()
 }
 
 /// The default pipeline (both benchmarks, tiny sizes) on the `llamacpp-server` entry of `configs/models.toml`,
