@@ -21,6 +21,37 @@ pub const DEFAULT_JUDGE_TRIES: u32 = 3;
 /// More than this share of a stage's items unjudged because a configured judge failed makes the run incomplete.
 pub const UNJUDGED_ALERT_SHARE: f64 = 0.02;
 
+/// What a configured judge made of a stage's items.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct JudgeTally {
+    /// Items with a verdict.
+    pub judged: usize,
+    /// Items whose every request failed (or got no response): a rerun asks again, so the stage is incomplete.
+    pub failed: usize,
+    /// Items whose judge replied every time, but never with a readable verdict: the judge's own failure (a rerun
+    /// reads the same cached replies), counted in the judge check.
+    pub unreadable: usize,
+}
+
+impl JudgeTally {
+    /// Items without a verdict, for either reason.
+    pub fn unjudged(&self) -> usize {
+        self.failed + self.unreadable
+    }
+
+    /// Items sent to the judge.
+    pub fn items(&self) -> usize {
+        self.judged + self.unjudged()
+    }
+
+    /// Adds another stage's counts.
+    pub fn add(&mut self, other: JudgeTally) {
+        self.judged += other.judged;
+        self.failed += other.failed;
+        self.unreadable += other.unreadable;
+    }
+}
+
 /// The settings of one kind of helper call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HelperCall {

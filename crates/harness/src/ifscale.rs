@@ -25,7 +25,7 @@ use scoring::ifscale::{
 };
 
 use crate::Error;
-use crate::helper::{HelperCall, failure_share};
+use crate::helper::{HelperCall, JudgeTally, failure_share};
 
 /// Builds the prompts of `cfg` (the vocabulary `vocab`, else the config's) and writes them atomically to `out`;
 /// returns how many.
@@ -224,9 +224,9 @@ pub fn generate(g: &Generation<'_>) -> Result<GenerationSummary, Error> {
                     .entry(reason_name(r).to_owned())
                     .or_default() += 1;
             }
-            let (judged, unjudged) = judge_counts(l);
-            summary.judged += judged;
-            summary.unjudged += unjudged;
+            let t = judge_counts(l);
+            summary.judged += t.judged;
+            summary.unjudged += t.unjudged();
         }
         if s.accepted.is_some() {
             summary.accepted += 1;
@@ -285,26 +285,38 @@ impl GenerationSummary {
     }
 }
 
-/// (judged, unjudged) of one attempt: a coherence score, or a judge error after every try.
-fn judge_counts(l: &AttemptLog) -> (usize, usize) {
-    (
-        usize::from(l.coherence.is_some()),
-        usize::from(l.coherence.is_none() && l.judge_error.is_some()),
-    )
+/// What the judge made of one attempt: a coherence score, a failed request, or replies without a readable score.
+fn judge_counts(l: &AttemptLog) -> JudgeTally {
+    let failed = l.coherence.is_none()
+        && l.judge_error.as_deref().is_some_and(|e| {
+            e.starts_with(JUDGE_REQUEST_FAILED) || e == NO_JUDGE_RESPONSE
+        });
+    let unjudged = l.coherence.is_none() && l.judge_error.is_some();
+    JudgeTally {
+        judged: usize::from(l.coherence.is_some()),
+        failed: usize::from(failed),
+        unreadable: usize::from(unjudged && !failed),
+    }
 }
 
-/// The judge counts of an attempts log written by [`generate`] (for a stage that was up to date and skipped):
-/// `(judged, unjudged)` attempts; a missing file counts nothing.
-pub fn judge_counts_from_attempts(attempts: &Path) -> Result<(usize, usize), Error> {
+/// The judge counts of an attempts log written by [`generate`] (for a stage that was up to date and skipped); a
+/// missing file counts nothing.
+pub fn judge_counts_from_attempts(attempts: &Path) -> Result<JudgeTally, Error> {
+    let mut tally = JudgeTally::default();
     if !attempts.is_file() {
-        return Ok((0, 0));
+        return Ok(tally);
     }
     let logs: Vec<AttemptLog> = schema::read_jsonl(attempts)?;
-    Ok(logs
-        .iter()
-        .map(judge_counts)
-        .fold((0, 0), |(a, b), (c, d)| (a + c, b + d)))
+    for l in &logs {
+        tally.add(judge_counts(l));
+    }
+    Ok(tally)
 }
+
+/// The start of an attempt's `judge_error` when the judge request itself failed (a rerun asks again).
+const JUDGE_REQUEST_FAILED: &str = "judge request failed";
+/// An attempt's `judge_error` when the judge's responses file has no answer for it.
+const NO_JUDGE_RESPONSE: &str = "no judge response";
 
 /// Asks the judge about every attempt that passed the other rules, up to `judge_call.tries` times while its answer
 /// does not parse (try t is the judge request's `sample_index` t − 1).
@@ -344,13 +356,13 @@ fn judge_attempts(
         let mut still = Vec::new();
         for (&d, req) in open.iter().zip(&batch) {
             let Some(v) = verdicts.get(&ResponseKey::of_prompt(req)) else {
-                last_error.insert(d, "no judge response".to_owned());
+                last_error.insert(d, NO_JUDGE_RESPONSE.to_owned());
                 still.push(d);
                 continue;
             };
             let parsed = match (v.outcome, v.content.as_deref()) {
                 (Outcome::Failed, _) => Err(format!(
-                    "judge request failed: {}",
+                    "{JUDGE_REQUEST_FAILED}: {}",
                     v.error.clone().unwrap_or_default()
                 )),
                 (_, Some(text)) => parse_coherence_verdict(text).map_err(|e| e.to_string()),

@@ -33,6 +33,9 @@ use crate::helper::HelperCall;
 pub struct Gate {
     pub min_sensitivity: f64,
     pub min_specificity: f64,
+    /// The largest share of the run's own items that may end without a readable verdict
+    /// ([`crate::helper::UNJUDGED_ALERT_SHARE`]).
+    pub max_unreadable_share: f64,
     pub keep_failed_judge: bool,
 }
 
@@ -41,6 +44,7 @@ impl Default for Gate {
         Gate {
             min_sensitivity: 0.9,
             min_specificity: 0.9,
+            max_unreadable_share: crate::helper::UNJUDGED_ALERT_SHARE,
             keep_failed_judge: false,
         }
     }
@@ -399,7 +403,9 @@ pub fn incoherent_reports(replies: &[String], plan: ControlPlan) -> Vec<Coherenc
     out
 }
 
-/// One judge's check from its verdicts file under the gate (`None` when the stage wrote none).
+/// One judge's check from its verdicts file under the gate (`None` when the stage wrote none). `real` is what the
+/// judge made of the run's own items: more than [`Gate::max_unreadable_share`] of them without a readable verdict
+/// fails the check too.
 pub fn check_of(
     bench: &str,
     role: &str,
@@ -407,6 +413,7 @@ pub fn check_of(
     files: &ModelPaths,
     run_root: &Path,
     gate: &Gate,
+    real: crate::helper::JudgeTally,
 ) -> Result<Option<JudgeCheck>, Error> {
     let path = files.control_verdicts();
     if !path.is_file() {
@@ -414,7 +421,7 @@ pub fn check_of(
     }
     let verdicts: Vec<ControlVerdict> = schema::read_jsonl(&path)?;
     let (sensitivity, specificity) = scoring::judge_check::sensitivity_specificity(&verdicts);
-    let passed = scoring::judge_check::passes(
+    let figures_pass = scoring::judge_check::passes(
         &sensitivity,
         &specificity,
         gate.min_sensitivity,
@@ -440,7 +447,7 @@ pub fn check_of(
         .unwrap_or(&controls)
         .display()
         .to_string();
-    Ok(Some(JudgeCheck {
+    let mut check = JudgeCheck {
         bench: bench.to_owned(),
         role: role.to_owned(),
         judge: judge.to_owned(),
@@ -448,11 +455,17 @@ pub fn check_of(
         specificity,
         min_sensitivity: gate.min_sensitivity,
         min_specificity: gate.min_specificity,
-        passed,
-        kept: !passed && gate.keep_failed_judge,
+        items: real.items() as u64,
+        unreadable: real.unreadable as u64,
+        max_unreadable_share: gate.max_unreadable_share,
+        passed: false,
+        kept: false,
         requests,
         controls_file,
-    }))
+    };
+    check.passed = figures_pass && !check.too_unreadable();
+    check.kept = !check.passed && gate.keep_failed_judge;
+    Ok(Some(check))
 }
 
 /// Writes the run's `judge-check.json` (atomically) from the checks; returns the file.
@@ -472,7 +485,7 @@ pub fn to_markdown(file: &JudgeCheckFile) -> String {
         return String::new();
     }
     let mut md = String::from(
-        "## Judge check\n\n| benchmark | judge | role | sensitivity (known-correct accepted) | specificity (known-incorrect rejected) | unusable replies | thresholds | requests | result |\n|---|---|---|---|---|---:|---|---:|---|\n",
+        "## Judge check\n\n| benchmark | judge | role | sensitivity (known-correct accepted) | specificity (known-incorrect rejected) | unusable replies | run's items without a readable verdict | thresholds | requests | result |\n|---|---|---|---|---|---:|---:|---|---:|---|\n",
     );
     for c in &file.checks {
         let result = match (c.passed, c.kept) {
@@ -485,13 +498,15 @@ pub fn to_markdown(file: &JudgeCheckFile) -> String {
         };
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} | ≥ {:.0} % / ≥ {:.0} % | {} | {result} |",
+            "| {} | {} | {} | {} | {} | {} | {} of {} | ≥ {:.0} % / ≥ {:.0} % | {} | {result} |",
             c.bench,
             c.judge,
             c.role,
             c.sensitivity.describe(),
             c.specificity.describe(),
             c.sensitivity.unjudged + c.specificity.unjudged,
+            c.unreadable,
+            c.items,
             100.0 * c.min_sensitivity,
             100.0 * c.min_specificity,
             c.requests,

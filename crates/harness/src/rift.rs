@@ -335,6 +335,8 @@ pub struct JudgeSummary {
     pub judged: usize,
     /// Requests without a verdict after every try (the judge failed): their answers are unjudged.
     pub unjudged: usize,
+    /// Of `unjudged`, requests whose judge replied, but never with a readable verdict.
+    pub unreadable: usize,
     /// Judge requests sent or resumed over all tries.
     pub requests_sent: usize,
 }
@@ -344,6 +346,15 @@ impl JudgeSummary {
     /// [`crate::helper::UNJUDGED_ALERT_SHARE`] the stage is incomplete.
     pub fn judge_failure_share(&self) -> f64 {
         failure_share(self.judged, self.unjudged)
+    }
+
+    /// What the judge made of the requests: verdicts, failed requests, unreadable replies.
+    pub fn tally(&self) -> crate::helper::JudgeTally {
+        crate::helper::JudgeTally {
+            judged: self.judged,
+            failed: self.unjudged - self.unreadable,
+            unreadable: self.unreadable,
+        }
     }
 
     /// The summary of a verdicts file written by [`judge`] (for a stage that was up to date and skipped).
@@ -358,6 +369,7 @@ impl JudgeSummary {
                     summary.judged += 1;
                 } else {
                     summary.unjudged += 1;
+                    summary.unreadable += usize::from(v.raw.is_some());
                 }
                 summary.requests_sent += v.tries.max(1) as usize;
             }
@@ -388,7 +400,7 @@ pub fn judge(j: &Judge<'_>) -> Result<JudgeSummary, Error> {
     // The judge is asked JUDGE_CHUNK prompts at a time; its responses file is indexed once and kept up to date.
     let mut index = judge_index(&resp_path)?;
     let mut verdicts_out = schema::AtomicJsonl::create(&verdict_path)?;
-    let (mut judged, mut sent) = (0usize, 0usize);
+    let (mut judged, mut unreadable, mut sent) = (0usize, 0usize, 0usize);
     schema::read_jsonl_chunks(
         &j.files.judge_prompts(),
         JUDGE_CHUNK,
@@ -398,6 +410,7 @@ pub fn judge(j: &Judge<'_>) -> Result<JudgeSummary, Error> {
             sent += n;
             for v in &verdicts {
                 judged += usize::from(v.verdict.is_some());
+                unreadable += usize::from(v.verdict.is_none() && v.raw.is_some());
                 verdicts_out.append(v)?;
             }
             Ok::<(), Error>(())
@@ -408,6 +421,7 @@ pub fn judge(j: &Judge<'_>) -> Result<JudgeSummary, Error> {
         verdicts_file: verdict_path,
         judged,
         unjudged: requests - judged,
+        unreadable,
         requests_sent: sent,
     };
     if summary.unjudged > 0 {

@@ -111,7 +111,17 @@ pub struct JudgeCheck {
     pub specificity: Agreement,
     pub min_sensitivity: f64,
     pub min_specificity: f64,
-    /// Both figures reach their thresholds.
+    /// The run's own items sent to this judge (RIFT judge requests, IFScale judged attempts).
+    #[serde(default)]
+    pub items: u64,
+    /// Of `items`, those whose judge replied every time without a readable verdict: the judge's own failure (its
+    /// cached replies read the same on a rerun), unlike a failed request, which makes the run incomplete.
+    #[serde(default)]
+    pub unreadable: u64,
+    /// The largest share of `items` that may be unreadable.
+    #[serde(default = "default_max_unreadable_share")]
+    pub max_unreadable_share: f64,
+    /// Both figures reach their thresholds and the unreadable share stays within its bound.
     pub passed: bool,
     /// A failed judge's verdicts are kept on purpose (`[judge-check] keep-failed-judge`): the run exits 0, the
     /// mark stays.
@@ -122,17 +132,52 @@ pub struct JudgeCheck {
     pub controls_file: String,
 }
 
+fn default_max_unreadable_share() -> f64 {
+    0.02
+}
+
 impl JudgeCheck {
+    /// The share of the run's items without a readable verdict (0 without items).
+    pub fn unreadable_share(&self) -> f64 {
+        if self.items == 0 {
+            0.0
+        } else {
+            self.unreadable as f64 / self.items as f64
+        }
+    }
+
+    /// Whether the unreadable share is above its bound.
+    pub fn too_unreadable(&self) -> bool {
+        self.unreadable_share() > self.max_unreadable_share
+    }
+
+    /// `, and 7 of 40 of the run's items got no readable verdict (17.5 %, allowed ≤ 2 %)` when that share is too
+    /// high, else empty.
+    fn unreadable_clause(&self) -> String {
+        if self.too_unreadable() {
+            format!(
+                ", and {} of {} of the run's items got no readable verdict ({:.1} %, allowed ≤ {:.0} %)",
+                self.unreadable,
+                self.items,
+                100.0 * self.unreadable_share(),
+                100.0 * self.max_unreadable_share
+            )
+        } else {
+            String::new()
+        }
+    }
+
     /// One line: the judge, its figures and thresholds.
     pub fn reason(&self) -> String {
         format!(
-            "{} `{}` failed its check: sensitivity {} (needs ≥ {:.0} %), specificity {} (needs ≥ {:.0} %)",
+            "{} `{}` failed its check: sensitivity {} (needs ≥ {:.0} %), specificity {} (needs ≥ {:.0} %){}",
             self.role,
             self.judge,
             self.sensitivity.describe(),
             100.0 * self.min_sensitivity,
             self.specificity.describe(),
-            100.0 * self.min_specificity
+            100.0 * self.min_specificity,
+            self.unreadable_clause()
         )
     }
 
@@ -145,11 +190,12 @@ impl JudgeCheck {
                 ""
             };
             format!(
-                "{JUDGE_FAILED_MARK}: {} `{}`, sensitivity {}, specificity {}{kept}",
+                "{JUDGE_FAILED_MARK}: {} `{}`, sensitivity {}, specificity {}{}{kept}",
                 self.role,
                 self.judge,
                 self.sensitivity.describe(),
-                self.specificity.describe()
+                self.specificity.describe(),
+                self.unreadable_clause()
             )
         })
     }

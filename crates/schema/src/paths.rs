@@ -13,7 +13,7 @@ pub struct RunPaths {
 }
 
 /// A benchmark: the name of its folder in a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Bench {
     Ifscale,
     Rift,

@@ -58,6 +58,10 @@ pub(crate) struct JudgeCheckSection {
     /// Smallest share of known-incorrect controls the judge must reject (default 0.9).
     #[serde(default = "default_min_share")]
     pub(crate) min_specificity: f64,
+    /// Largest share of the run's own items (RIFT judge requests, IFScale judged attempts) that the judge may
+    /// leave without a readable verdict after every try (default 0.02); above it the judge fails its check.
+    #[serde(default = "default_max_unreadable_share")]
+    pub(crate) max_unreadable_share: f64,
     /// Keep a failed judge's verdicts on purpose: the run then exits 0 instead of 4; every table and figure built
     /// from them stays marked "judge failed its check" (default false).
     #[serde(default)]
@@ -75,6 +79,7 @@ impl Default for JudgeCheckSection {
             seed: 0,
             min_sensitivity: default_min_share(),
             min_specificity: default_min_share(),
+            max_unreadable_share: default_max_unreadable_share(),
             keep_failed_judge: false,
             coherent_reports: default_coherent_reports(),
         }
@@ -95,6 +100,7 @@ impl JudgeCheckSection {
         harness::judge_check::Gate {
             min_sensitivity: self.min_sensitivity,
             min_specificity: self.min_specificity,
+            max_unreadable_share: self.max_unreadable_share,
             keep_failed_judge: self.keep_failed_judge,
         }
     }
@@ -109,6 +115,8 @@ impl JudgeCheckSection {
             Some(("min-sensitivity", "must be between 0 and 1"))
         } else if !(0.0..=1.0).contains(&self.min_specificity) {
             Some(("min-specificity", "must be between 0 and 1"))
+        } else if !(0.0..=1.0).contains(&self.max_unreadable_share) {
+            Some(("max-unreadable-share", "must be between 0 and 1"))
         } else {
             None
         };
@@ -133,6 +141,10 @@ fn default_per_kind() -> usize {
 
 fn default_min_share() -> f64 {
     0.9
+}
+
+fn default_max_unreadable_share() -> f64 {
+    harness::helper::UNJUDGED_ALERT_SHARE
 }
 
 fn default_coherent_reports() -> PathBuf {

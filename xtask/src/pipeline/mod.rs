@@ -119,6 +119,8 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
         stopped: Default::default(),
         started: 0,
         metrics: metrics.as_ref(),
+        judge_checked: cfg.judge_check.enabled,
+        judge_tallies: Default::default(),
     };
 
     // Offline assets for embedded models are resolved while loading the models (see `crate::models`).
@@ -325,6 +327,7 @@ fn judge_check_stages(
             &files,
             &paths.root,
             &gate,
+            stage.tally(Bench::Rift, &judge.name),
         )?);
     }
     if let (Some(ifs), Some(judge)) = (&cfg.ifscale, ifscale_judge) {
@@ -366,6 +369,7 @@ fn judge_check_stages(
             &files,
             &paths.root,
             &gate,
+            stage.tally(Bench::Ifscale, &judge.name),
         )?);
     }
     let file = harness::judge_check::assemble(checks, &paths.judge_check())?;
@@ -430,6 +434,11 @@ pub(crate) struct Stager<'a> {
     started: usize,
     /// Per-stage measurements (`--stage-metrics`).
     metrics: Option<&'a metrics::Metrics>,
+    /// `[judge-check] enabled`: unreadable judge replies go to the judge check instead of making a stage
+    /// incomplete.
+    judge_checked: bool,
+    /// What each judge (by benchmark) made of the run's own items, for its check.
+    judge_tallies: std::collections::BTreeMap<(Bench, String), harness::helper::JudgeTally>,
 }
 
 impl Stager<'_> {
@@ -523,14 +532,39 @@ impl Stager<'_> {
 }
 
 impl Stager<'_> {
+    /// What `judge` made of the run's own items in `bench` (nothing when it judged none).
+    fn tally(&self, bench: Bench, judge: &str) -> harness::helper::JudgeTally {
+        self.judge_tallies
+            .get(&(bench, judge.to_owned()))
+            .copied()
+            .unwrap_or_default()
+    }
+
     /// A configured judge that left more than `UNJUDGED_ALERT_SHARE` of a stage's items unjudged makes the stage
     /// incomplete: said in red, its stamp removed (a rerun asks the judge again), listed in the summary (exit 3).
-    fn check_judge(&mut self, name: &str, judged: usize, unjudged: usize) -> anyhow::Result<()> {
-        let share = harness::helper::failure_share(judged, unjudged);
+    /// With the judge check on, only failed requests count here: replies without a readable verdict read the same
+    /// on a rerun, so they are the judge's own failure and go to its check (exit 4 when too many).
+    fn check_judge(
+        &mut self,
+        name: &str,
+        bench: Bench,
+        judge: &str,
+        tally: harness::helper::JudgeTally,
+    ) -> anyhow::Result<()> {
+        self.judge_tallies
+            .entry((bench, judge.to_owned()))
+            .or_default()
+            .add(tally);
+        let unjudged = if self.judge_checked {
+            tally.failed
+        } else {
+            tally.unjudged()
+        };
+        let share = harness::helper::failure_share(tally.items() - unjudged, unjudged);
         if share > harness::helper::UNJUDGED_ALERT_SHARE {
             tracing::error!(
                 stage = name,
-                judged,
+                judged = tally.judged,
                 unjudged,
                 share_pct = 100.0 * share,
                 "The configured judge left more than 2 % of this stage's items unjudged."
@@ -634,10 +668,9 @@ fn ifscale_stages(
             tracing::info!(model = %model.name, samples = s.samples, accepted = s.accepted, failed = s.failed, attempts = s.attempts, "IFScale generation finished.");
             Ok(())
         })?;
-        if judge.is_some() {
-            let (judged, unjudged) =
-                harness::ifscale::judge_counts_from_attempts(&files.attempts())?;
-            stage.check_judge(&name, judged, unjudged)?;
+        if let Some(judge) = judge {
+            let tally = harness::ifscale::judge_counts_from_attempts(&files.attempts())?;
+            stage.check_judge(&name, Bench::Ifscale, &judge.name, tally)?;
         }
         scores.push(files.scores());
         labels.push(files.labels());
@@ -730,7 +763,7 @@ fn rift_stages(
             })?;
             if files.verdicts().is_file() {
                 let s = harness::rift::JudgeSummary::from_verdicts(&files.verdicts())?;
-                stage.check_judge(&name, s.judged, s.unjudged)?;
+                stage.check_judge(&name, Bench::Rift, &judge.name, s.tally())?;
             }
             verdict_path = Some(files.verdicts());
         }

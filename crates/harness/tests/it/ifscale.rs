@@ -247,9 +247,14 @@ fn attempts_whose_configured_judge_never_answers_are_counted_unjudged() {
     assert!(s.judge_failure_share() > harness::helper::UNJUDGED_ALERT_SHARE);
     assert_eq!(mock.requests(), 2 + 2 + 1);
     // The same counts from the files, for a stage that was up to date and skipped.
+    // "No idea." is a reply without a readable score: the judge's own failure, not a failed request.
     assert_eq!(
         harness::ifscale::judge_counts_from_attempts(&files.attempts()).unwrap(),
-        (1, 1)
+        harness::helper::JudgeTally {
+            judged: 1,
+            failed: 0,
+            unreadable: 1
+        }
     );
     let shown =
         harness::overview::ifscale_denominators(&files.scores(), &files.attempts(), true).unwrap();

@@ -203,6 +203,8 @@ fn answers_the_judge_never_settles_are_unjudged_not_incorrect_and_counted() {
     };
     let s = f.judge(&call);
     assert_eq!((s.judged, s.unjudged, s.requests_sent), (0, 2, 4));
+    // Replies without a verdict word: the judge's own failure (a rerun reads them again), not failed requests.
+    assert_eq!((s.tally().failed, s.tally().unreadable), (0, 2));
     assert_eq!(s.judge_failure_share(), 1.0);
     assert!(s.judge_failure_share() > UNJUDGED_ALERT_SHARE);
     assert_eq!(f.mock.requests(), 1 + 4);
