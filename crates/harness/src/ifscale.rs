@@ -288,9 +288,9 @@ impl GenerationSummary {
 /// What the judge made of one attempt: a coherence score, a failed request, or replies without a readable score.
 fn judge_counts(l: &AttemptLog) -> JudgeTally {
     let failed = l.coherence.is_none()
-        && l.judge_error.as_deref().is_some_and(|e| {
-            e.starts_with(JUDGE_REQUEST_FAILED) || e == NO_JUDGE_RESPONSE
-        });
+        && l.judge_error
+            .as_deref()
+            .is_some_and(|e| e.starts_with(JUDGE_REQUEST_FAILED) || e == NO_JUDGE_RESPONSE);
     let unjudged = l.coherence.is_none() && l.judge_error.is_some();
     JudgeTally {
         judged: usize::from(l.coherence.is_some()),

@@ -184,7 +184,7 @@ pub fn judge_pairs(
 ) -> Result<Vec<JudgedPair>, Error> {
     let pre: Vec<Option<bool>> = pairs
         .iter()
-        .map(|p| scoring::rift::pre_judge(&p.given, &p.expected))
+        .map(|p| scoring::rift::pre_judge_for(&p.question, &p.given, &p.expected))
         .collect();
     let mut llm: HashMap<String, Verdict> = HashMap::new();
     if let Some(j) = judge {

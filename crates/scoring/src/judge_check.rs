@@ -11,7 +11,7 @@
 //!   (`other_category_jeopardy_form`, `other_category_final_answer_note`, so the form does not give the label
 //!   away), and a year given for an answer that has no number in it (`year_for_non_number`).
 //!
-//! Every control is checked with [`crate::rift::pre_judge`]: one the pre-judge would settle never reaches a judge,
+//! Every control is checked with [`crate::rift::pre_judge_for`]: one the pre-judge would settle never reaches a judge,
 //! so it is dropped. The choice is seeded and deterministic: candidates are taken in the order of a SHA-256 of
 //! (seed, kind, row), so the same run and seed give the same controls.
 
@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use schema::judge_check::{Agreement, ControlKind, ControlVerdict, RiftControl};
 
-use crate::rift::{judge_id, normalize, pre_judge};
+use crate::rift::{judge_id, normalize, pre_judge_for};
 
 /// A question a RIFT control can be made from.
 #[derive(Debug, Clone, PartialEq)]
@@ -187,7 +187,7 @@ pub fn rift_controls(questions: &[SourceQuestion], plan: ControlPlan) -> Vec<Rif
         o.sort_unstable();
         o
     };
-    let unsettled = |c: &RiftControl| pre_judge(&c.given, &c.expected).is_none();
+    let unsettled = |c: &RiftControl| pre_judge_for(&c.question, &c.given, &c.expected).is_none();
     let mut out = Vec::new();
     // Known-correct: the question's own answer, dressed.
     let mut correct = 0;

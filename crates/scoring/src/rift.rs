@@ -34,7 +34,7 @@ use serde_json::{Map, Value};
 
 pub mod prejudge;
 
-pub use prejudge::{EXPLANATION_BLOCKERS, EXPLANATION_STARTS, normalize, pre_judge};
+pub use prejudge::{EXPLANATION_BLOCKERS, EXPLANATION_STARTS, normalize, pre_judge, pre_judge_for};
 use prejudge::{ExpectedForms, GivenForms};
 
 /// Errors of RIFT scoring: responses that do not match the prompts.
@@ -356,7 +356,7 @@ pub fn score_indexed(
                 // Correctness first: the pre-judge on this question's own expected answer, else the judge.
                 // Another question's answer never settles it ("Newton" may well be right for "Isaac Newton").
                 let given_forms = GivenForms::of(given);
-                let pre = given_forms.verdict(&forms[depth]);
+                let pre = given_forms.verdict_for(&meta.questions[depth], &forms[depth]);
                 a.pre_judge = pre;
                 // The judge id (a SHA-256 of the triple) only where a judge request is wanted: the pre-judge
                 // settles most answers, and a settled answer's verdict is the pre-judge's whatever the judge said.

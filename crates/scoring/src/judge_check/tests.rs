@@ -58,7 +58,11 @@ fn every_control_is_unsettled_by_the_pre_judge_and_of_the_promised_form() {
     );
     assert!(controls.len() > correct, "{controls:#?}");
     for c in &controls {
-        assert_eq!(pre_judge(&c.given, &c.expected), None, "{c:?}");
+        assert_eq!(
+            pre_judge_for(&c.question, &c.given, &c.expected),
+            None,
+            "{c:?}"
+        );
         assert_eq!(c.id, judge_id(&c.question, &c.expected, &c.given));
         match c.kind {
             ControlKind::KnownCorrect => {

@@ -46,7 +46,8 @@
 //! CORRECT; otherwise these are INCORRECT: an answer without any letter or digit when the expected answer has one;
 //! a plain number that cannot be the expected one (`numbers`: an incompatible plain number, or an expected answer
 //! that cannot stand for a number); an answer that rejects the expected answer in so many words, or names another
-//! numbered one (`rejects`). Everything else is unsettled. The wrong-question flag uses the same matching
+//! numbered one (`rejects`). With the question at hand ([`pre_judge_for`]), an answer that restates the question
+//! in its own words around the expected answer is CORRECT too (`restates`). Everything else is unsettled. The wrong-question flag uses the same matching
 //! ([`ExpectedForms::accepts`]).
 
 use unicode_normalization::UnicodeNormalization;
@@ -54,10 +55,12 @@ use unicode_normalization::char::is_combining_mark;
 
 mod numbers;
 mod rejects;
+mod restates;
 
 use numbers::PlainNumber;
 pub use numbers::{NUMBER_WORD_STEMS, NUMBER_WORDS, stands_for_a_number};
 pub use rejects::{REFUSALS, TAKE_BACK};
+pub use restates::FUNCTION_WORDS;
 
 /// First words of a tail after a dash that make it an explanation of the answer before the dash.
 pub const EXPLANATION_STARTS: &[&str] = &[
@@ -120,6 +123,13 @@ pub fn pre_judge(given: &str, expected: &str) -> Option<bool> {
     GivenForms::of(given).verdict(&ExpectedForms::of(expected))
 }
 
+/// The pre-judge on one answer to `question`: [`pre_judge`]'s rules, then the one rule that reads the question
+/// (`restates`: `The capital of Peru is Lima` for "What is the capital of Peru?" is CORRECT). What a run, the
+/// labelled pairs and the judge check's controls use.
+pub fn pre_judge_for(question: &str, given: &str, expected: &str) -> Option<bool> {
+    GivenForms::of(given).verdict_for(question, &ExpectedForms::of(expected))
+}
+
 /// The normal forms of a given answer that the pre-judge tries.
 pub(crate) struct GivenForms {
     forms: Vec<String>,
@@ -162,6 +172,12 @@ impl GivenForms {
     }
 
     /// The pre-judge's verdict against one expected answer (see [`pre_judge`]).
+    /// [`Self::verdict`], then the restatement of `question` around the expected answer (CORRECT only).
+    pub(crate) fn verdict_for(&self, question: &str, expected: &ExpectedForms) -> Option<bool> {
+        self.verdict(expected)
+            .or_else(|| restates::accepts(question, &self.raw, expected).then_some(true))
+    }
+
     pub(crate) fn verdict(&self, expected: &ExpectedForms) -> Option<bool> {
         if expected.accepts(self) || rejects::contrasts(&self.raw, expected) {
             Some(true)
