@@ -159,7 +159,7 @@ pub fn figures(summary: &RiftSummary, rule: &ReasoningRule) -> Vec<Figure> {
         let n = rows.len() as f64;
         out.push(Figure {
             name: "rift_wrong_question_share".to_owned(),
-            title: "RIFT: share of incorrect answers that answer a different question (pooled = linear + jumping, one share per model as the paper's Fig. 4; flagged by normalized match)".to_owned(),
+            title: "RIFT: incorrect answers that answer a different question (%; pooled = linear + jumping, as Fig. 4)".to_owned(),
             panels: vec![Panel {
                 title: String::new(),
                 x_label: "% of incorrect answers".to_owned(),
