@@ -328,9 +328,14 @@ pub fn load_run(rift_dir: &Path) -> Result<(LazyFrame, Option<DataFrame>), Error
         // the JSONL instead.
         let coded = scans.iter_mut().all(|s| {
             s.collect_schema().is_ok_and(|schema| {
-                ["group", "prompt", "wrong_question_correct", "value_normalized"]
-                    .iter()
-                    .all(|c| schema.contains(c))
+                [
+                    "group",
+                    "prompt",
+                    "wrong_question_correct",
+                    "value_normalized",
+                ]
+                .iter()
+                .all(|c| schema.contains(c))
             })
         });
         if coded {
@@ -614,7 +619,9 @@ pub fn aggregate(
     let values = if has_values {
         values::value_tables(answers, &agg.per_prompt)?
     } else {
-        tracing::warn!("The RIFT answer table has no value_normalized column (written by an older version); the value-band tables are left out.");
+        tracing::warn!(
+            "The RIFT answer table has no value_normalized column (written by an older version); the value-band tables are left out."
+        );
         values::ValueTables::default()
     };
 
@@ -833,7 +840,9 @@ pub const POOLED: &str = "pooled";
 
 /// Per model, linear and jumping pooled: (sum of flagged incorrect answers) ÷ (sum of incorrect answers), as rows of
 /// the wrong-question frame (structure [`POOLED`]) and as records.
-fn pooled_wrong_question(per_structure: &DataFrame) -> Result<(Vec<WrongQuestion>, DataFrame), Error> {
+fn pooled_wrong_question(
+    per_structure: &DataFrame,
+) -> Result<(Vec<WrongQuestion>, DataFrame), Error> {
     let df = per_structure
         .clone()
         .lazy()

@@ -124,7 +124,12 @@ pub fn figures(summary: &RiftSummary, rule: &ReasoningRule) -> Vec<Figure> {
     }
     // Wrong-question share: one row per model, a bar per structure and one for both pooled (the paper's figure).
     // Baseline prompts hold one question, so there is no other question to answer: only linear and jumping.
-    let shares = || summary.wrong_question.iter().chain(&summary.wrong_question_pooled);
+    let shares = || {
+        summary
+            .wrong_question
+            .iter()
+            .chain(&summary.wrong_question_pooled)
+    };
     let structures: Vec<&str> = ["linear", "jumping", analysis::rift::POOLED]
         .into_iter()
         .filter(|s| shares().any(|w| w.structure == *s && w.share.is_some()))
@@ -249,7 +254,12 @@ fn value_mix_figure(summary: &RiftSummary, styles: &ModelStyles) -> Option<Figur
                 .and_then(|t| Some((t.chi_square?, t.df?, t.p_value?)))
                 .map_or_else(
                     || "linear vs jumping: not testable".to_owned(),
-                    |(c, df, p)| format!("linear vs jumping: chi-square {c:.2}, df {df}, p {}", fmt_p_cmp(&fmt_p(p))),
+                    |(c, df, p)| {
+                        format!(
+                            "linear vs jumping: chi-square {c:.2}, df {df}, p {}",
+                            fmt_p_cmp(&fmt_p(p))
+                        )
+                    },
                 );
             Panel {
                 title: format!("{}: {test}", styles.label(m)),
@@ -268,7 +278,8 @@ fn value_mix_figure(summary: &RiftSummary, styles: &ModelStyles) -> Option<Figur
     let columns = panels.len().clamp(1, 2);
     Some(Figure {
         name: "rift_value_mix".to_owned(),
-        title: "RIFT: value mix of the questions per structure (normalised clue value bands)".to_owned(),
+        title: "RIFT: value mix of the questions per structure (normalised clue value bands)"
+            .to_owned(),
         panels,
         columns,
         panel_size: (640, 420),

@@ -132,7 +132,7 @@ fn band_counts(answers: LazyFrame, groups: &DataFrame) -> Result<Counts, Error> 
     let flag = |f: &str| col(f).sum().cast(DataType::Int64).alias(f);
     let sums = answers
         .group_by([
-            (col("group").cast(DataType::UInt64) * lit(BAND_SPAN) + band_code()).alias("key")
+            (col("group").cast(DataType::UInt64) * lit(BAND_SPAN) + band_code()).alias("key"),
         ])
         .agg([
             len().cast(DataType::Int64).alias("n"),
@@ -192,7 +192,10 @@ pub fn value_tables(answers: LazyFrame, groups: &DataFrame) -> Result<ValueTable
 }
 
 fn structure_rank(s: &str) -> usize {
-    STRUCTURES.iter().position(|x| *x == s).unwrap_or(STRUCTURES.len())
+    STRUCTURES
+        .iter()
+        .position(|x| *x == s)
+        .unwrap_or(STRUCTURES.len())
 }
 
 fn from_counts(counts: &Counts) -> ValueTables {
@@ -264,12 +267,18 @@ impl ValueTables {
         let accuracy = DataFrame::new(
             a.len(),
             vec![
-                Column::new("model".into(), s(a.iter().map(|r| r.model.as_str()).collect())),
+                Column::new(
+                    "model".into(),
+                    s(a.iter().map(|r| r.model.as_str()).collect()),
+                ),
                 Column::new(
                     "structure".into(),
                     s(a.iter().map(|r| r.structure.as_str()).collect()),
                 ),
-                Column::new("band".into(), s(a.iter().map(|r| r.band.as_str()).collect())),
+                Column::new(
+                    "band".into(),
+                    s(a.iter().map(|r| r.band.as_str()).collect()),
+                ),
                 Column::new("answers".into(), i(|r| r.answers)),
                 Column::new("correct".into(), i(|r| r.correct)),
                 Column::new("incorrect".into(), i(|r| r.incorrect)),
@@ -286,17 +295,26 @@ impl ValueTables {
         let mix = DataFrame::new(
             m.len(),
             vec![
-                Column::new("model".into(), s(m.iter().map(|r| r.model.as_str()).collect())),
+                Column::new(
+                    "model".into(),
+                    s(m.iter().map(|r| r.model.as_str()).collect()),
+                ),
                 Column::new(
                     "structure".into(),
                     s(m.iter().map(|r| r.structure.as_str()).collect()),
                 ),
-                Column::new("band".into(), s(m.iter().map(|r| r.band.as_str()).collect())),
+                Column::new(
+                    "band".into(),
+                    s(m.iter().map(|r| r.band.as_str()).collect()),
+                ),
                 Column::new(
                     "questions".into(),
                     m.iter().map(|r| r.questions).collect::<Vec<_>>(),
                 ),
-                Column::new("share".into(), m.iter().map(|r| r.share).collect::<Vec<_>>()),
+                Column::new(
+                    "share".into(),
+                    m.iter().map(|r| r.share).collect::<Vec<_>>(),
+                ),
             ],
         )
         .map_err(Error::polars("RIFT value mix"))?;
@@ -304,7 +322,10 @@ impl ValueTables {
         let test = DataFrame::new(
             t.len(),
             vec![
-                Column::new("model".into(), s(t.iter().map(|r| r.model.as_str()).collect())),
+                Column::new(
+                    "model".into(),
+                    s(t.iter().map(|r| r.model.as_str()).collect()),
+                ),
                 Column::new(
                     "linear_questions".into(),
                     t.iter().map(|r| r.linear_questions).collect::<Vec<_>>(),

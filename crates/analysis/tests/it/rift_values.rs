@@ -68,8 +68,18 @@ fn fixture() -> Vec<AnswerScore> {
             (None, U, false),
         ],
     ));
-    a.extend(prompt("m", Structure::Baseline, "b1", &[(Some(2000), C, false)]));
-    a.extend(prompt("m", Structure::Baseline, "b2", &[(Some(1600), I, false)]));
+    a.extend(prompt(
+        "m",
+        Structure::Baseline,
+        "b1",
+        &[(Some(2000), C, false)],
+    ));
+    a.extend(prompt(
+        "m",
+        Structure::Baseline,
+        "b2",
+        &[(Some(1600), I, false)],
+    ));
     a.extend(prompt(
         "n",
         Structure::Linear,
@@ -179,7 +189,12 @@ fn the_mix_check_on_equal_and_on_different_mixes() {
     assert_eq!(n.df, Some(2));
     assert!((n.p_value.unwrap() - (-4.0f64).exp()).abs() < 1e-12);
     // A model with one structure only cannot be tested.
-    let one = summary_of(&prompt("o", Structure::Linear, "l1", &[(Some(200), C, false)]));
+    let one = summary_of(&prompt(
+        "o",
+        Structure::Linear,
+        "l1",
+        &[(Some(200), C, false)],
+    ));
     assert_eq!(one.values.mix_test[0].p_value, None);
 }
 
