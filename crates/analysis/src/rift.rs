@@ -28,6 +28,7 @@ mod delta;
 mod markdown;
 pub mod published;
 mod reasoning;
+pub mod values;
 
 pub use answers::{AnswerAggregates, aggregate_answers};
 pub use delta::Delta;
@@ -43,7 +44,7 @@ use crate::tables::{f64_col, i64_col, str_col};
 /// each numbered in the order the table first holds it), the answer's depth and its verdict flags. The aggregation
 /// groups by the codes and reads the strings only for each prompt's first answer (depth 0), so a large table is
 /// never hashed or decoded string by string.
-pub const ANSWER_COLUMNS: [&str; 11] = [
+pub const ANSWER_COLUMNS: [&str; 12] = [
     "model",
     "structure",
     "prompt_id",
@@ -55,6 +56,7 @@ pub const ANSWER_COLUMNS: [&str; 11] = [
     "unjudged",
     "wrong_question",
     "wrong_question_correct",
+    "value_normalized",
 ];
 
 /// The answer table's schema ([`ANSWER_COLUMNS`] with their types).
@@ -72,6 +74,7 @@ pub fn answer_schema() -> Schema {
         DataType::Boolean,
         DataType::Boolean,
         DataType::Boolean,
+        DataType::UInt32,
     ]) {
         schema.insert((*name).into(), dtype);
     }
@@ -230,6 +233,13 @@ fn answers_frame_coded(
             "wrong_question_correct".into(),
             flag(&|r| r.verdict == Verdict::Correct && r.wrong_question_of.is_some()),
         ),
+        Column::new(
+            "value_normalized".into(),
+            records
+                .iter()
+                .map(|r| r.value_normalized)
+                .collect::<Vec<Option<u32>>>(),
+        ),
     ];
     DataFrame::new(records.len(), columns).map_err(Error::polars("building the RIFT answer table"))
 }
@@ -314,13 +324,18 @@ pub fn load_run(rift_dir: &Path) -> Result<(LazyFrame, Option<DataFrame>), Error
             .iter()
             .map(|t| scan_answers_parquet(t))
             .collect::<Result<Vec<_>, _>>()?;
-        // A table written before the integer codes (or the flagged-correct column) existed is read from the JSONL
-        // instead.
+        // A table written before the integer codes (or the flagged-correct or value column) existed is read from
+        // the JSONL instead.
         let coded = scans.iter_mut().all(|s| {
             s.collect_schema().is_ok_and(|schema| {
-                ["group", "prompt", "wrong_question_correct"]
-                    .iter()
-                    .all(|c| schema.contains(c))
+                [
+                    "group",
+                    "prompt",
+                    "wrong_question_correct",
+                    "value_normalized",
+                ]
+                .iter()
+                .all(|c| schema.contains(c))
             })
         });
         if coded {
@@ -515,6 +530,11 @@ pub struct RiftSummary {
     pub by_tokens: Vec<CurvePoint>,
     pub token_bin_width: Option<u64>,
     pub wrong_question: Vec<WrongQuestion>,
+    /// Per model, the wrong-question share with linear and jumping pooled (the paper's Fig. 4 gives one share per
+    /// model); structure "pooled". Baseline prompts hold one question, so no other question to answer: left out.
+    pub wrong_question_pooled: Vec<WrongQuestion>,
+    /// Accuracy by clue value band and the linear/jumping value-mix check ([`values`]).
+    pub values: values::ValueTables,
     pub outcomes: Vec<OutcomeCounts>,
     /// Per structure, each reasoning model beside each non-reasoning model ([`reasoning_vs_instruct`]).
     pub reasoning_vs_instruct: Vec<ReasoningPair>,
@@ -589,8 +609,21 @@ pub fn aggregate(
     prompts: Option<&DataFrame>,
     cfg: &RiftConfig,
 ) -> Result<RiftSummary, Error> {
-    let agg = aggregate_answers(answers)?;
+    let mut answers = answers;
+    let has_values = answers
+        .collect_schema()
+        .map_err(Error::polars("RIFT answer table"))?
+        .contains("value_normalized");
+    let agg = aggregate_answers(answers.clone())?;
     let mut frames = BTreeMap::new();
+    let values = if has_values {
+        values::value_tables(answers, &agg.per_prompt)?
+    } else {
+        tracing::warn!(
+            "The RIFT answer table has no value_normalized column (written by an older version); the value-band tables are left out."
+        );
+        values::ValueTables::default()
+    };
 
     let (table2_df, table2_source) = match prompts {
         Some(p) if p.height() > 0 => (
@@ -649,29 +682,9 @@ pub fn aggregate(
     let reasoning_vs_instruct = reasoning_vs_instruct(&table2, &cfg.reasoning);
 
     let by_depth = curve(&agg.by_depth, "depth")?;
-    let wrong_question = {
-        let df = &agg.wrong_question;
-        let (m, s, inc, wq, share) = (
-            str_col(df, "model")?,
-            str_col(df, "structure")?,
-            i64_col(df, "incorrect")?,
-            i64_col(df, "wrong_question")?,
-            f64_col(df, "share")?,
-        );
-        let unjudged = i64_col(df, "unjudged")?;
-        let wq_correct = i64_col(df, "wrong_question_correct")?;
-        (0..df.height())
-            .map(|i| WrongQuestion {
-                model: m[i].clone(),
-                structure: s[i].clone(),
-                incorrect: inc[i].unwrap_or_default(),
-                wrong_question: wq[i].unwrap_or_default(),
-                wrong_question_correct: wq_correct[i].unwrap_or_default(),
-                unjudged: unjudged[i].unwrap_or_default(),
-                share: share[i],
-            })
-            .collect()
-    };
+    let wrong_question = wrong_question_rows(&agg.wrong_question)?;
+
+    let (wrong_question_pooled, pooled_df) = pooled_wrong_question(&agg.wrong_question)?;
 
     let mut by_tokens = Vec::new();
     let mut outcomes = Vec::new();
@@ -789,7 +802,16 @@ pub fn aggregate(
 
     frames.insert("rift_table2".to_owned(), table2_df);
     frames.insert("rift_accuracy_by_depth".to_owned(), agg.by_depth);
-    frames.insert("rift_wrong_question".to_owned(), agg.wrong_question);
+    frames.insert(
+        "rift_wrong_question".to_owned(),
+        agg.wrong_question
+            .vstack(&pooled_df)
+            .and_then(|df| df.sort(["model", "structure"], sort_opts()))
+            .map_err(Error::polars("RIFT wrong-question share"))?,
+    );
+    for (name, df) in values.frames()? {
+        frames.insert(name.to_owned(), df);
+    }
     frames.insert("rift_delta".to_owned(), delta::frame(&deltas)?);
     frames.insert(
         "rift_reasoning_vs_instruct".to_owned(),
@@ -804,11 +826,84 @@ pub fn aggregate(
         by_tokens,
         token_bin_width,
         wrong_question,
+        wrong_question_pooled,
+        values,
         outcomes,
         reasoning_vs_instruct,
         table2_source: table2_source.to_owned(),
         frames,
     })
+}
+
+/// The structure label of a pooled wrong-question row.
+pub const POOLED: &str = "pooled";
+
+/// Per model, linear and jumping pooled: (sum of flagged incorrect answers) ÷ (sum of incorrect answers), as rows of
+/// the wrong-question frame (structure [`POOLED`]) and as records.
+fn pooled_wrong_question(
+    per_structure: &DataFrame,
+) -> Result<(Vec<WrongQuestion>, DataFrame), Error> {
+    let df = per_structure
+        .clone()
+        .lazy()
+        .filter(col("structure").neq(lit("baseline")))
+        .group_by([col("model")])
+        .agg([
+            col("incorrect").sum(),
+            col("wrong_question").sum(),
+            col("wrong_question_correct").sum(),
+            col("unjudged").sum(),
+        ])
+        .with_column(
+            when(col("incorrect").gt(lit(0)))
+                .then(
+                    col("wrong_question").cast(DataType::Float64)
+                        / col("incorrect").cast(DataType::Float64)
+                        * lit(100.0),
+                )
+                .otherwise(lit(NULL).cast(DataType::Float64))
+                .alias("share"),
+        )
+        .select(
+            per_structure
+                .get_column_names()
+                .into_iter()
+                .map(|c| {
+                    if c == "structure" {
+                        lit(POOLED).alias("structure")
+                    } else {
+                        col(c.clone())
+                    }
+                })
+                .collect::<Vec<_>>(),
+        )
+        .sort(["model"], sort_opts())
+        .collect()
+        .map_err(Error::polars("RIFT pooled wrong-question share"))?;
+    Ok((wrong_question_rows(&df)?, df))
+}
+
+fn wrong_question_rows(df: &DataFrame) -> Result<Vec<WrongQuestion>, Error> {
+    let (m, s, inc, wq, share) = (
+        str_col(df, "model")?,
+        str_col(df, "structure")?,
+        i64_col(df, "incorrect")?,
+        i64_col(df, "wrong_question")?,
+        f64_col(df, "share")?,
+    );
+    let unjudged = i64_col(df, "unjudged")?;
+    let wq_correct = i64_col(df, "wrong_question_correct")?;
+    Ok((0..df.height())
+        .map(|i| WrongQuestion {
+            model: m[i].clone(),
+            structure: s[i].clone(),
+            incorrect: inc[i].unwrap_or_default(),
+            wrong_question: wq[i].unwrap_or_default(),
+            wrong_question_correct: wq_correct[i].unwrap_or_default(),
+            unjudged: unjudged[i].unwrap_or_default(),
+            share: share[i],
+        })
+        .collect())
 }
 
 fn curve(df: &DataFrame, x: &str) -> Result<Vec<CurvePoint>, Error> {

@@ -200,6 +200,105 @@ pub fn group_seed(seed: u64, key: &str) -> u64 {
     h ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
+/// The 97.5 % quantile of the standard normal (a two-sided 95 % interval).
+const Z95: f64 = 1.959_963_984_540_054;
+
+/// The Wilson score 95 % interval of `k` successes in `n` trials, as fractions; None for `n` = 0.
+pub fn wilson95(k: u64, n: u64) -> Option<(f64, f64)> {
+    if n == 0 {
+        return None;
+    }
+    let (k, n) = (k as f64, n as f64);
+    let p = k / n;
+    let z2 = Z95 * Z95;
+    let scale = 1.0 + z2 / n;
+    let middle = (p + z2 / (2.0 * n)) / scale;
+    let half = Z95 * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / scale;
+    Some(((middle - half).max(0.0), (middle + half).min(1.0)))
+}
+
+/// The regularized upper incomplete gamma function Q(a, x) = Γ(a, x) / Γ(a), for a > 0 and x ≥ 0: a power series of
+/// the lower part below x = a + 1, a continued fraction (modified Lentz) of the upper part above.
+fn upper_gamma_q(a: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 1.0;
+    }
+    let log_front = a * x.ln() - x - ln_gamma(a);
+    if x < a + 1.0 {
+        // P(a, x) = x^a e^-x / Γ(a) · Σ x^n / (a (a+1) … (a+n)).
+        let (mut term, mut sum, mut denom) = (1.0 / a, 1.0 / a, a);
+        for _ in 0..1000 {
+            denom += 1.0;
+            term *= x / denom;
+            sum += term;
+            if term.abs() < sum.abs() * 1e-16 {
+                break;
+            }
+        }
+        return (1.0 - sum * log_front.exp()).clamp(0.0, 1.0);
+    }
+    const TINY: f64 = 1e-300;
+    let mut b = x + 1.0 - a;
+    let mut c = 1.0 / TINY;
+    let mut d = 1.0 / b;
+    let mut h = d;
+    for i in 1..1000 {
+        let i = f64::from(i);
+        let an = -i * (i - a);
+        b += 2.0;
+        d = an * d + b;
+        if d.abs() < TINY {
+            d = TINY;
+        }
+        c = b + an / c;
+        if c.abs() < TINY {
+            c = TINY;
+        }
+        d = 1.0 / d;
+        let step = d * c;
+        h *= step;
+        if (step - 1.0).abs() < 1e-16 {
+            break;
+        }
+    }
+    (log_front.exp() * h).clamp(0.0, 1.0)
+}
+
+/// The upper tail P(X² ≥ `stat`) of the chi-square distribution with `df` degrees of freedom (1 for `df` = 0).
+pub fn chi_square_sf(stat: f64, df: u32) -> f64 {
+    if df == 0 {
+        return 1.0;
+    }
+    upper_gamma_q(f64::from(df) / 2.0, stat / 2.0)
+}
+
+/// Pearson's chi-square test of homogeneity of a table of counts (one row per sample, one column per category):
+/// the statistic, its degrees of freedom ((rows − 1) × (used columns − 1), where a column is used when it holds
+/// any count) and its p-value. None when fewer than two rows hold any count.
+pub fn chi_square_homogeneity(table: &[Vec<u64>]) -> Option<(f64, u32, f64)> {
+    let rows: Vec<&Vec<u64>> = table.iter().filter(|r| r.iter().sum::<u64>() > 0).collect();
+    if rows.len() < 2 {
+        return None;
+    }
+    let width = rows.iter().map(|r| r.len()).max().unwrap_or(0);
+    let at = |r: &Vec<u64>, j: usize| r.get(j).copied().unwrap_or(0) as f64;
+    let col_sums: Vec<f64> = (0..width)
+        .map(|j| rows.iter().map(|r| at(r, j)).sum())
+        .collect();
+    let total: f64 = col_sums.iter().sum();
+    let mut stat = 0.0;
+    for r in &rows {
+        let row_sum: f64 = r.iter().map(|&v| v as f64).sum();
+        for (j, &col_sum) in col_sums.iter().enumerate().filter(|(_, c)| **c > 0.0) {
+            let expected = row_sum * col_sum / total;
+            stat += (at(r, j) - expected).powi(2) / expected;
+        }
+    }
+    let used = col_sums.iter().filter(|c| **c > 0.0).count() as u32;
+    let df = (rows.len() as u32 - 1) * used.saturating_sub(1);
+    Some((stat, df, chi_square_sf(stat, df)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,5 +343,41 @@ mod tests {
     #[test]
     fn quantile_interpolates() {
         assert_eq!(quantile_sorted(&[0.0, 10.0], 0.25), Some(2.5));
+    }
+
+    #[test]
+    fn chi_square_tails_match_the_tables() {
+        // Upper 5 % critical values of the chi-square distribution (any statistics table), and two exact tails:
+        // df 2 has P(X² ≥ x) = e^(−x/2); df 1 at 1 is 0.3173.
+        for (df, x) in [(1, 3.841_458_821), (4, 9.487_729_037), (10, 18.307_038_05)] {
+            let p = chi_square_sf(x, df);
+            assert!((p - 0.05).abs() < 1e-8, "df {df}: {p}");
+        }
+        assert!((chi_square_sf(3.0, 2) - (-1.5f64).exp()).abs() < 1e-12);
+        assert!((chi_square_sf(1.0, 1) - 0.317_310_507_9).abs() < 1e-9);
+        assert_eq!(chi_square_sf(0.0, 3), 1.0);
+        assert_eq!(chi_square_sf(5.0, 0), 1.0);
+    }
+
+    #[test]
+    fn chi_square_homogeneity_by_hand() {
+        // Equal mixes: statistic 0, p 1. Rows (10, 30) and (30, 10): expected 20 everywhere, 4 · 100/20 = 20, df 1.
+        let (stat, df, p) = chi_square_homogeneity(&[vec![5, 10, 0], vec![10, 20, 0]]).unwrap();
+        assert!(stat.abs() < 1e-12 && df == 1 && (p - 1.0).abs() < 1e-12);
+        let (stat, df, p) = chi_square_homogeneity(&[vec![10, 30], vec![30, 10]]).unwrap();
+        assert!((stat - 20.0).abs() < 1e-12 && df == 1);
+        assert!((p - chi_square_sf(20.0, 1)).abs() < 1e-15 && p < 1e-4);
+        // One sample alone cannot be compared.
+        assert_eq!(chi_square_homogeneity(&[vec![3, 4], vec![0, 0]]), None);
+    }
+
+    #[test]
+    fn wilson_intervals_match_the_textbook_values() {
+        // 47 of 50: [0.8378, 0.9794]; 0 of 10: [0, 0.2775].
+        let (lo, hi) = wilson95(47, 50).unwrap();
+        assert!((lo - 0.8378).abs() < 1e-4 && (hi - 0.9794).abs() < 1e-4);
+        let (lo, hi) = wilson95(0, 10).unwrap();
+        assert!(lo == 0.0 && (hi - 0.2775).abs() < 1e-4);
+        assert_eq!(wilson95(0, 0), None);
     }
 }

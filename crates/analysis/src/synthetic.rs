@@ -6,7 +6,9 @@
 //! Linear prompts answer at depth d with probability `0.8·skill·exp(−d/400)` and may slip once (probability 0.4 per
 //! prompt) after which answers are another question's with probability 0.7. Jumping prompts answer with probability
 //! `0.35·skill·exp(−d/25)`, stop early with probability 0.3 (the rest is missing), and 40 % of their wrong answers are
-//! another question's. 1 % of replies are empty and 2 % of jumping replies are truncated.
+//! another question's. 1 % of replies are empty and 2 % of jumping replies are truncated. Questions carry board
+//! values (the same for every model, drawn from one mix for every structure; one in twenty has none), which do not
+//! change how they are answered.
 
 use std::fs::File;
 use std::path::Path;
@@ -167,6 +169,24 @@ fn for_each_prompt(
     }
 }
 
+/// Today's board values, the low ones twice (each round has them).
+const BOARD: [u32; 10] = [200, 400, 600, 800, 1000, 1200, 1600, 2000, 400, 800];
+
+/// The normalised value of question `d` of prompt `p`: a hash of the seed, structure, prompt and depth (no draw of
+/// the simulation's generator, so values leave every other number as it was); linear and jumping prompts draw from
+/// the same mix, one question in twenty has no value.
+fn sim_value(seed: u64, structure: Structure, p: usize, d: usize) -> Option<u32> {
+    let mut rng = SplitMix64::new(
+        seed ^ ((p as u64) << 20 | d as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ (structure as u64 + 1).wrapping_mul(0xD6E8_FEB8_6659_FD93),
+    );
+    if rng.below(20) == 0 {
+        None
+    } else {
+        Some(BOARD[rng.below(BOARD.len())])
+    }
+}
+
 fn prompt_id(structure: Structure, p: usize) -> String {
     format!("{}-{p:05}", crate::rift::structure_name(structure))
 }
@@ -205,7 +225,7 @@ pub fn generate_records(cfg: &SyntheticConfig) -> (Vec<PromptScore>, Vec<AnswerS
                 depth: d as u32,
                 question_number: d as u32 + 1,
                 row: None,
-                value_normalized: None,
+                value_normalized: sim_value(cfg.seed, structure, p, d),
                 expected: format!("answer {}", d + 1),
                 given: match a.verdict {
                     Verdict::Missing => None,
@@ -341,6 +361,7 @@ pub fn write_answers_parquet(cfg: &SyntheticConfig, path: &Path) -> Result<u64, 
         unjudged: Vec<bool>,
         wrong: Vec<bool>,
         wrong_correct: Vec<bool>,
+        value: Vec<Option<u32>>,
     }
     let mut cols = Cols::default();
     let mut total = 0u64;
@@ -369,6 +390,7 @@ pub fn write_answers_parquet(cfg: &SyntheticConfig, path: &Path) -> Result<u64, 
                 Column::new("unjudged".into(), c.unjudged),
                 Column::new("wrong_question".into(), c.wrong),
                 Column::new("wrong_question_correct".into(), c.wrong_correct),
+                Column::new("value_normalized".into(), c.value),
             ],
         )
         .map_err(Error::polars(ctx()))?;
@@ -406,6 +428,7 @@ pub fn write_answers_parquet(cfg: &SyntheticConfig, path: &Path) -> Result<u64, 
                 .push(a.verdict == Verdict::Incorrect && a.wrong_question_of.is_some());
             cols.wrong_correct
                 .push(a.verdict == Verdict::Correct && a.wrong_question_of.is_some());
+            cols.value.push(sim_value(cfg.seed, structure, p, d));
         }
         prompt += 1;
         total += sim.answers.len() as u64;

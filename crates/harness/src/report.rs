@@ -389,7 +389,11 @@ const FIGURE_ORDER: &[(&str, &str)] = &[
     ),
     (
         "rift_wrong_question_share",
-        "Answers that belong to a different question.",
+        "Answers that belong to a different question, per structure and pooled over linear and jumping (the paper's Fig. 4 gives one share per model).",
+    ),
+    (
+        "rift_value_mix",
+        "Value mix: each structure's share of questions per clue-value band, with the linear-vs-jumping chi-square test.",
     ),
     (
         "rift_accuracy_vs_tokens",

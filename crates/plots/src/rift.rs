@@ -1,5 +1,6 @@
 //! The RIFT figures: accuracy vs prompt tokens (linear and jumping, Figures 3/6/7), the wrong-question share of
-//! incorrect answers per model (Figures 4/8), and question-level accuracy vs depth (Figures 5/9).
+//! incorrect answers per model, per structure and pooled (Figures 4/8), question-level accuracy vs depth (Figures
+//! 5/9), and the value mix of each structure's questions (ifstress's own check of the paper's difficulty control).
 
 use std::path::{Path, PathBuf};
 
@@ -121,16 +122,17 @@ pub fn figures(summary: &RiftSummary, rule: &ReasoningRule) -> Vec<Figure> {
             legend_title: "model ((r) = reasoning)".to_owned(),
         });
     }
-    // Wrong-question share: one row per model, a bar per structure.
+    // Wrong-question share: one row per model, a bar per structure and one for both pooled (the paper's figure).
     // Baseline prompts hold one question, so there is no other question to answer: only linear and jumping.
-    let structures: Vec<&str> = ["linear", "jumping"]
+    let shares = || {
+        summary
+            .wrong_question
+            .iter()
+            .chain(&summary.wrong_question_pooled)
+    };
+    let structures: Vec<&str> = ["linear", "jumping", analysis::rift::POOLED]
         .into_iter()
-        .filter(|s| {
-            summary
-                .wrong_question
-                .iter()
-                .any(|w| w.structure == *s && w.share.is_some())
-        })
+        .filter(|s| shares().any(|w| w.structure == *s && w.share.is_some()))
         .collect();
     if !structures.is_empty() {
         let colors = [
@@ -141,9 +143,7 @@ pub fn figures(summary: &RiftSummary, rule: &ReasoningRule) -> Vec<Figure> {
         let mut bars = Vec::new();
         for (row, m) in summary.models.iter().enumerate() {
             for (slot, s) in structures.iter().enumerate() {
-                if let Some(share) = summary
-                    .wrong_question
-                    .iter()
+                if let Some(share) = shares()
                     .find(|w| &w.model == m && w.structure == *s)
                     .and_then(|w| w.share)
                 {
@@ -164,7 +164,7 @@ pub fn figures(summary: &RiftSummary, rule: &ReasoningRule) -> Vec<Figure> {
         let n = rows.len() as f64;
         out.push(Figure {
             name: "rift_wrong_question_share".to_owned(),
-            title: "RIFT: share of incorrect answers that answer a different question".to_owned(),
+            title: "RIFT: incorrect answers that answer a different question (%; pooled = linear + jumping, as Fig. 4)".to_owned(),
             panels: vec![Panel {
                 title: String::new(),
                 x_label: "% of incorrect answers".to_owned(),
@@ -180,14 +180,127 @@ pub fn figures(summary: &RiftSummary, rule: &ReasoningRule) -> Vec<Figure> {
                 .iter()
                 .enumerate()
                 .map(|(i, s)| LegendEntry {
-                    label: (*s).to_owned(),
+                    label: if *s == analysis::rift::POOLED {
+                        "pooled (linear + jumping)".to_owned()
+                    } else {
+                        (*s).to_owned()
+                    },
                     color: colors[i],
                 })
                 .collect(),
             legend_title: "structure".to_owned(),
         });
     }
+    if let Some(fig) = value_mix_figure(summary, &styles) {
+        out.push(fig);
+    }
     out
+}
+
+/// The value mix: per model a panel with one row per value band and a bar per structure (share of the structure's
+/// questions), the linear-vs-jumping chi-square test in the panel's title.
+fn value_mix_figure(summary: &RiftSummary, styles: &ModelStyles) -> Option<Figure> {
+    use analysis::rift::values::{VALUE_BANDS, fmt_p};
+    let mix = &summary.values.mix;
+    if mix.is_empty() {
+        return None;
+    }
+    let structures: Vec<&str> = analysis::rift::STRUCTURES
+        .into_iter()
+        .filter(|s| mix.iter().any(|r| r.structure == *s && r.questions > 0))
+        .collect();
+    let colors = [
+        RGBColor(120, 120, 120),
+        RGBColor(31, 119, 180),
+        RGBColor(214, 39, 40),
+    ];
+    let color = |s: &str| {
+        colors[analysis::rift::STRUCTURES
+            .iter()
+            .position(|x| *x == s)
+            .unwrap_or(0)]
+    };
+    let x_max = auto_range(mix.iter().filter_map(|r| r.share), Some(0.0))
+        .1
+        .max(1.0);
+    let panels: Vec<Panel> = summary
+        .models
+        .iter()
+        .filter(|m| mix.iter().any(|r| &r.model == *m))
+        .map(|m| {
+            let mut bars = Vec::new();
+            for (row, band) in VALUE_BANDS.iter().enumerate() {
+                for (slot, s) in structures.iter().enumerate() {
+                    if let Some(share) = mix
+                        .iter()
+                        .find(|r| &r.model == m && r.structure == *s && r.band == *band)
+                        .and_then(|r| r.share)
+                    {
+                        bars.push(Bar {
+                            row,
+                            slot,
+                            slots: structures.len(),
+                            value: share,
+                            color: color(s),
+                        });
+                    }
+                }
+            }
+            let test = summary
+                .values
+                .mix_test
+                .iter()
+                .find(|t| &t.model == m)
+                .and_then(|t| Some((t.chi_square?, t.df?, t.p_value?)))
+                .map_or_else(
+                    || "linear vs jumping: not testable".to_owned(),
+                    |(c, df, p)| {
+                        format!(
+                            "linear vs jumping: chi-square {c:.2}, df {df}, p {}",
+                            fmt_p_cmp(&fmt_p(p))
+                        )
+                    },
+                );
+            Panel {
+                title: format!("{}: {test}", styles.label(m)),
+                x_label: "% of the structure's questions".to_owned(),
+                y_label: String::new(),
+                x_range: (0.0, x_max),
+                y_range: (0.0, VALUE_BANDS.len() as f64),
+                log_y: false,
+                kind: PanelKind::Bars {
+                    rows: VALUE_BANDS.iter().map(|b| (*b).to_owned()).collect(),
+                    bars,
+                },
+            }
+        })
+        .collect();
+    let columns = panels.len().clamp(1, 2);
+    Some(Figure {
+        name: "rift_value_mix".to_owned(),
+        title: "RIFT: value mix of the questions per structure (normalised clue value bands)"
+            .to_owned(),
+        panels,
+        columns,
+        panel_size: (640, 420),
+        legend: structures
+            .iter()
+            .map(|s| LegendEntry {
+                label: (*s).to_owned(),
+                color: color(s),
+            })
+            .collect(),
+        legend_title: "structure".to_owned(),
+    })
+}
+
+/// "= 0.1234" or "< 0.0001".
+fn fmt_p_cmp(p: &str) -> String {
+    if p.starts_with('<') {
+        p.to_owned()
+    } else {
+        format!("= {p}")
+    }
 }
 
 /// Draws every RIFT figure into `dir` (PNG and SVG); returns the files written.

@@ -1,5 +1,6 @@
 //! The RIFT tables on disk: every frame as Parquet + CSV, and Table 2 (with Δ and the percentage-point gaps), the
-//! wrong-question shares, the reply outcomes and reasoning vs non-reasoning models as Markdown. Where answers are unjudged a cell shows the accuracy bounds (unjudged counted wrong …
+//! wrong-question shares (per structure and pooled), accuracy by value band and the value-mix check, the reply
+//! outcomes and reasoning vs non-reasoning models as Markdown. Where answers are unjudged a cell shows the accuracy bounds (unjudged counted wrong …
 //! unjudged counted right) instead of one number, beside the unjudged count.
 
 use std::path::{Path, PathBuf};
@@ -108,13 +109,23 @@ pub fn write_tables(summary: &RiftSummary, dir: &Path) -> Result<Vec<PathBuf>, E
         &["Model", "Baseline mean (± SE)", "Linear mean (± SE)", "Linear median", "Jumping mean (± SE)", "Jumping median", "Δ", "Linear − jumping (pp)", "Baseline − jumping (pp)", "Unjudged answers (baseline / linear / jumping)"],
         &rows,
     )?);
-    let wq_rows: Vec<Vec<String>> = summary
+    // Each model's rows by structure, then its pooled row (linear + jumping).
+    let mut wq: Vec<&super::WrongQuestion> = summary
         .wrong_question
         .iter()
+        .chain(&summary.wrong_question_pooled)
+        .collect();
+    wq.sort_by_key(|w| (w.model.clone(), w.structure == super::POOLED));
+    let wq_rows: Vec<Vec<String>> = wq
+        .into_iter()
         .map(|w| {
             vec![
                 w.model.clone(),
-                w.structure.clone(),
+                if w.structure == super::POOLED {
+                    "pooled (linear + jumping)".to_owned()
+                } else {
+                    w.structure.clone()
+                },
                 w.incorrect.to_string(),
                 w.wrong_question.to_string(),
                 tables::fmt_opt(w.share, 1),
@@ -126,10 +137,11 @@ pub fn write_tables(summary: &RiftSummary, dir: &Path) -> Result<Vec<PathBuf>, E
     written.push(tables::write_markdown(
         dir,
         "rift_wrong_question",
-        "Share of incorrect answers that are the answer to a different question of the same prompt (the RIFT paper's Fig. 4). An answer is flagged whatever its verdict; \"Flagged, judged correct\" counts the flagged answers the judge called correct, outside the share (a lenient judge, or an answer right for both questions). Unjudged answers are not incorrect and stay out of the share.",
+        "Share of incorrect answers that are the answer to a different question of the same prompt (the RIFT paper's Fig. 4), per structure and pooled: the \"pooled (linear + jumping)\" row is the paper's one share per model, (flagged incorrect answers) ÷ (incorrect answers) over linear and jumping prompts; baseline prompts are left out of the pool, since a one-question prompt has no other question to answer and its incorrect answers would only dilute the share. Unlike the paper's LLM flag, ifstress flags an answer by the pre-judge's normalized matching (it equals another question's expected answer and not its own), whatever the verdict; the share counts the flagged answers judged incorrect; \"Flagged, judged correct\" counts the flagged answers the judge called correct, outside the share (a lenient judge, or an answer right for both questions). Unjudged answers are not incorrect and stay out of the share.",
         &["Model", "Structure", "Incorrect", "Wrong question", "Share (%)", "Flagged, judged correct", "Unjudged"],
         &wq_rows,
     )?);
+    written.extend(summary.values.write_markdown(dir)?);
     written.extend(super::reasoning::write_markdown(
         &summary.reasoning_vs_instruct,
         dir,

@@ -4,4 +4,5 @@ mod ifscale;
 mod ifscale_extra;
 mod rift;
 mod rift_compare;
+mod rift_values;
 mod tables;

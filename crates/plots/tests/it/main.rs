@@ -183,11 +183,19 @@ fn rift_figures_are_complete_and_byte_identical() {
         "rift_accuracy_vs_tokens",
         "rift_accuracy_vs_depth",
         "rift_wrong_question_share",
+        "rift_value_mix",
     ] {
         assert!(is_png(&a.path().join(format!("{name}.png"))), "{name}.png");
     }
     let svg = std::fs::read_to_string(a.path().join("rift_wrong_question_share.svg")).unwrap();
     assert!(svg.contains("model-2 (r)"));
+    // The pooled bar beside linear and jumping, and every value band with the mix test in each panel's title.
+    assert!(svg.contains("pooled (linear + jumping)"));
+    let svg = std::fs::read_to_string(a.path().join("rift_value_mix.svg")).unwrap();
+    for label in analysis::rift::values::VALUE_BANDS {
+        assert!(svg.contains(&label.replace('&', "&amp;")), "{label}");
+    }
+    assert!(svg.contains("linear vs jumping: chi-square"));
 }
 
 #[test]
