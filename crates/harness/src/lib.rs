@@ -13,6 +13,7 @@
 
 pub mod audit;
 pub mod cost;
+pub mod departures;
 pub mod estimate;
 pub mod explorer;
 pub mod fresh;
