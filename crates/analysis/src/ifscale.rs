@@ -16,7 +16,8 @@
 //!
 //! Submodules: [`decay`] (the decay-pattern table), [`results`] (the multi-metric results table and the published
 //! leaderboard comparison), [`primacy`] (error rates per third of the keyword list, from keyword labels),
-//! [`reasoning`] (reasoning tokens and effort pairs), [`coherence`] (coherence over every judged attempt).
+//! [`reasoning`] (reasoning tokens and effort pairs), [`coherence`] (coherence over every judged attempt),
+//! [`vocabulary`] (whether a run's keywords come from the paper's list, by content hash).
 
 pub mod coherence;
 pub mod decay;
@@ -24,6 +25,7 @@ pub mod primacy;
 pub mod published;
 pub mod reasoning;
 pub mod results;
+pub mod vocabulary;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

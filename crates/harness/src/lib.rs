@@ -1,8 +1,9 @@
 //! The benchmark loops that call models, as library functions with typed arguments: IFScale generation (attempts,
 //! the paper's retry rules, the coherence judge, the attempts log, failed samples), the RIFT stages (prep with
 //! optional rephrasing, prompts, run, judge, score), the IFScale score reports, and what a run's report and summary
-//! show (`report`), and synthetic model output for benchmarks and rehearsals (`synthetic`); `helper` holds the
-//! configured settings of judge and rephrasing calls.
+//! show (`report`, with `departures`: the vocabulary and output caps a run departs from the paper with), and
+//! synthetic model output for benchmarks and rehearsals (`synthetic`); `helper` holds the configured settings of
+//! judge and rephrasing calls.
 //!
 //! It knows how a benchmark turns prompts into scored records and which files each stage reads and writes
 //! (`schema::paths`). It deliberately doesn't know about command-line flags, config files, exit codes or the
@@ -13,6 +14,7 @@
 
 pub mod audit;
 pub mod cost;
+pub mod departures;
 pub mod estimate;
 pub mod explorer;
 pub mod fresh;

@@ -183,12 +183,19 @@ pub fn rift_denominators(answers: &Path) -> Result<Vec<(String, String)>, Error>
 }
 
 /// The headline tables of a run summary: IFScale per model (samples, failed, mean accuracy, accuracy at the largest
-/// N), RIFT per (model, structure) from `analysis::rift`'s aggregation; a benchmark without scores is left out.
-pub fn headline_markdown(paths: &RunPaths) -> Result<String, Error> {
+/// N, the output cap and the replies that stopped at it) with the run's departures from the paper's setup
+/// (`departures`: vocabulary, output caps), RIFT per (model, structure) from `analysis::rift`'s aggregation; a
+/// benchmark without scores is left out.
+pub fn headline_markdown(
+    paths: &RunPaths,
+    run_models: &[String],
+    caps: &[crate::departures::OutputCap],
+) -> Result<String, Error> {
     let mut md = String::new();
     if paths.ifscale_scores().is_file() {
         let rows: Vec<SampleScore> = schema::read_jsonl(&paths.ifscale_scores())?;
-        md.push_str("## IFScale\n\n| model | samples | failed | mean accuracy (%) | accuracy at the largest N (%) |\n|---|---:|---:|---:|---:|\n");
+        let hits = crate::departures::cap_hits(&paths.ifscale_attempts())?;
+        md.push_str("## IFScale\n\n| model | samples | failed | mean accuracy (%) | accuracy at the largest N (%) | output cap (tokens) | replies at the cap |\n|---|---:|---:|---:|---:|---:|---:|\n");
         let mut models: Vec<&str> = rows.iter().map(|r| r.model.as_str()).collect();
         models.sort_unstable();
         models.dedup();
@@ -202,15 +209,26 @@ pub fn headline_markdown(paths: &RunPaths) -> Result<String, Error> {
                 .filter(|r| r.num_rules == max_n)
                 .filter_map(|r| r.accuracy)
                 .collect();
+            let cap = caps
+                .iter()
+                .find(|c| c.model == m)
+                .map_or_else(|| "–".to_owned(), |c| c.max_tokens.to_string());
             let _ = writeln!(
                 md,
-                "| {m} | {} | {failed} | {} | {} (N = {max_n}) |",
+                "| {m} | {} | {failed} | {} | {} (N = {max_n}) | {cap} | {} |",
                 mine.len(),
                 fmt_mean(&acc),
-                fmt_mean(&at_max)
+                fmt_mean(&at_max),
+                crate::departures::hits_cell(hits.get(m))
             );
         }
         md.push('\n');
+        if let Some(s) = crate::departures::vocabulary_sentence(paths)? {
+            let _ = writeln!(md, "{s}\n");
+        }
+        if let Some(s) = crate::departures::caps_sentence(run_models, caps, &hits, true) {
+            let _ = writeln!(md, "{s}\n");
+        }
     }
     if paths.rift_prompt_scores().is_file() && paths.rift_answer_scores().is_file() {
         // The answers are scanned from the per-model Parquet tables when the run lists them (never held).

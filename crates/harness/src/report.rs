@@ -28,6 +28,9 @@ pub struct RunReport<'a> {
     pub rift_table1: Option<&'a str>,
     /// Each configured model's prices, for the spend of responses whose provider reported none.
     pub prices: &'a crate::cost::Prices,
+    /// The output cap of each model's IFScale requests, where one is set (a departure from the paper's default
+    /// parameters, said in the IFScale section with the replies that stopped at it).
+    pub ifscale_caps: &'a [crate::departures::OutputCap],
 }
 
 /// Files under `dir` (recursively) ending in `.ext`, sorted.
@@ -225,6 +228,15 @@ fn bench_section(run: &RunReport<'_>, paths: &RunPaths, bench: Bench) -> Result<
              of the means. See configs/prompts/README.md."
                 .to_owned(),
         );
+        section
+            .paragraphs
+            .extend(crate::departures::vocabulary_sentence(paths)?);
+        section.paragraphs.extend(crate::departures::caps_sentence(
+            run.models,
+            run.ifscale_caps,
+            &crate::departures::cap_hits(&paths.ifscale_attempts())?,
+            false,
+        ));
         let scores = paths.ifscale_scores();
         if scores.is_file() {
             let judge = run.ifscale == Some(true);
@@ -434,7 +446,9 @@ fn questions_per_prompt(paths: &RunPaths) -> Result<String, Error> {
     ))
 }
 
-/// The Markdown summary printed at the end of a pipeline run: headline numbers per model and where the report is.
+/// The Markdown summary printed at the end of a pipeline run: headline numbers per model and where the report is;
+/// `ifscale_caps` as in [`RunReport::ifscale_caps`].
+#[allow(clippy::too_many_arguments)]
 pub fn summary_markdown(
     name: &str,
     paths: &RunPaths,
@@ -443,6 +457,7 @@ pub fn summary_markdown(
     stages_skipped: usize,
     seconds: f64,
     prices: &crate::cost::Prices,
+    ifscale_caps: &[crate::departures::OutputCap],
 ) -> Result<String, Error> {
     let mut md = format!("# ifstress run `{name}`\n\n");
     let checks = schema::judge_check::JudgeCheckFile::read(&paths.judge_check())?;
@@ -458,7 +473,7 @@ pub fn summary_markdown(
             ));
         }
     }
-    md.push_str(&overview::headline_markdown(paths)?);
+    md.push_str(&overview::headline_markdown(paths, models, ifscale_caps)?);
     if let Some(checks) = &checks {
         md.push_str(&crate::judge_check::to_markdown(checks));
     }

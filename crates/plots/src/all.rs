@@ -176,8 +176,17 @@ fn draw_ifscale(inputs: &Inputs, run: Option<&RunPaths>) -> Result<Drawn, Error>
         };
         let summary = analysis::ifscale::aggregate(&samples, &cfg)?;
         let tables = analysis::ifscale::write_tables(&summary, &out.join("tables/ifscale"))?;
-        let figures =
-            crate::ifscale::draw_all(&summary, &inputs.rule, &out.join("figures/ifscale"))?;
+        // The run's vocabulary, by the hash its prompts carry (published-layout CSVs carry none: no note).
+        let vocabulary = match run {
+            Some(r) => analysis::ifscale::vocabulary::run_vocabulary(&r.ifscale_prompts())?,
+            None => None,
+        };
+        let figures = crate::ifscale::draw_all(
+            &summary,
+            &inputs.rule,
+            vocabulary,
+            &out.join("figures/ifscale"),
+        )?;
         tracing::info!(
             samples = samples.height(),
             models = summary.models.len(),

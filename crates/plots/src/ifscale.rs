@@ -8,6 +8,7 @@ pub mod extra;
 use std::path::{Path, PathBuf};
 
 use analysis::fit::DecayPattern;
+use analysis::ifscale::vocabulary::RunVocabulary;
 use analysis::ifscale::{IfscaleSummary, RuleRow};
 use analysis::models::ReasoningRule;
 
@@ -102,8 +103,13 @@ fn single(
 }
 
 /// The run's models (in colour) over the 24 published configurations (thin grey lines, from the committed
-/// reference data), so a new model can be placed among them; None when every model here is a published one.
-fn over_published(summary: &IfscaleSummary, styles: &ModelStyles) -> Option<Figure> {
+/// reference data), so a new model can be placed among them; None when every model here is a published one. When
+/// the run's keywords are not the paper's list (`vocabulary`), each run model's legend entry says so.
+fn over_published(
+    summary: &IfscaleSummary,
+    styles: &ModelStyles,
+    vocabulary: Option<RunVocabulary>,
+) -> Option<Figure> {
     let published = match analysis::ifscale::published::curves() {
         Ok(c) => c,
         Err(e) => {
@@ -133,6 +139,11 @@ fn over_published(summary: &IfscaleSummary, styles: &ModelStyles) -> Option<Figu
     series.extend(lines(summary, styles, &|r| r.accuracy));
     let (_, run_max) = x_range(summary);
     let mut legend = legend(styles, &summary.models);
+    if let Some(note) = vocabulary.and_then(RunVocabulary::legend_note) {
+        for entry in &mut legend {
+            entry.label = format!("{} ({note})", entry.label);
+        }
+    }
     legend.push(LegendEntry {
         label: format!("published ({} configurations)", published.len()),
         color: grey,
@@ -156,8 +167,13 @@ fn over_published(summary: &IfscaleSummary, styles: &ModelStyles) -> Option<Figu
     })
 }
 
-/// Every IFScale figure as data (drawn by [`draw_all`]).
-pub fn figures(summary: &IfscaleSummary, rule: &ReasoningRule) -> Vec<Figure> {
+/// Every IFScale figure as data (drawn by [`draw_all`]); `vocabulary` is the run's, when known (the figures beside
+/// published data label a run that did not sample the paper's list).
+pub fn figures(
+    summary: &IfscaleSummary,
+    rule: &ReasoningRule,
+    vocabulary: Option<RunVocabulary>,
+) -> Vec<Figure> {
     let styles = ModelStyles::new(&summary.models, rule);
     let xr = x_range(summary);
     let mut out = Vec::new();
@@ -215,7 +231,7 @@ pub fn figures(summary: &IfscaleSummary, rule: &ReasoningRule) -> Vec<Figure> {
         p.y_range = (0.0, 105.0);
     }
     out.push(all);
-    out.extend(over_published(summary, &styles));
+    out.extend(over_published(summary, &styles, vocabulary));
 
     // Figure 1: the three decay archetypes, each model drawn in the panel of its fitted pattern with its fitted curve.
     let patterns = [
@@ -384,10 +400,11 @@ pub fn figures(summary: &IfscaleSummary, rule: &ReasoningRule) -> Vec<Figure> {
 pub fn draw_all(
     summary: &IfscaleSummary,
     rule: &ReasoningRule,
+    vocabulary: Option<RunVocabulary>,
     dir: &Path,
 ) -> Result<Vec<PathBuf>, Error> {
     let mut written = Vec::new();
-    for fig in figures(summary, rule) {
+    for fig in figures(summary, rule, vocabulary) {
         written.extend(fig.write(dir)?);
     }
     Ok(written)

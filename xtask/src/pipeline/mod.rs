@@ -45,6 +45,33 @@ pub(crate) struct PipelineArgs {
     client: ClientArgs,
 }
 
+/// The `max_tokens` each model's IFScale generation requests carry: `[ifscale] max-tokens` when set (it overrides
+/// the model's, as in the request body), else the model's own `max-tokens`; a model with neither is uncapped.
+pub(crate) fn ifscale_caps(
+    ifs: Option<&prompt_gen::ifscale::IfscaleConfig>,
+    models: &[inference_client::ModelConfig],
+) -> Vec<harness::departures::OutputCap> {
+    use harness::departures::{CapSource, OutputCap};
+    let Some(ifs) = ifs else {
+        return Vec::new();
+    };
+    models
+        .iter()
+        .filter_map(|m| {
+            let (max_tokens, source) = match (ifs.max_tokens, m.max_tokens) {
+                (Some(t), _) => (t, CapSource::RunConfig),
+                (None, Some(t)) => (t, CapSource::ModelsFile),
+                (None, None) => return None,
+            };
+            Some(OutputCap {
+                model: m.name.clone(),
+                max_tokens,
+                source,
+            })
+        })
+        .collect()
+}
+
 /// What the run did, for the report and the summary.
 #[derive(Debug, Default)]
 pub(crate) struct Outcome {
@@ -201,7 +228,8 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
         .chain(rift_judge.iter())
         .map(|m| (m.name.clone(), (m.price_in_per_mtok, m.price_out_per_mtok)))
         .collect();
-    report::analyse_and_report(&cfg, &config_text, &paths, &prices, &mut stage)?;
+    let caps = ifscale_caps(cfg.ifscale.as_ref(), &models);
+    report::analyse_and_report(&cfg, &config_text, &paths, &prices, &caps, &mut stage)?;
     client.finish_stages();
     let mut summary = harness::report::summary_markdown(
         &cfg.run.name,
@@ -211,6 +239,7 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
         out.stages_skipped.len(),
         started.elapsed().as_secs_f64(),
         &prices,
+        &caps,
     )?;
     if !out.incomplete.is_empty() {
         summary.push_str("\n## Incomplete\n\nThese stages finished without an answer to every prompt (failed after their retries, not sent because of the cost limit, left unjudged by a configured judge, or stopped because their model cannot be used); they are not marked done, and a plain rerun sends what is missing.\n\n| stage | prompts without an answer |\n|---|---:|\n");

@@ -13,6 +13,7 @@ pub(super) fn analyse_and_report(
     config_text: &str,
     paths: &RunPaths,
     prices: &harness::cost::Prices,
+    ifscale_caps: &[harness::departures::OutputCap],
     stage: &mut Stager<'_>,
 ) -> anyhow::Result<()> {
     let rule = ReasoningRule {
@@ -28,7 +29,9 @@ pub(super) fn analyse_and_report(
         .file(&paths.ifscale_attempts())?
         .file(&rift_answers)?
         .file(&rift_prompts)?
-        .file(&paths.judge_check())?;
+        .file(&paths.judge_check())?
+        // The run's vocabulary (the hash its prompts carry) labels the figure beside the published curves.
+        .file(&paths.ifscale_prompts())?;
     let outputs = vec![paths.tables(), paths.figures()];
     stage.run("analysis", fp, &outputs, || {
         crate::plots::analyse_run(&paths.root, &rule)
@@ -40,7 +43,10 @@ pub(super) fn analyse_and_report(
     let tables = list_files(&paths.tables(), "md")?;
     let mut fp = Fingerprint::new("report")
         .value("config", &config_text)?
+        .value("ifscale-caps", &caps_key(ifscale_caps))?
         .file(&paths.judge_check())?
+        .file(&paths.ifscale_prompts())?
+        .file(&paths.ifscale_attempts())?
         .file(&paths.root.join("explorer").join("index.html"))?;
     for f in figures.iter().chain(&tables) {
         fp = fp.file(f)?;
@@ -78,6 +84,7 @@ pub(super) fn analyse_and_report(
             rift_notes: &rift_notes,
             rift_table1: table1.as_deref(),
             prices,
+            ifscale_caps,
         };
         let input = harness::report::report_input(&run, paths)?;
         plots::report::write(&input, &report)?;
@@ -93,6 +100,16 @@ pub(super) fn analyse_and_report(
         Ok(())
     })?;
     Ok(())
+}
+
+/// The caps as the report states them, for its fingerprint (a models-file change is not in the config text).
+fn caps_key(caps: &[harness::departures::OutputCap]) -> Vec<(String, u32, bool)> {
+    caps.iter()
+        .map(|c| {
+            let from_run = c.source == harness::departures::CapSource::RunConfig;
+            (c.model.clone(), c.max_tokens, from_run)
+        })
+        .collect()
 }
 
 /// The per-sample explorer (`harness::explorer`) and its two screenshots: an IFScale sample and a RIFT prompt

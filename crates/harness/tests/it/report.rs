@@ -135,18 +135,27 @@ fn summary_markdown_of_a_fixed_run() {
     let dir = tempfile::tempdir().unwrap();
     let paths = write_run(dir.path());
     let models: Vec<String> = MODELS.map(str::to_owned).to_vec();
-    let md =
-        summary_markdown("fixture", &paths, &models, 7, 2, 12.34, &Default::default()).unwrap();
+    let md = summary_markdown(
+        "fixture",
+        &paths,
+        &models,
+        7,
+        2,
+        12.34,
+        &Default::default(),
+        &[],
+    )
+    .unwrap();
     let md = md.replace(&dir.path().display().to_string(), "<run>");
     expect![[r#"
         # ifstress run `fixture`
 
         ## IFScale
 
-        | model | samples | failed | mean accuracy (%) | accuracy at the largest N (%) |
-        |---|---:|---:|---:|---:|
-        | alpha | 2 | 0 | 87.5 | 75.0 (N = 4) |
-        | beta | 2 | 1 | 100.0 | – (N = 4) |
+        | model | samples | failed | mean accuracy (%) | accuracy at the largest N (%) | output cap (tokens) | replies at the cap |
+        |---|---:|---:|---:|---:|---:|---:|
+        | alpha | 2 | 0 | 87.5 | 75.0 (N = 4) | – | – |
+        | beta | 2 | 1 | 100.0 | – (N = 4) | – | – |
 
         ## RIFT
 
@@ -187,6 +196,7 @@ fn report_sections_count_from_the_files() {
         rift_notes: &[],
         rift_table1: None,
         prices: &Default::default(),
+        ifscale_caps: &[],
     };
     let input = report_input(&run, &paths).unwrap();
     let mut shown = format!("{}\n", input.title);
@@ -270,6 +280,7 @@ fn table_one_gets_the_questions_per_prompt_of_the_run() {
         rift_notes: &["Prompts: jump rule.".to_owned()],
         rift_table1: Some(table1),
         prices: &Default::default(),
+        ifscale_caps: &[],
     };
     let input = report_input(&run, &paths).unwrap();
     let rift = &input.sections[0];
@@ -342,6 +353,7 @@ fn an_audit_sample_and_its_agreement() {
         rift_notes: &[],
         rift_table1: None,
         prices: &Default::default(),
+        ifscale_caps: &[],
     };
     let input = report_input(&run, &paths).unwrap();
     assert!(
@@ -399,8 +411,17 @@ fn a_judged_run_shows_each_judges_sensitivity_and_specificity() {
     )
     .unwrap();
     let models: Vec<String> = MODELS.map(str::to_owned).to_vec();
-    let md =
-        summary_markdown("fixture", &paths, &models, 7, 2, 12.34, &Default::default()).unwrap();
+    let md = summary_markdown(
+        "fixture",
+        &paths,
+        &models,
+        7,
+        2,
+        12.34,
+        &Default::default(),
+        &[],
+    )
+    .unwrap();
     let judge_part: String = md
         .lines()
         .filter(|l| l.contains("judge") || l.contains("Judge"))
@@ -425,6 +446,7 @@ fn a_judged_run_shows_each_judges_sensitivity_and_specificity() {
         rift_notes: &[],
         rift_table1: None,
         prices: &Default::default(),
+        ifscale_caps: &[],
     };
     let input = report_input(&run, &paths).unwrap();
     let mut shown = String::new();
@@ -465,4 +487,130 @@ fn a_judged_run_shows_each_judges_sensitivity_and_specificity() {
     assert_eq!(file.checks.len(), 2);
     assert_eq!(file.marks("rift").len(), 1);
     assert!(file.marks("ifscale").is_empty());
+}
+
+/// The run's departures from the paper's setup: a capped model's report and `summary.md` name its cap and count the
+/// replies that stopped at it; prompts drawn from the project's list get the vocabulary sentence, the paper's none.
+#[test]
+fn output_caps_and_the_vocabulary_are_labelled() {
+    use analysis::ifscale::vocabulary::{paper_sha256, project_sha256};
+    use harness::departures::{CapSource, OutputCap};
+    let dir = tempfile::tempdir().unwrap();
+    let paths = write_run(dir.path());
+    // alpha: three attempts at two samples, the first attempt of n2 cut off at the cap; beta: one attempt.
+    let log = |id: &str, model: &str, attempt: u32, truncated: bool| {
+        let reason = if truncated {
+            ",\"reason\":\"truncated\""
+        } else {
+            ""
+        };
+        format!(
+            "{{\"id\":\"{id}\",\"model\":\"{model}\",\"attempt\":{attempt},\"accepted\":{}{reason}}}\n",
+            !truncated
+        )
+    };
+    let attempts = [
+        log("ifscale-n2-s0", "alpha", 1, true),
+        log("ifscale-n2-s0", "alpha", 2, false),
+        log("ifscale-n4-s0", "alpha", 1, false),
+        log("ifscale-n2-s0", "beta", 1, false),
+    ]
+    .concat();
+    std::fs::write(paths.ifscale_attempts(), attempts).unwrap();
+    let write_prompts = |hash: &str| {
+        let line = format!(
+            "{{\"id\":\"ifscale-n2-s0\",\"messages\":[{{\"role\":\"user\",\"content\":\"q\"}}],\"benchmark\":\"ifscale\",\"vocab_sha256\":\"{hash}\"}}\n"
+        );
+        std::fs::write(paths.ifscale_prompts(), line).unwrap();
+    };
+    write_prompts(project_sha256());
+    let caps = [OutputCap {
+        model: "alpha".to_owned(),
+        max_tokens: 8192,
+        source: CapSource::ModelsFile,
+    }];
+    let models: Vec<String> = MODELS.map(str::to_owned).to_vec();
+    let run = RunReport {
+        name: "fixture",
+        models: &models,
+        config_text: "",
+        ifscale: Some(false),
+        rift: None,
+        rift_notes: &[],
+        rift_table1: None,
+        prices: &Default::default(),
+        ifscale_caps: &caps,
+    };
+    let notes = |run: &RunReport<'_>| {
+        report_input(run, &paths).unwrap().sections[0]
+            .paragraphs
+            .clone()
+    };
+    let shown = notes(&run);
+    expect![[r#"
+        [
+            "The report prompt is ifstress's own wording (the paper's appendix text is not available to us); an attempt is one request (a truncated reply and a failed request each use one); failed samples are counted and left out of the means. See configs/prompts/README.md.",
+            "This run's keywords come from ifstress's own vocabulary (datasets/vocab/default.tsv), not the paper's 500 terms (datasets/vocab/ifscale-paper.txt); difficulty depends on the words, so its curves are not like for like with the published ones.",
+            "Output caps, a departure from the paper (it ran every model with its provider's default generation parameters): alpha at 8192 tokens (its max-tokens in the models file); no cap for beta. The replies that stopped at the length limit (finish reason `length`; rejected as truncated, and the sample tried again): alpha 1 of 3 (in 1 sample), beta 0 of 1 (in 0 samples).",
+        ]
+    "#]]
+    .assert_debug_eq(&shown);
+    let md = summary_markdown(
+        "fixture",
+        &paths,
+        &models,
+        1,
+        0,
+        1.0,
+        &Default::default(),
+        &caps,
+    )
+    .unwrap();
+    let ifscale = md.split("## RIFT").next().unwrap();
+    expect![[r#"
+        # ifstress run `fixture`
+
+        ## IFScale
+
+        | model | samples | failed | mean accuracy (%) | accuracy at the largest N (%) | output cap (tokens) | replies at the cap |
+        |---|---:|---:|---:|---:|---:|---:|
+        | alpha | 2 | 0 | 87.5 | 75.0 (N = 4) | 8192 | 1 of 3 (in 1 sample) |
+        | beta | 2 | 1 | 100.0 | – (N = 4) | – | 0 of 1 (in 0 samples) |
+
+        This run's keywords come from ifstress's own vocabulary (datasets/vocab/default.tsv), not the paper's 500 terms (datasets/vocab/ifscale-paper.txt); difficulty depends on the words, so its curves are not like for like with the published ones.
+
+        Output caps, a departure from the paper (it ran every model with its provider's default generation parameters): alpha at 8192 tokens (its max-tokens in the models file); no cap for beta. The last column counts the replies that stopped at the length limit (finish reason `length`; rejected as truncated, and the sample tried again).
+
+    "#]]
+    .assert_eq(ifscale);
+    // The paper's list, and no cap: neither sentence, the counts still in the table.
+    write_prompts(paper_sha256());
+    let uncapped = RunReport {
+        ifscale_caps: &[],
+        ..run
+    };
+    let shown = notes(&uncapped);
+    assert_eq!(shown.len(), 2, "{shown:?}");
+    assert!(
+        shown[1].starts_with("The replies that stopped at the length limit"),
+        "{shown:?}"
+    );
+    assert!(
+        !shown
+            .iter()
+            .any(|p| p.contains("vocabulary") || p.contains("Output caps"))
+    );
+    let md = summary_markdown(
+        "fixture",
+        &paths,
+        &models,
+        1,
+        0,
+        1.0,
+        &Default::default(),
+        &[],
+    )
+    .unwrap();
+    assert!(md.contains("| alpha | 2 | 0 | 87.5 | 75.0 (N = 4) | – | 1 of 3 (in 1 sample) |"));
+    assert!(!md.contains("vocabulary"), "{md}");
 }

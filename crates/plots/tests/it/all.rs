@@ -90,3 +90,61 @@ fn the_reasoning_rule_reaches_the_rift_tables() {
             .exists()
     );
 }
+
+/// A run folder's figure beside the published curves: its models are labelled when the run's prompts carry the
+/// project list's hash, and not when they carry the paper list's (told by content hash, never by path).
+#[test]
+fn the_figure_over_published_data_names_a_vocabulary_that_is_not_the_papers() {
+    use analysis::ifscale::vocabulary::{paper_sha256, project_sha256};
+    let legend_of = |hash: &str| -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = schema::paths::RunPaths::new(dir.path());
+        let mut scores = Vec::new();
+        let mut prompts = String::new();
+        for n in [10u32, 20] {
+            for seed in 0..2u64 {
+                let id = format!("ifscale-n{n:03}-s{seed}");
+                prompts.push_str(&format!(
+                    "{{\"id\":\"{id}\",\"messages\":[{{\"role\":\"user\",\"content\":\"q\"}}],\"benchmark\":\"ifscale\",\"vocab_sha256\":\"{hash}\"}}\n"
+                ));
+                scores.push(schema::ifscale::SampleScore {
+                    id,
+                    model: "tiny-model".to_owned(),
+                    num_rules: n,
+                    seed,
+                    mode: schema::ifscale::MatchMode::Paper,
+                    status: schema::ifscale::SampleStatus::Scored,
+                    accuracy: Some(90.0 - f64::from(n) - seed as f64),
+                    exact: 0,
+                    modified: 0,
+                    omitted: 0,
+                    omission_pct: None,
+                    modification_pct: None,
+                    primacy_ratio: None,
+                    latency_s: None,
+                    output_tokens: None,
+                    coherence: None,
+                    attempts: 1,
+                    reasoning_tokens: None,
+                });
+            }
+        }
+        schema::write_jsonl_atomic(&paths.ifscale_scores(), &scores).unwrap();
+        std::fs::write(paths.ifscale_prompts(), prompts).unwrap();
+        let mut inputs = Inputs::for_run(dir.path(), ReasoningRule { explicit: None });
+        inputs.bootstrap_resamples = 20;
+        draw_all(&inputs).unwrap();
+        std::fs::read_to_string(
+            dir.path()
+                .join("figures/ifscale/ifscale_accuracy_vs_n_vs_published.svg"),
+        )
+        .unwrap()
+    };
+    let project = legend_of(project_sha256());
+    assert!(
+        project.contains("tiny-model (ifstress vocabulary)"),
+        "the project list is named in the legend"
+    );
+    let paper = legend_of(paper_sha256());
+    assert!(paper.contains("tiny-model") && !paper.contains("vocabulary"));
+}

@@ -101,8 +101,8 @@ fn ifscale_figures_are_complete_and_byte_identical() {
     let s = ifscale_summary();
     let rule = ReasoningRule::default();
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let wa = plots::ifscale::draw_all(&s, &rule, a.path()).unwrap();
-    let wb = plots::ifscale::draw_all(&s, &rule, b.path()).unwrap();
+    let wa = plots::ifscale::draw_all(&s, &rule, None, a.path()).unwrap();
+    let wb = plots::ifscale::draw_all(&s, &rule, None, b.path()).unwrap();
     assert_same_files(&wa, &wb);
     for name in [
         "ifscale_accuracy_by_model",
