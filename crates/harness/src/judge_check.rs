@@ -149,6 +149,8 @@ pub struct CoherenceCheck<'a> {
     pub responses: &'a [std::path::PathBuf],
     /// The hand-written coherent reports (JSONL of `{"id", "report"}`).
     pub coherent: &'a Path,
+    /// The coherence rubric, the same as for the run's own attempts (`[ifscale] coherence-prompt`).
+    pub rubric: &'a str,
     pub call: &'a HelperCall,
     pub threshold: u8,
     pub plan: ControlPlan,
@@ -197,7 +199,7 @@ pub fn coherence(c: &CoherenceCheck<'_>) -> Result<usize, Error> {
         .map(|k| PromptRecord {
             id: k.id.clone(),
             messages: vec![Message::user(scoring::ifscale::coherence_judge_prompt(
-                &k.report,
+                c.rubric, &k.report,
             ))],
             sample_index: 0,
             params: c.call.params(),

@@ -255,6 +255,18 @@ pub(crate) fn ifscale_judge_call(ifs: &IfscaleConfig) -> HelperCall {
     }
 }
 
+/// The coherence rubric of an `[ifscale]` section (`coherence-prompt`), read as the judge gets it; a missing,
+/// unreadable or empty file is a one-line usage error naming the config file and the field.
+pub(crate) fn coherence_rubric(ifs: &IfscaleConfig, config: &Path) -> anyhow::Result<String> {
+    harness::ifscale::read_coherence_rubric(&ifs.coherence_prompt).map_err(|e| {
+        UsageError(format!(
+            "{}: [ifscale]: field `coherence-prompt`: {e}",
+            config.display()
+        ))
+        .into()
+    })
+}
+
 fn default_models_file() -> PathBuf {
     PathBuf::from("configs/models.toml")
 }
