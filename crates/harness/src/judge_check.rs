@@ -6,7 +6,8 @@
 //!   each left unsettled by the pre-judge, through the RIFT judge's own retry loop (`crate::rift::ask_judge`).
 //! - IFScale ([`coherence`]): known-incoherent reports made from the run's own replies (sentences shuffled across
 //!   reports, a keyword run padded with filler, a report cut mid-sentence) and known-coherent hand-written ones
-//!   (`datasets/ifscale-coherence/coherent.jsonl`), through the coherence rubric.
+//!   (`datasets/ifscale-coherence/coherent.jsonl`), through the configured coherence rubric (the same text as the
+//!   run's own attempts get, `[ifscale] coherence-prompt`).
 //!
 //! Everything goes to the judge's own folder, `<run>/<bench>/judge-check/<judge>/` (`RunPaths::judge_check_dir`):
 //! `controls.jsonl`, `judge-prompts.jsonl`, `judge-responses.jsonl`, `control-verdicts.jsonl`. No control item is

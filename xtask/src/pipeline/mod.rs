@@ -196,8 +196,7 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
     }
     let checked = judge_check_stages(
         &cfg,
-        ifscale_judge.as_ref(),
-        &rubric,
+        ifscale_judge.as_ref().map(|j| (j, rubric.as_str())),
         rift_judge.as_ref(),
         &models,
         &paths,
@@ -283,8 +282,8 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
 /// are made from, then the run's `judge-check.json` (None when the check is off: a stale file is removed).
 fn judge_check_stages(
     cfg: &PipelineConfig,
-    ifscale_judge: Option<&ModelConfig>,
-    rubric: &str,
+    // The coherence judge and its rubric.
+    ifscale_judge: Option<(&ModelConfig, &str)>,
     rift_judge: Option<&ModelConfig>,
     models: &[ModelConfig],
     paths: &RunPaths,
@@ -340,7 +339,7 @@ fn judge_check_stages(
             stage.tally(Bench::Rift, &judge.name),
         )?);
     }
-    if let (Some(ifs), Some(judge)) = (&cfg.ifscale, ifscale_judge) {
+    if let (Some(ifs), Some((judge, rubric))) = (&cfg.ifscale, ifscale_judge) {
         let files = paths.judge_check_dir(Bench::Ifscale, &judge.name);
         let call = ifscale_judge_call(ifs);
         let responses: Vec<PathBuf> = models
