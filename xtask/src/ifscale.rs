@@ -10,7 +10,7 @@ use schema::ifscale::MatchMode;
 use schema::paths::ModelPaths;
 
 use crate::client::{ClientArgs, ClientDefaults};
-use crate::pipeline::{ifscale_judge_call, load_section};
+use crate::pipeline::{coherence_rubric, ifscale_judge_call, load_section};
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum Ifscale {
@@ -43,7 +43,8 @@ pub(crate) struct RunArgs {
     /// Folder for responses.jsonl, judge.jsonl, attempts.jsonl, scores.jsonl and labels.jsonl.
     #[arg(long)]
     out_dir: PathBuf,
-    /// Config with an `[ifscale]` section: judge model, coherence threshold and attempts are read from it.
+    /// Config with an `[ifscale]` section: judge model, coherence rubric and threshold, constraint-list reading and
+    /// attempts are read from it.
     #[arg(long, default_value = "configs/default.toml")]
     config: PathBuf,
     /// Coherence judge model (overrides the config's `judge-model`).
@@ -126,6 +127,10 @@ fn run_cmd(args: &RunArgs) -> anyhow::Result<()> {
         .as_deref()
         .map(|n| crate::models::load_model(models_file, n))
         .transpose()?;
+    let rubric = match &judge {
+        Some(_) => coherence_rubric(&cfg, &args.config)?,
+        None => String::new(),
+    };
     let mut prompts = harness::read_prompts(&args.prompts)?;
     if let Some(n) = args.limit {
         prompts.truncate(n);
@@ -136,6 +141,8 @@ fn run_cmd(args: &RunArgs) -> anyhow::Result<()> {
         model: &model,
         judge: judge.as_ref(),
         judge_call: &ifscale_judge_call(&cfg),
+        coherence_rubric: &rubric,
+        constraint_list: cfg.constraint_list,
         coherence_threshold: cfg.coherence_threshold,
         max_attempts: args.max_attempts.unwrap_or(cfg.max_attempts),
         mode: args.mode.mode(),
@@ -157,6 +164,10 @@ fn run_cmd(args: &RunArgs) -> anyhow::Result<()> {
         );
     }
     println!("attempts           {}", s.attempts);
+    println!(
+        "constraint list    {} reading (`[ifscale] constraint-list`)",
+        cfg.constraint_list.name()
+    );
     for (reason, n) in &s.rejected {
         let note = if reason == "truncated" {
             " (hit max_tokens)"

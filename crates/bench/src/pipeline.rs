@@ -334,12 +334,14 @@ fn config_toml(
     Ok(head
         + &format!(
             "[ifscale]\ngrid = [{}]\nseeds = {seeds}\nsampling = \"paper\"\nvocab = {:?}\ntemplate = {:?}\n\
+         coherence-prompt = {:?}\n\
          judge-model = \"coherence-judge\"\ncoherence-threshold = 6\nmax-attempts = 10\nscore-span = \"whole\"\n\n\
          # The rehearsal's coherence judge scores by a hash: it fails its check, and its verdicts are kept.\n\
          [judge-check]\nkeep-failed-judge = true\ncoherent-reports = {:?}\n",
             grid.join(", "),
             repo_file("datasets/vocab/ifscale-paper.txt")?,
             repo_file("configs/prompts/ifscale-report.txt")?,
+            repo_file("configs/prompts/ifscale-coherence.txt")?,
             repo_file("datasets/ifscale-coherence/coherent.jsonl")?,
         ))
 }

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use inference_client::{Client, ModelConfig};
 use prompt_gen::ifscale::{IfscaleConfig, ScoreSpan, Template, Vocabulary, build_prompts};
-use schema::ifscale::{AttemptLog, MatchMode, PromptMeta, RejectReason};
+use schema::ifscale::{AttemptLog, ConstraintListRule, MatchMode, PromptMeta, RejectReason};
 use schema::paths::ModelPaths;
 use schema::{Message, Outcome, PromptRecord, ResponseKey, ResponseRecord};
 use scoring::ifscale::{
@@ -48,6 +48,20 @@ pub fn write_prompts(
     Ok(prompts.len())
 }
 
+/// Reads a coherence rubric file (`[ifscale] coherence-prompt`) as the judge gets it: trailing whitespace (the
+/// file's final newline) dropped. A missing, unreadable or empty file is an error naming the file; the caller adds
+/// the config file and field.
+pub fn read_coherence_rubric(path: &Path) -> Result<String, Error> {
+    let text = crate::read_text(path)?;
+    if text.trim().is_empty() {
+        return Err(Error::Input(format!(
+            "{}: the coherence rubric is empty",
+            path.display()
+        )));
+    }
+    Ok(text)
+}
+
 /// What [`generate`] needs.
 #[derive(Debug, Clone, Copy)]
 pub struct Generation<'a> {
@@ -57,6 +71,11 @@ pub struct Generation<'a> {
     pub judge: Option<&'a ModelConfig>,
     /// The judge's request settings and tries (`[ifscale] judge-max-tokens`, `judge-tries`, …).
     pub judge_call: &'a HelperCall,
+    /// The coherence rubric (the text of `[ifscale] coherence-prompt`, see [`read_coherence_rubric`]); unused
+    /// without a judge.
+    pub coherence_rubric: &'a str,
+    /// Which reading of the constraint-list rule (a) rejects a reply.
+    pub constraint_list: ConstraintListRule,
     pub coherence_threshold: u8,
     /// At least 1.
     pub max_attempts: u32,
@@ -119,6 +138,11 @@ pub fn generate(g: &Generation<'_>) -> Result<GenerationSummary, Error> {
         g.judge_call
             .check("judge-")
             .map_err(|e| Error::Input(format!("[ifscale]: {e}")))?;
+        if g.coherence_rubric.trim().is_empty() {
+            return Err(Error::Input(
+                "[ifscale]: field `coherence-prompt`: the coherence rubric is empty".to_owned(),
+            ));
+        }
     }
     // Every prompt must be an IFScale prompt before anything is sent.
     let metas: Vec<PromptMeta> = g
@@ -169,7 +193,7 @@ pub fn generate(g: &Generation<'_>) -> Result<GenerationSummary, Error> {
             let reason = match r.outcome {
                 Outcome::Failed => Some(RejectReason::RequestFailed),
                 Outcome::Truncated => Some(RejectReason::Truncated),
-                Outcome::Ok => check_response(&text),
+                Outcome::Ok => check_response(&text, g.constraint_list),
             };
             let log = AttemptLog {
                 id: p.id.clone(),
@@ -342,6 +366,7 @@ fn judge_attempts(
                 PromptRecord {
                     id: format!("{}#a{attempt}", log.id),
                     messages: vec![Message::user(coherence_judge_prompt(
+                        g.coherence_rubric,
                         response.content.as_deref().unwrap_or_default(),
                     ))],
                     sample_index: try_index,

@@ -6,7 +6,8 @@
 //!   each left unsettled by the pre-judge, through the RIFT judge's own retry loop (`crate::rift::ask_judge`).
 //! - IFScale ([`coherence`]): known-incoherent reports made from the run's own replies (sentences shuffled across
 //!   reports, a keyword run padded with filler, a report cut mid-sentence) and known-coherent hand-written ones
-//!   (`datasets/ifscale-coherence/coherent.jsonl`), through the coherence rubric.
+//!   (`datasets/ifscale-coherence/coherent.jsonl`), through the configured coherence rubric (the same text as the
+//!   run's own attempts get, `[ifscale] coherence-prompt`).
 //!
 //! Everything goes to the judge's own folder, `<run>/<bench>/judge-check/<judge>/` (`RunPaths::judge_check_dir`):
 //! `controls.jsonl`, `judge-prompts.jsonl`, `judge-responses.jsonl`, `control-verdicts.jsonl`. No control item is
@@ -149,6 +150,8 @@ pub struct CoherenceCheck<'a> {
     pub responses: &'a [std::path::PathBuf],
     /// The hand-written coherent reports (JSONL of `{"id", "report"}`).
     pub coherent: &'a Path,
+    /// The coherence rubric, the same as for the run's own attempts (`[ifscale] coherence-prompt`).
+    pub rubric: &'a str,
     pub call: &'a HelperCall,
     pub threshold: u8,
     pub plan: ControlPlan,
@@ -197,7 +200,7 @@ pub fn coherence(c: &CoherenceCheck<'_>) -> Result<usize, Error> {
         .map(|k| PromptRecord {
             id: k.id.clone(),
             messages: vec![Message::user(scoring::ifscale::coherence_judge_prompt(
-                &k.report,
+                c.rubric, &k.report,
             ))],
             sample_index: 0,
             params: c.call.params(),

@@ -20,6 +20,9 @@ pub struct RunReport<'a> {
     pub config_text: &'a str,
     /// `Some(judge configured)` when IFScale ran.
     pub ifscale: Option<bool>,
+    /// The reading of the constraint-list retry rule the IFScale generation used (`[ifscale] constraint-list`),
+    /// said where the report describes the retry rules.
+    pub ifscale_constraint_list: schema::ifscale::ConstraintListRule,
     /// `Some(judge configured)` when RIFT ran.
     pub rift: Option<bool>,
     /// How the RIFT prompts were drawn (the jump-step rule, the baseline), said in the report.
@@ -222,12 +225,22 @@ fn bench_section(run: &RunReport<'_>, paths: &RunPaths, bench: Bench) -> Result<
         }
     }
     if bench == Bench::Ifscale {
-        section.paragraphs.push(
-            "The report prompt is ifstress's own wording (the paper's appendix text is not available to us); an attempt is \
-             one request (a truncated reply and a failed request each use one); failed samples are counted and left out \
-             of the means. See configs/prompts/README.md."
-                .to_owned(),
-        );
+        let reading = match run.ifscale_constraint_list {
+            schema::ifscale::ConstraintListRule::WholeReply => {
+                "the whole reply is ten or more comma-separated bare words"
+            }
+            schema::ifscale::ConstraintListRule::RunInReport => {
+                "the whole reply is, or the reply contains a run of, ten or more comma-separated bare words"
+            }
+        };
+        section.paragraphs.push(format!(
+            "The report prompt and the coherence rubric are ifstress's own wording (the paper's appendix texts are not \
+             available to us); an attempt is one request (a truncated reply and a failed request each use one); failed \
+             samples are counted and left out of the means. A reply was retried as a list of the constraints under the \
+             `{}` reading of that rule ({reading}; the paper does not say which, the choice is ours). See \
+             configs/prompts/README.md.",
+            run.ifscale_constraint_list.name()
+        ));
         section
             .paragraphs
             .extend(crate::departures::vocabulary_sentence(paths)?);

@@ -11,7 +11,7 @@
 
 use std::path::PathBuf;
 
-use schema::ifscale::{PromptMeta, SamplingMode};
+use schema::ifscale::{ConstraintListRule, PromptMeta, SamplingMode};
 use schema::{Message, PromptRecord, RequestParams};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -90,6 +90,19 @@ pub struct IfscaleConfig {
     /// Extra body fields of each coherence-judge request (e.g. a provider's thinking switch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_extra_body: Option<Map<String, Value>>,
+    /// The coherence judge's rubric (default `configs/prompts/ifscale-coherence.txt`; our own text, the paper's
+    /// rubric is not available to us). The judge gets it, then the report between `<report>` tags, then "Answer
+    /// with the JSON object only." (`scoring::ifscale::coherence_judge_prompt`); the controls of the judge check
+    /// get the same rubric.
+    #[serde(default = "default_coherence_prompt")]
+    pub coherence_prompt: PathBuf,
+    /// Which reading of the paper's constraint-list retry rule ("≥10 comma-separated single words") rejects a
+    /// reply; the paper does not say, so the choice is ours: `whole-reply` (the default: the whole reply is such a
+    /// list) or `run-in-report` (also a run of ten or more comma-separated bare words anywhere in the reply; see
+    /// `scoring::ifscale::longest_bare_word_run`).
+    #[serde(default)]
+    #[schemars(with = "ConstraintListRuleSchema")]
+    pub constraint_list: ConstraintListRule,
     /// Attempts whose coherence score is below this are rejected (the paper: 6).
     #[serde(default = "default_coherence_threshold")]
     pub coherence_threshold: u8,
@@ -122,6 +135,24 @@ pub enum ScoreSpan {
 enum SamplingModeSchema {
     Paper,
     Stratified,
+}
+
+/// JSON-schema stand-in for [`ConstraintListRule`], which lives in `schema` (no schemars there).
+#[derive(schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+#[allow(dead_code)]
+enum ConstraintListRuleSchema {
+    /// The whole reply is ten or more comma-separated bare words (the default).
+    WholeReply,
+    /// Also a run of ten or more comma-separated bare words anywhere in the reply.
+    RunInReport,
+}
+
+/// The default coherence rubric, relative to the workspace root.
+pub const DEFAULT_COHERENCE_PROMPT: &str = "configs/prompts/ifscale-coherence.txt";
+
+fn default_coherence_prompt() -> PathBuf {
+    PathBuf::from(DEFAULT_COHERENCE_PROMPT)
 }
 
 fn default_strata() -> u32 {

@@ -30,11 +30,35 @@ pub struct PromptMeta {
     pub vocab_sha256: String,
 }
 
+/// Which reading of the paper's constraint-list retry rule ("lists of constraints (≥10 comma-separated single
+/// words)") is applied. The paper does not say whether the list must be the whole reply; both readings are ours.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConstraintListRule {
+    /// The whole reply is ten or more comma-separated bare words (the default).
+    #[default]
+    WholeReply,
+    /// As `whole-reply`, and also a reply that contains a run of ten or more comma-separated bare words anywhere
+    /// (see `scoring::ifscale::longest_bare_word_run` for what a run is).
+    RunInReport,
+}
+
+impl ConstraintListRule {
+    /// The config spelling (`whole-reply`, `run-in-report`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ConstraintListRule::WholeReply => "whole-reply",
+            ConstraintListRule::RunInReport => "run-in-report",
+        }
+    }
+}
+
 /// Why a generation attempt was rejected: one of the paper's retry rules, a truncated answer, or no answer at all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RejectReason {
-    /// Ten or more comma-separated bare words: the model listed the constraints.
+    /// Ten or more comma-separated bare words (as the whole reply, or as a run inside it under
+    /// [`ConstraintListRule::RunInReport`]): the model listed the constraints.
     ConstraintList,
     /// Fewer than 20 words: a refusal.
     TooShort,

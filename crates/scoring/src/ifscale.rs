@@ -47,7 +47,8 @@ use schema::ifscale::{KeywordLabel, KeywordStatus, MatchMode, SampleScore, Sampl
 pub use marks::{Mark, marks};
 pub use retry::{
     CONSTRAINT_LIST_MIN_PARTS, CoherenceVerdict, MIN_WORDS, check_response, coherence_judge_prompt,
-    is_constraint_list, parse_coherence_verdict, word_count,
+    is_constraint_list, is_constraint_list_under, longest_bare_word_run, parse_coherence_verdict,
+    word_count,
 };
 pub use tokenizer::lowercase;
 

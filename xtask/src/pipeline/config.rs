@@ -255,6 +255,18 @@ pub(crate) fn ifscale_judge_call(ifs: &IfscaleConfig) -> HelperCall {
     }
 }
 
+/// The coherence rubric of an `[ifscale]` section (`coherence-prompt`), read as the judge gets it; a missing,
+/// unreadable or empty file is a one-line usage error naming the config file and the field.
+pub(crate) fn coherence_rubric(ifs: &IfscaleConfig, config: &Path) -> anyhow::Result<String> {
+    harness::ifscale::read_coherence_rubric(&ifs.coherence_prompt).map_err(|e| {
+        UsageError(format!(
+            "{}: [ifscale]: field `coherence-prompt`: {e}",
+            config.display()
+        ))
+        .into()
+    })
+}
+
 fn default_models_file() -> PathBuf {
     PathBuf::from("configs/models.toml")
 }
@@ -375,6 +387,7 @@ pub(crate) fn load_section<T: Section>(path: &Path) -> anyhow::Result<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use schema::ifscale::ConstraintListRule;
 
     const IFSCALE: &str =
         "[ifscale]\ngrid = [10]\nseeds = [0]\nsampling = \"paper\"\ntemplate = \"t.txt\"\n";
@@ -425,6 +438,81 @@ mod tests {
             Some(&serde_json::Value::Bool(false))
         );
         assert_eq!(prep.rephrase_call().max_tokens, 200);
+    }
+
+    #[test]
+    fn a_missing_coherence_rubric_is_a_one_line_usage_error_naming_the_config_and_field() {
+        let cfg = load(
+            "rubric",
+            &format!("{IFSCALE}coherence-prompt = \"/nonexistent/rubric.txt\"\n"),
+        )
+        .unwrap();
+        let ifs = cfg.ifscale.unwrap();
+        let err = coherence_rubric(&ifs, Path::new("configs/run.toml")).unwrap_err();
+        assert!(err.downcast_ref::<UsageError>().is_some(), "{err}");
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with("configs/run.toml: [ifscale]: field `coherence-prompt`: ")
+                && msg.contains("/nonexistent/rubric.txt"),
+            "{msg}"
+        );
+        assert!(!msg.contains('\n'), "one line: {msg}");
+        // The default: the repository's rubric file, and today's reading of the constraint-list rule.
+        let ifs = load("default-rubric", IFSCALE).unwrap().ifscale.unwrap();
+        assert_eq!(
+            ifs.coherence_prompt,
+            PathBuf::from("configs/prompts/ifscale-coherence.txt")
+        );
+        assert_eq!(ifs.constraint_list, ConstraintListRule::WholeReply);
+    }
+
+    #[test]
+    fn the_constraint_list_reading_is_read_and_an_unknown_one_is_an_error() {
+        let ifs = load(
+            "run",
+            &format!("{IFSCALE}constraint-list = \"run-in-report\"\n"),
+        )
+        .unwrap()
+        .ifscale
+        .unwrap();
+        assert_eq!(ifs.constraint_list, ConstraintListRule::RunInReport);
+        let err = load(
+            "bad-rule",
+            &format!("{IFSCALE}constraint-list = \"anywhere\"\n"),
+        )
+        .unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains("bad-rule.toml") && msg.contains("anywhere"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn switching_the_constraint_list_reading_or_the_rubric_makes_the_generation_stage_stale() {
+        let dir = tempfile::tempdir().unwrap();
+        let prompts = dir.path().join("prompts.jsonl");
+        let rubric = dir.path().join("rubric.txt");
+        let out = dir.path().join("out.jsonl");
+        for p in [&prompts, &rubric, &out] {
+            std::fs::write(p, "x\n").unwrap();
+        }
+        let mut ifs = load("stamp", IFSCALE).unwrap().ifscale.unwrap();
+        ifs.coherence_prompt = rubric.clone();
+        let model = inference_client::ModelConfig::ad_hoc("http://127.0.0.1:9", "m");
+        let judge = inference_client::ModelConfig::ad_hoc("http://127.0.0.1:9", "j");
+        let stamps = harness::fresh::Stamps::new(dir.path());
+        let outputs = [out];
+        let fp = |ifs: &IfscaleConfig| {
+            super::super::generate_fingerprint(ifs, &model, Some(&judge), &prompts).unwrap()
+        };
+        stamps.mark("g", &fp(&ifs), &outputs).unwrap();
+        assert!(stamps.is_fresh("g", &fp(&ifs), &outputs));
+        let mut run = ifs.clone();
+        run.constraint_list = ConstraintListRule::RunInReport;
+        assert!(!stamps.is_fresh("g", &fp(&run), &outputs));
+        std::fs::write(&rubric, "another rubric\n").unwrap();
+        assert!(!stamps.is_fresh("g", &fp(&ifs), &outputs));
     }
 
     #[test]

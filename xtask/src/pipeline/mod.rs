@@ -16,7 +16,8 @@ use inference_client::{Client, ModelConfig};
 use schema::paths::{Bench, RunPaths};
 
 pub(crate) use config::{
-    PipelineConfig, RiftPrepSection, ifscale_judge_call, json_schema, load_section, rift_judge_call,
+    PipelineConfig, RiftPrepSection, coherence_rubric, ifscale_judge_call, json_schema,
+    load_section, rift_judge_call,
 };
 use harness::fresh::{Fingerprint, Stamps, concat_jsonl};
 
@@ -106,6 +107,12 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
             .transpose()
     };
     let ifscale_judge = load(cfg.ifscale.as_ref().and_then(|c| c.judge_model.as_deref()))?;
+    // The coherence rubric is read up front (only when a judge will get it), so a missing file stops the run
+    // before anything is sent.
+    let rubric = match (&cfg.ifscale, &ifscale_judge) {
+        (Some(ifs), Some(_)) => coherence_rubric(ifs, &args.config)?,
+        _ => String::new(),
+    };
     let rift_judge = load(
         cfg.rift_prep
             .as_ref()
@@ -196,6 +203,7 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
         ifscale_stages(
             ifs,
             ifscale_judge.as_ref(),
+            &rubric,
             &models,
             &paths,
             &client,
@@ -215,7 +223,7 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
     }
     let checked = judge_check_stages(
         &cfg,
-        ifscale_judge.as_ref(),
+        ifscale_judge.as_ref().map(|j| (j, rubric.as_str())),
         rift_judge.as_ref(),
         &models,
         &paths,
@@ -303,7 +311,8 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
 /// are made from, then the run's `judge-check.json` (None when the check is off: a stale file is removed).
 fn judge_check_stages(
     cfg: &PipelineConfig,
-    ifscale_judge: Option<&ModelConfig>,
+    // The coherence judge and its rubric.
+    ifscale_judge: Option<(&ModelConfig, &str)>,
     rift_judge: Option<&ModelConfig>,
     models: &[ModelConfig],
     paths: &RunPaths,
@@ -359,7 +368,7 @@ fn judge_check_stages(
             stage.tally(Bench::Rift, &judge.name),
         )?);
     }
-    if let (Some(ifs), Some(judge)) = (&cfg.ifscale, ifscale_judge) {
+    if let (Some(ifs), Some((judge, rubric))) = (&cfg.ifscale, ifscale_judge) {
         let files = paths.judge_check_dir(Bench::Ifscale, &judge.name);
         let call = ifscale_judge_call(ifs);
         let responses: Vec<PathBuf> = models
@@ -372,6 +381,7 @@ fn judge_check_stages(
             .value("per-kind", &jc.per_kind)?
             .value("seed", &jc.seed)?
             .value("threshold", &ifs.coherence_threshold)?
+            .file(&ifs.coherence_prompt)?
             .file(&jc.coherent_reports)?;
         for r in &responses {
             fp = fp.file(r)?;
@@ -382,6 +392,7 @@ fn judge_check_stages(
                 judge,
                 responses: &responses,
                 coherent: &jc.coherent_reports,
+                rubric,
                 call: &call,
                 threshold: ifs.coherence_threshold,
                 plan: jc.plan(),
@@ -643,6 +654,7 @@ fn vocab_stage(
 fn ifscale_stages(
     ifs: &prompt_gen::ifscale::IfscaleConfig,
     judge: Option<&ModelConfig>,
+    rubric: &str,
     models: &[ModelConfig],
     paths: &RunPaths,
     client: &Client,
@@ -668,11 +680,7 @@ fn ifscale_stages(
     let (mut scores, mut labels, mut attempts) = (Vec::new(), Vec::new(), Vec::new());
     for model in models {
         let files = paths.model(Bench::Ifscale, &model.name);
-        let fp = Fingerprint::new("ifscale-generate")
-            .value("model", model)?
-            .value("judge", &judge)?
-            .value("ifscale", ifs)?
-            .file(&prompts_path)?;
+        let fp = generate_fingerprint(ifs, model, judge, &prompts_path)?;
         let outputs = vec![
             files.responses(),
             files.attempts(),
@@ -687,6 +695,8 @@ fn ifscale_stages(
                 model,
                 judge,
                 judge_call: &ifscale_judge_call(ifs),
+                coherence_rubric: rubric,
+                constraint_list: ifs.constraint_list,
                 coherence_threshold: ifs.coherence_threshold,
                 max_attempts: ifs.max_attempts,
                 mode: schema::ifscale::MatchMode::Paper,
@@ -725,6 +735,27 @@ fn ifscale_stages(
         Ok(())
     })?;
     Ok(())
+}
+
+/// The fingerprint of one model's IFScale generation stage: the model, the judge, the whole `[ifscale]` section
+/// (so the constraint-list reading and the threshold are in it: switching them re-decides every attempt, from the
+/// cache), the prompts and, with a judge, the coherence rubric's text.
+fn generate_fingerprint(
+    ifs: &prompt_gen::ifscale::IfscaleConfig,
+    model: &ModelConfig,
+    judge: Option<&ModelConfig>,
+    prompts: &Path,
+) -> anyhow::Result<Fingerprint> {
+    let mut fp = Fingerprint::new("ifscale-generate")
+        .value("model", model)?
+        .value("judge", &judge)?
+        .value("ifscale", ifs)?
+        .value("constraint-list", &ifs.constraint_list.name())?
+        .file(prompts)?;
+    if judge.is_some() {
+        fp = fp.file(&ifs.coherence_prompt)?;
+    }
+    Ok(fp)
 }
 
 fn rift_stages(

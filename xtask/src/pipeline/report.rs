@@ -77,6 +77,11 @@ pub(super) fn analyse_and_report(
             models: &cfg.run.models,
             config_text,
             ifscale: cfg.ifscale.as_ref().map(|c| c.judge_model.is_some()),
+            ifscale_constraint_list: cfg
+                .ifscale
+                .as_ref()
+                .map(|c| c.constraint_list)
+                .unwrap_or_default(),
             rift: cfg
                 .rift
                 .as_ref()

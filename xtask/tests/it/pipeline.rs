@@ -109,10 +109,11 @@ fn a_judge_that_never_answers_makes_the_run_incomplete() {
         format!(
             "[run]\nname = \"budget\"\nmodels-file = \"models.toml\"\nmodels = [\"writer\"]\ncache = \"cache.sqlite\"\n\n\
              [ifscale]\ngrid = [10]\nseeds = [0, 1]\nsampling = \"paper\"\nvocab = \"{}\"\ntemplate = \"{}\"\n\
-             max-attempts = 1\njudge-model = \"judge\"\njudge-max-tokens = 300\njudge-tries = 2\n\n\
+             max-attempts = 1\njudge-model = \"judge\"\njudge-max-tokens = 300\njudge-tries = 2\ncoherence-prompt = \"{}\"\n\n\
              [judge-check]\nenabled = false\n",
             repo("datasets/vocab/ifscale-paper.txt"),
-            repo("configs/prompts/ifscale-report.txt")
+            repo("configs/prompts/ifscale-report.txt"),
+            repo("configs/prompts/ifscale-coherence.txt")
         ),
     )
     .unwrap();

@@ -16,6 +16,9 @@ const KEYWORDS: [&str; 3] = ["revenue", "margin", "growth"];
 /// A report of more than twenty words with `revenue` and `margin` but not the third keyword.
 const GOOD: &str = "Our revenue rose this year because the team widened the margin on every product line, \
     and the board expects the same discipline to carry the company through the next two quarters";
+/// A short stand-in rubric for the tests that are not about its text.
+const RUBRIC: &str = "Grade the report's coherence from 1 to 10.";
+
 /// Ten bare words: the model listed the constraints (rule a).
 const LIST: &str = "revenue, margin, growth, alpha, beta, gamma, delta, omega, sigma, kappa";
 
@@ -57,6 +60,8 @@ fn run(
         model,
         judge,
         judge_call: &HelperCall::judge(),
+        coherence_rubric: RUBRIC,
+        constraint_list: Default::default(),
         coherence_threshold: 6,
         max_attempts: 3,
         mode: MatchMode::Paper,
@@ -78,6 +83,8 @@ fn generate_once(
         model,
         judge: None,
         judge_call: &HelperCall::judge(),
+        coherence_rubric: RUBRIC,
+        constraint_list: Default::default(),
         coherence_threshold: 6,
         max_attempts: 1,
         mode: MatchMode::Paper,
@@ -232,6 +239,8 @@ fn attempts_whose_configured_judge_never_answers_are_counted_unjudged() {
         model: &model(&mock, "writer"),
         judge: Some(&model(&mock, "judge")),
         judge_call: &call,
+        coherence_rubric: RUBRIC,
+        constraint_list: Default::default(),
         coherence_threshold: 6,
         max_attempts: 3,
         mode: MatchMode::Paper,
@@ -279,6 +288,8 @@ fn a_judge_max_tokens_of_zero_is_a_usage_error_and_nothing_is_sent() {
         model: &model(&mock, "writer"),
         judge: Some(&model(&mock, "judge")),
         judge_call: &call,
+        coherence_rubric: RUBRIC,
+        constraint_list: Default::default(),
         coherence_threshold: 6,
         max_attempts: 1,
         mode: MatchMode::Paper,
@@ -389,6 +400,8 @@ fn with_batch_jobs_the_coherence_judge_gives_the_same_verdicts() {
         model: &model(&mock, "writer"),
         judge: Some(&judge),
         judge_call: &HelperCall::judge(),
+        coherence_rubric: RUBRIC,
+        constraint_list: Default::default(),
         coherence_threshold: 6,
         max_attempts: 3,
         mode: MatchMode::Paper,
@@ -408,4 +421,214 @@ fn with_batch_jobs_the_coherence_judge_gives_the_same_verdicts() {
         log.iter().map(|l| l.coherence).collect::<Vec<_>>(),
         [Some(2), Some(8)]
     );
+}
+
+/// The coherence rubric as the judge got it before it moved to `configs/prompts/ifscale-coherence.txt` (the
+/// `COHERENCE_RUBRIC` constant of `scoring::ifscale`), kept here to prove the file changes no byte.
+const RUBRIC_BEFORE_THE_FILE: &str = "\
+You are grading how coherent a business report is. Judge only whether it reads as a sensible, \
+well-organized business document; ignore whether its facts are true and whether it uses any particular words.
+
+Scores:
+10 Pristine: polished and well organized; every sentence is purposeful and flows from the one before.
+9 Excellent: clear structure and logical flow, with at most a stray awkward phrase.
+8 Very good: well organized and sensible; a few clumsy sentences or slightly forced word choices.
+7 Good: clearly a business report; some padding, repetition or abrupt transitions, but the argument holds.
+6 Acceptable: a plausible business report overall, although noticeable passages are forced, generic or loosely connected.
+5 Uneven: report-like structure, but many sentences exist only to carry words and the thread of the argument is often lost.
+4 Weak: long stretches of stilted or contradictory text; sections barely relate to each other.
+3 Poor: mostly strings of loosely related phrases or lists dressed as sentences; little sense can be made of it.
+2 Broken: fragments, heavy repetition or word lists with only traces of a report.
+1 Gibberish: no meaningful content; random words, endless repetition or unreadable text.
+
+Reply with one JSON object and nothing else: {\"reason\": \"<one sentence>\", \"score\": <integer 1-10>}";
+
+/// SHA-256 of the judge prompt for [`GOOD`] as the code built it before the rubric became a file (computed with
+/// that code): the cached verdicts of earlier runs are keyed on these bytes.
+const GOOD_JUDGE_PROMPT_SHA256: &str =
+    "90189ed1a8b027a724ebb691f32e1d087d88dd1cc082eeee50f5f957e5e12a89";
+
+fn default_rubric() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(prompt_gen::ifscale::DEFAULT_COHERENCE_PROMPT);
+    harness::ifscale::read_coherence_rubric(&path).expect("the default coherence rubric")
+}
+
+fn sha256_hex(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[test]
+fn the_default_coherence_rubric_file_gives_the_judge_todays_prompt_byte_for_byte() {
+    let rubric = default_rubric();
+    assert_eq!(rubric, RUBRIC_BEFORE_THE_FILE);
+    let judge_prompt = scoring::ifscale::coherence_judge_prompt(&rubric, &format!("\n{GOOD}  \n"));
+    assert_eq!(
+        judge_prompt,
+        format!(
+            "{RUBRIC_BEFORE_THE_FILE}\n\n<report>\n{GOOD}\n</report>\n\nAnswer with the JSON object only."
+        )
+    );
+    assert_eq!(sha256_hex(&judge_prompt), GOOD_JUDGE_PROMPT_SHA256);
+
+    // Through the generation loop: the mock echoes the judge's message ("Reply to: " + it), so the judge's
+    // responses file shows the exact bytes it was sent.
+    let mock = mock(&[("[plain]", &[GOOD])]);
+    let dir = tempfile::tempdir().unwrap();
+    let files = ModelPaths::in_dir(&dir.path().join("out"));
+    let call = HelperCall {
+        tries: 1,
+        ..HelperCall::judge()
+    };
+    generate(&Generation {
+        prompts: &[prompt("p", "[plain]")],
+        model: &model(&mock, "writer"),
+        judge: Some(&model(&mock, "judge")),
+        judge_call: &call,
+        coherence_rubric: &rubric,
+        constraint_list: Default::default(),
+        coherence_threshold: 6,
+        max_attempts: 1,
+        mode: MatchMode::Paper,
+        span: Default::default(),
+        files: &files,
+        client: &client(dir.path()),
+    })
+    .unwrap();
+    let judged = schema::read_latest_responses(&files.coherence_judge()).unwrap();
+    let echoed: Vec<&str> = judged.iter().filter_map(|r| r.content.as_deref()).collect();
+    let sent = echoed
+        .iter()
+        .map(|c| c.strip_prefix("Reply to: ").expect("the mock's echo"))
+        .collect::<Vec<_>>();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sha256_hex(sent[0]), GOOD_JUDGE_PROMPT_SHA256);
+}
+
+#[test]
+fn an_empty_coherence_rubric_is_a_usage_error_and_nothing_is_sent() {
+    let mock = mock(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let err = generate(&Generation {
+        prompts: &[prompt("p", "")],
+        model: &model(&mock, "writer"),
+        judge: Some(&model(&mock, "judge")),
+        judge_call: &HelperCall::judge(),
+        coherence_rubric: " \n",
+        constraint_list: Default::default(),
+        coherence_threshold: 6,
+        max_attempts: 1,
+        mode: MatchMode::Paper,
+        span: Default::default(),
+        files: &ModelPaths::in_dir(dir.path()),
+        client: &client(dir.path()),
+    })
+    .unwrap_err();
+    assert!(err.is_usage(), "{err}");
+    assert!(err.to_string().contains("coherence-prompt"), "{err}");
+    assert_eq!(mock.requests(), 0);
+    let empty = dir.path().join("empty.txt");
+    std::fs::write(&empty, "\n\n").unwrap();
+    let err = harness::ifscale::read_coherence_rubric(&empty).unwrap_err();
+    assert!(err.to_string().contains("empty.txt"), "{err}");
+    let err = harness::ifscale::read_coherence_rubric(&dir.path().join("absent.txt")).unwrap_err();
+    assert!(err.to_string().contains("absent.txt"), "{err}");
+}
+
+#[test]
+fn the_judge_check_controls_get_the_configured_rubric() {
+    let mock = mock(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let coherent = dir.path().join("coherent.jsonl");
+    std::fs::write(
+        &coherent,
+        format!(
+            "{{\"id\": \"c1\", \"report\": \"{GOOD}\"}}\n{{\"id\": \"c2\", \"report\": \"A second report.\"}}\n"
+        ),
+    )
+    .unwrap();
+    let files = ModelPaths::in_dir(&dir.path().join("check"));
+    let rubric = "A configured rubric, not the default one.";
+    harness::judge_check::coherence(&harness::judge_check::CoherenceCheck {
+        judge: &model(&mock, "judge"),
+        responses: &[],
+        coherent: &coherent,
+        rubric,
+        call: &HelperCall {
+            tries: 1,
+            ..HelperCall::judge()
+        },
+        threshold: 6,
+        plan: scoring::judge_check::ControlPlan {
+            per_kind: 5,
+            seed: 0,
+        },
+        files: &files,
+        client: &client(dir.path()),
+    })
+    .unwrap();
+    let controls: Vec<schema::judge_check::CoherenceControl> =
+        schema::read_jsonl(&files.controls()).unwrap();
+    let prompts: Vec<PromptRecord> = schema::read_jsonl(&files.judge_prompts()).unwrap();
+    assert_eq!((controls.len(), prompts.len()), (2, 2));
+    for (k, p) in controls.iter().zip(&prompts) {
+        assert_eq!(
+            p.messages,
+            vec![Message::user(scoring::ifscale::coherence_judge_prompt(
+                rubric, &k.report
+            ))]
+        );
+    }
+    // The same function gives the run's own attempts their prompt (see the byte-for-byte test above), so the
+    // controls and the real items share one configured rubric.
+}
+
+#[test]
+fn under_run_in_report_a_report_with_a_run_of_ten_bare_words_is_retried_and_under_whole_reply_accepted()
+ {
+    let with_run = format!(
+        "{GOOD}. Key terms: revenue, audit, equity, tax, debt, ROI, ESG, asset, margin, yield."
+    );
+    for (rule, expected) in [
+        (
+            schema::ifscale::ConstraintListRule::WholeReply,
+            vec![(1, true, None)],
+        ),
+        (
+            schema::ifscale::ConstraintListRule::RunInReport,
+            vec![
+                (1, false, Some(RejectReason::ConstraintList)),
+                (2, true, None),
+            ],
+        ),
+    ] {
+        let mock = mock(&[("[run-then-report]", &[&with_run, GOOD])]);
+        let dir = tempfile::tempdir().unwrap();
+        let files = ModelPaths::in_dir(&dir.path().join("out"));
+        generate(&Generation {
+            prompts: &[prompt("p", "[run-then-report]")],
+            model: &model(&mock, "writer"),
+            judge: None,
+            judge_call: &HelperCall::judge(),
+            coherence_rubric: "",
+            constraint_list: rule,
+            coherence_threshold: 6,
+            max_attempts: 3,
+            mode: MatchMode::Paper,
+            span: Default::default(),
+            files: &files,
+            client: &client(dir.path()),
+        })
+        .unwrap();
+        let got: Vec<_> = attempts(dir.path(), "p")
+            .iter()
+            .map(|l| (l.attempt, l.accepted, l.reason))
+            .collect();
+        assert_eq!(got, expected, "{}", rule.name());
+    }
 }

@@ -192,6 +192,7 @@ fn report_sections_count_from_the_files() {
         models: &models,
         config_text: "[run]\nname = \"fixture\"",
         ifscale: Some(false),
+        ifscale_constraint_list: Default::default(),
         rift: Some(false),
         rift_notes: &[],
         rift_table1: None,
@@ -226,7 +227,7 @@ fn report_sections_count_from_the_files() {
         link per-sample scores: ifscale/scores.jsonl
         link per-keyword labels: ifscale/labels.jsonl
         link attempts log: ifscale/attempts.jsonl
-        note: The report prompt is ifstress's own wording (the paper's appendix text is not available to us); an attempt is one request (a truncated reply and a failed request each use one); failed samples are counted and left out of the means. See configs/prompts/README.md.
+        note: The report prompt and the coherence rubric are ifstress's own wording (the paper's appendix texts are not available to us); an attempt is one request (a truncated reply and a failed request each use one); failed samples are counted and left out of the means. A reply was retried as a list of the constraints under the `whole-reply` reading of that rule (the whole reply is ten or more comma-separated bare words; the paper does not say which, the choice is ours). See configs/prompts/README.md.
         ## RIFT: instruction topology
         Prompts: 0
         alpha: responses: 0 (ok 0, truncated 0, failed 0; 0 served from the cache in the run that wrote them)
@@ -244,6 +245,19 @@ fn report_sections_count_from_the_files() {
         note: Spend recorded in the run's ledger (provider-reported where present, else tokens × the model's prices): 0.0025 USD.
     "#]]
     .assert_eq(&shown);
+    // The other reading of the constraint-list rule is named where the retry rules are.
+    let run = RunReport {
+        ifscale_constraint_list: schema::ifscale::ConstraintListRule::RunInReport,
+        ..run
+    };
+    let input = report_input(&run, &paths).unwrap();
+    assert!(
+        input.sections[0].paragraphs.iter().any(|p| p.contains(
+            "under the `run-in-report` reading of that rule (the whole reply is, or the reply contains a run of, ten"
+        )),
+        "{:?}",
+        input.sections[0].paragraphs
+    );
 }
 
 #[test]
@@ -276,6 +290,7 @@ fn table_one_gets_the_questions_per_prompt_of_the_run() {
         models: &models,
         config_text: "",
         ifscale: None,
+        ifscale_constraint_list: Default::default(),
         rift: Some(false),
         rift_notes: &["Prompts: jump rule.".to_owned()],
         rift_table1: Some(table1),
@@ -349,6 +364,7 @@ fn an_audit_sample_and_its_agreement() {
         models: &models,
         config_text: "",
         ifscale: None,
+        ifscale_constraint_list: Default::default(),
         rift: Some(false),
         rift_notes: &[],
         rift_table1: None,
@@ -442,6 +458,7 @@ fn a_judged_run_shows_each_judges_sensitivity_and_specificity() {
         models: &models,
         config_text: "",
         ifscale: Some(true),
+        ifscale_constraint_list: Default::default(),
         rift: Some(true),
         rift_notes: &[],
         rift_table1: None,

@@ -1,10 +1,15 @@
-//! The generation retry rules: a response is asked for again when it is a bare list of the constraint words or too
-//! short to be a report (a refusal), and the coherence judge's prompt and the reading of its answer. Pure functions:
-//! the loop that applies them and calls the models lives outside this crate (scoring never calls a model).
+//! The generation retry rules: a response is asked for again when it is a list of the constraint words or too
+//! short to be a report (a refusal), and the coherence judge's prompt (around a rubric the caller passes in) and
+//! the reading of its answer. Pure functions: the loop that applies them and calls the models lives outside this
+//! crate (scoring never calls a model nor reads a file).
+//!
+//! The constraint-list rule has two readings ([`ConstraintListRule`]): the whole reply is the list
+//! ([`is_constraint_list`]), or, in addition, the reply contains a run of the words anywhere
+//! ([`longest_bare_word_run`]).
 
 use std::sync::OnceLock;
 
-use schema::ifscale::RejectReason;
+use schema::ifscale::{ConstraintListRule, RejectReason};
 
 use super::Error;
 
@@ -18,12 +23,13 @@ pub fn word_count(text: &str) -> usize {
     text.split_whitespace().count()
 }
 
-/// Rule (a): the text split on commas gives at least ten parts, and every part (trimmed) is a bare word `[A-Za-z]+`.
+/// Rule (a), whole-reply reading: the text split on commas gives at least ten parts, and every part (trimmed) is a
+/// bare word `[A-Za-z]+`.
 pub fn is_constraint_list(text: &str) -> bool {
     let mut parts = 0;
     for part in text.split(',') {
         let p = part.trim();
-        if p.is_empty() || !p.bytes().all(|b| b.is_ascii_alphabetic()) {
+        if !is_bare_word(p) {
             return false;
         }
         parts += 1;
@@ -31,9 +37,121 @@ pub fn is_constraint_list(text: &str) -> bool {
     parts >= CONSTRAINT_LIST_MIN_PARTS
 }
 
-/// Rules (a) and (b), in that order: the reason to reject a response text, or None when it passes.
-pub fn check_response(text: &str) -> Option<RejectReason> {
-    if is_constraint_list(text) {
+/// One bare word: ASCII letters only, at least one (no digit, hyphen, apostrophe, quote or markup).
+fn is_bare_word(p: &str) -> bool {
+    !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphabetic())
+}
+
+/// The longest run of comma-separated bare words anywhere in the text (the run-in-report reading of rule (a)).
+///
+/// What a run is, precisely:
+/// - The text is cut into segments at sentence and clause punctuation (`.`, `!`, `?`, `;`, `:`), at brackets
+///   (`(`, `)`, `[`, `]`) and at line breaks, except a line break whose line ends with a comma (a list that goes on
+///   on the next line). A trailing period therefore ends a run without spoiling its last word.
+/// - A line's bullet or number marker (`-`, `*`, `+`, `•`, `1.`, `1)`) is dropped first.
+/// - Each segment is split on commas into parts, trimmed. A run is a maximal sequence of consecutive parts that are
+///   each one bare word (`[A-Za-z]+`, as in [`is_constraint_list`]: a hyphenated, quoted, emphasised or numbered
+///   word is not bare and breaks the run). Lead-in text in a segment's first part ("We used revenue") is not part
+///   of a run: the run starts at the next part.
+/// - "and"/"or" before the last item: a part `and W` or `or W` (after an Oxford comma) counts as the item W, a part
+///   `V and W` or `V or W` as the two items V and W; either ends the run.
+/// - An empty part (two commas in a row, a comma before the end) ends the run.
+pub fn longest_bare_word_run(text: &str) -> usize {
+    let mut best = 0;
+    for segment in segments(text) {
+        let mut run = 0;
+        for part in segment.split(',') {
+            match list_items(part.trim()) {
+                Some((n, last)) => {
+                    run += n;
+                    best = best.max(run);
+                    if last {
+                        run = 0;
+                    }
+                }
+                None => run = 0,
+            }
+        }
+    }
+    best
+}
+
+/// How many list items a part is (1 for `W` or `and W`, 2 for `V and W`), and whether it must be a run's last
+/// item; None when it is not a list part.
+fn list_items(part: &str) -> Option<(usize, bool)> {
+    if is_bare_word(part) {
+        return Some((1, false));
+    }
+    let words: Vec<&str> = part.split_whitespace().collect();
+    match words.as_slice() {
+        [conj, w] if is_conjunction(conj) && is_bare_word(w) => Some((1, true)),
+        [v, conj, w] if is_conjunction(conj) && is_bare_word(v) && is_bare_word(w) => {
+            Some((2, true))
+        }
+        _ => None,
+    }
+}
+
+fn is_conjunction(w: &str) -> bool {
+    w.eq_ignore_ascii_case("and") || w.eq_ignore_ascii_case("or")
+}
+
+/// The text's segments (see [`longest_bare_word_run`]): lines joined where a line ends with a comma, bullet markers
+/// dropped, then cut at sentence punctuation and brackets.
+fn segments(text: &str) -> Vec<String> {
+    let mut joined: Vec<String> = Vec::new();
+    let mut continues = false;
+    for line in text.lines() {
+        let line = strip_marker(line.trim());
+        match joined.last_mut() {
+            Some(prev) if continues => {
+                prev.push(' ');
+                prev.push_str(line);
+            }
+            _ => joined.push(line.to_owned()),
+        }
+        continues = line.ends_with(',');
+    }
+    joined
+        .iter()
+        .flat_map(|l| {
+            l.split(['.', '!', '?', ';', ':', '(', ')', '[', ']'])
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
+/// A line without its leading bullet (`-`, `*`, `+`, `•`) or number marker (`12.`, `3)`) and the space after it.
+fn strip_marker(line: &str) -> &str {
+    for bullet in ["- ", "* ", "+ ", "• "] {
+        if let Some(rest) = line.strip_prefix(bullet) {
+            return rest.trim_start();
+        }
+    }
+    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 {
+        let rest = &line[digits..];
+        if let Some(r) = rest.strip_prefix(". ").or_else(|| rest.strip_prefix(") ")) {
+            return r.trim_start();
+        }
+    }
+    line
+}
+
+/// Rule (a) under a reading: the whole reply is a constraint list, or (run-in-report) it also contains a run of
+/// at least ten comma-separated bare words.
+pub fn is_constraint_list_under(text: &str, rule: ConstraintListRule) -> bool {
+    match rule {
+        ConstraintListRule::WholeReply => is_constraint_list(text),
+        ConstraintListRule::RunInReport => {
+            is_constraint_list(text) || longest_bare_word_run(text) >= CONSTRAINT_LIST_MIN_PARTS
+        }
+    }
+}
+
+/// Rules (a) (under `rule`) and (b), in that order: the reason to reject a response text, or None when it passes.
+pub fn check_response(text: &str, rule: ConstraintListRule) -> Option<RejectReason> {
+    if is_constraint_list_under(text, rule) {
         Some(RejectReason::ConstraintList)
     } else if word_count(text) < MIN_WORDS {
         Some(RejectReason::TooShort)
@@ -42,33 +160,17 @@ pub fn check_response(text: &str) -> Option<RejectReason> {
     }
 }
 
-/// The coherence judge's prompt for one report (a single user message).
-pub fn coherence_judge_prompt(report: &str) -> String {
-    let mut p = String::with_capacity(report.len() + 2_500);
-    p.push_str(COHERENCE_RUBRIC);
+/// The coherence judge's prompt for one report (a single user message): the rubric (the text of
+/// `[ifscale] coherence-prompt`, e.g. `configs/prompts/ifscale-coherence.txt`, trailing whitespace dropped), then
+/// the report between `<report>` tags, then the instruction to answer with the JSON object only.
+pub fn coherence_judge_prompt(rubric: &str, report: &str) -> String {
+    let mut p = String::with_capacity(rubric.len() + report.len() + 64);
+    p.push_str(rubric);
     p.push_str("\n\n<report>\n");
     p.push_str(report.trim());
     p.push_str("\n</report>\n\nAnswer with the JSON object only.");
     p
 }
-
-const COHERENCE_RUBRIC: &str = "\
-You are grading how coherent a business report is. Judge only whether it reads as a sensible, \
-well-organized business document; ignore whether its facts are true and whether it uses any particular words.
-
-Scores:
-10 Pristine: polished and well organized; every sentence is purposeful and flows from the one before.
-9 Excellent: clear structure and logical flow, with at most a stray awkward phrase.
-8 Very good: well organized and sensible; a few clumsy sentences or slightly forced word choices.
-7 Good: clearly a business report; some padding, repetition or abrupt transitions, but the argument holds.
-6 Acceptable: a plausible business report overall, although noticeable passages are forced, generic or loosely connected.
-5 Uneven: report-like structure, but many sentences exist only to carry words and the thread of the argument is often lost.
-4 Weak: long stretches of stilted or contradictory text; sections barely relate to each other.
-3 Poor: mostly strings of loosely related phrases or lists dressed as sentences; little sense can be made of it.
-2 Broken: fragments, heavy repetition or word lists with only traces of a report.
-1 Gibberish: no meaningful content; random words, endless repetition or unreadable text.
-
-Reply with one JSON object and nothing else: {\"reason\": \"<one sentence>\", \"score\": <integer 1-10>}";
 
 /// A parsed coherence verdict.
 #[derive(Debug, Clone, PartialEq)]
@@ -141,11 +243,228 @@ pub fn parse_coherence_verdict(answer: &str) -> Result<CoherenceVerdict, Error> 
 mod tests {
     use super::*;
 
+    const WHOLE: ConstraintListRule = ConstraintListRule::WholeReply;
+    const RUN: ConstraintListRule = ConstraintListRule::RunInReport;
+
+    /// A report of more than twenty words around `middle`.
+    fn report(middle: &str) -> String {
+        format!(
+            "The company closed the year with steady results across its three segments. {middle} \
+             The board expects the same discipline to carry the business through the next two quarters."
+        )
+    }
+
+    /// Each case: text, the longest run, rejected under whole-reply, rejected under run-in-report.
+    #[test]
+    fn both_readings_of_the_constraint_list_rule_case_by_case() {
+        let ten = "revenue, audit, equity, tax, debt, ROI, ESG, asset, margin, yield";
+        let cases: Vec<(&str, String, usize, bool, bool)> = vec![
+            (
+                "the whole reply is the list",
+                ten.to_owned(),
+                10,
+                true,
+                true,
+            ),
+            (
+                "a run of ten inside a report",
+                report(&format!("Key terms: {ten}.")),
+                10,
+                false,
+                true,
+            ),
+            (
+                "a trailing period ends the run, its last word still counts",
+                report(&format!("{ten}.")),
+                10,
+                false,
+                true,
+            ),
+            (
+                "the whole reply with a trailing period is a run, not a whole-reply list",
+                format!("{ten}."),
+                10,
+                false,
+                true,
+            ),
+            (
+                "an ordinary sentence listing four items",
+                report("We watched revenue, margin, cash and equity closely."),
+                1,
+                false,
+                false,
+            ),
+            (
+                "four items ending the sentence: the lead-in's item is not counted",
+                report("The plan covers revenue, margin, cash and equity."),
+                3,
+                false,
+                false,
+            ),
+            (
+                "nine words and an Oxford-comma `and` make ten",
+                report(
+                    "Terms: revenue, audit, equity, tax, debt, ROI, ESG, asset, margin, and yield.",
+                ),
+                10,
+                false,
+                true,
+            ),
+            (
+                "`V and W` as the last part is two items",
+                report(
+                    "Terms: revenue, audit, equity, tax, debt, ROI, ESG, asset, margin and yield.",
+                ),
+                10,
+                false,
+                true,
+            ),
+            (
+                "seven words and `asset or margin` make nine",
+                report("Terms: revenue, audit, equity, tax, debt, ROI, ESG, asset or margin."),
+                9,
+                false,
+                false,
+            ),
+            (
+                "an `and` part ends the run: what follows starts a new one",
+                report("revenue, audit, equity, tax and debt, ROI, ESG, asset, margin, yield."),
+                5,
+                false,
+                false,
+            ),
+            (
+                "lead-in text is not part of the run",
+                report(
+                    "We used revenue, audit, equity, tax, debt, ROI, ESG, asset, margin, yield.",
+                ),
+                9,
+                false,
+                false,
+            ),
+            (
+                "a hyphenated word is not bare and breaks the run",
+                report(
+                    "revenue, audit, equity, tax, e-commerce, debt, ROI, ESG, asset, margin, yield.",
+                ),
+                6,
+                false,
+                false,
+            ),
+            (
+                "a period inside the list cuts it in two",
+                report("revenue, audit, equity, tax, debt. ROI, ESG, asset, margin, yield."),
+                5,
+                false,
+                false,
+            ),
+            (
+                "a line break cuts a run unless the line ends with a comma",
+                report("revenue, audit, equity, tax, debt\nROI, ESG, asset, margin, yield."),
+                5,
+                false,
+                false,
+            ),
+            (
+                "a list that goes on after a comma at the end of a line",
+                report("revenue, audit, equity, tax, debt,\nROI, ESG, asset, margin, yield."),
+                10,
+                false,
+                true,
+            ),
+            (
+                "a bullet marker is dropped",
+                report(&format!("\n- {ten}\n")),
+                10,
+                false,
+                true,
+            ),
+            (
+                "a numbered line's marker is dropped",
+                report(&format!("\n3) {ten}\n")),
+                10,
+                false,
+                true,
+            ),
+            (
+                "a bulleted list without commas is not comma-separated",
+                format!(
+                    "{}\n- revenue\n- audit\n- equity\n- tax\n- debt\n- ROI\n- ESG\n- asset\n- margin\n- yield",
+                    report("")
+                ),
+                1,
+                false,
+                false,
+            ),
+            (
+                "emphasised words are not bare",
+                report(
+                    "**revenue**, **audit**, **equity**, **tax**, **debt**, **ROI**, **ESG**, **asset**, **margin**, **yield**",
+                ),
+                0,
+                false,
+                false,
+            ),
+            (
+                "two commas in a row end the run",
+                report("revenue, audit, equity, tax, debt,, ROI, ESG, asset, margin, yield."),
+                5,
+                false,
+                false,
+            ),
+            (
+                "a list in brackets is a run",
+                report(&format!("Our filings cite ({ten}) throughout.")),
+                10,
+                false,
+                true,
+            ),
+            (
+                "commas between clauses are no run",
+                report(
+                    "In the first half, sales rose, costs fell, and the margin widened, as planned.",
+                ),
+                0,
+                false,
+                false,
+            ),
+        ];
+        for (name, text, run, whole, in_report) in cases {
+            assert_eq!(longest_bare_word_run(&text), run, "{name}: run");
+            assert_eq!(
+                is_constraint_list_under(&text, WHOLE),
+                whole,
+                "{name}: whole-reply"
+            );
+            assert_eq!(
+                is_constraint_list_under(&text, RUN),
+                in_report,
+                "{name}: run-in-report"
+            );
+            let expected = |rejected| {
+                if rejected {
+                    Some(RejectReason::ConstraintList)
+                } else if word_count(&text) < MIN_WORDS {
+                    Some(RejectReason::TooShort)
+                } else {
+                    None
+                }
+            };
+            assert_eq!(check_response(&text, WHOLE), expected(whole), "{name}");
+            assert_eq!(check_response(&text, RUN), expected(in_report), "{name}");
+        }
+    }
+
     #[test]
     fn retry_rules() {
         let list = "revenue, audit, equity,tax, debt, ROI, ESG, asset, margin, yield";
         assert!(is_constraint_list(list));
-        assert_eq!(check_response(list), Some(RejectReason::ConstraintList));
+        for rule in [WHOLE, RUN] {
+            assert_eq!(
+                check_response(list, rule),
+                Some(RejectReason::ConstraintList)
+            );
+        }
         assert!(
             !is_constraint_list("revenue, audit, equity, tax, debt, ROI, ESG, asset, margin"),
             "nine parts"
@@ -156,16 +475,18 @@ mod tests {
         assert!(!is_constraint_list(
             "revenue, audit, equity, tax, debt, ROI, ESG, asset, margin, yield, "
         ));
-        assert_eq!(
-            check_response("I cannot help with that request."),
-            Some(RejectReason::TooShort)
-        );
-        let ok = "word ".repeat(20);
-        assert_eq!(check_response(&ok), None);
-        assert_eq!(
-            check_response(&"word ".repeat(19)),
-            Some(RejectReason::TooShort)
-        );
+        for rule in [WHOLE, RUN] {
+            assert_eq!(
+                check_response("I cannot help with that request.", rule),
+                Some(RejectReason::TooShort)
+            );
+            let ok = "word ".repeat(20);
+            assert_eq!(check_response(&ok, rule), None);
+            assert_eq!(
+                check_response(&"word ".repeat(19), rule),
+                Some(RejectReason::TooShort)
+            );
+        }
     }
 
     #[test]
@@ -205,8 +526,9 @@ mod tests {
                 reason: "Mostly coherent; a {few} odd phrases.".to_owned()
             }
         );
-        let prompt = coherence_judge_prompt("  The report.  ");
-        assert!(prompt.contains("<report>\nThe report.\n</report>"));
-        assert!(prompt.contains("10 Pristine") && prompt.contains("1 Gibberish"));
+        assert_eq!(
+            coherence_judge_prompt("Grade it.", "  The report.  "),
+            "Grade it.\n\n<report>\nThe report.\n</report>\n\nAnswer with the JSON object only."
+        );
     }
 }
