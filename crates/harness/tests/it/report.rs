@@ -552,6 +552,7 @@ fn output_caps_and_the_vocabulary_are_labelled() {
         models: &models,
         config_text: "",
         ifscale: Some(false),
+        ifscale_constraint_list: Default::default(),
         rift: None,
         rift_notes: &[],
         rift_table1: None,
