@@ -567,7 +567,7 @@ fn output_caps_and_the_vocabulary_are_labelled() {
     let shown = notes(&run);
     expect![[r#"
         [
-            "The report prompt is ifstress's own wording (the paper's appendix text is not available to us); an attempt is one request (a truncated reply and a failed request each use one); failed samples are counted and left out of the means. See configs/prompts/README.md.",
+            "The report prompt and the coherence rubric are ifstress's own wording (the paper's appendix texts are not available to us); an attempt is one request (a truncated reply and a failed request each use one); failed samples are counted and left out of the means. A reply was retried as a list of the constraints under the `whole-reply` reading of that rule (the whole reply is ten or more comma-separated bare words; the paper does not say which, the choice is ours). See configs/prompts/README.md.",
             "This run's keywords come from ifstress's own vocabulary (datasets/vocab/default.tsv), not the paper's 500 terms (datasets/vocab/ifscale-paper.txt); difficulty depends on the words, so its curves are not like for like with the published ones.",
             "Output caps, a departure from the paper (it ran every model with its provider's default generation parameters): alpha at 8192 tokens (its max-tokens in the models file); no cap for beta. The replies that stopped at the length limit (finish reason `length`; rejected as truncated, and the sample tried again): alpha 1 of 3 (in 1 sample), beta 0 of 1 (in 0 samples).",
         ]
