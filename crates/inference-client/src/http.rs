@@ -177,6 +177,10 @@ fn request_failure(e: &reqwest::Error, redactor: &Redactor) -> Failure {
     }
 }
 
+/// How often a streamed reply tells its endpoint that it is alive (the health watch calls an endpoint silent after
+/// seconds, `health::SILENT`).
+const HEARD_EVERY: Duration = Duration::from_millis(500);
+
 /// POSTs a streaming request body (`stream: true`) and reads its server-sent events into a completion.
 ///
 /// Until the first byte of the body arrives only `timeout` applies (counted from the send); after it, `idle` bounds
@@ -230,11 +234,25 @@ pub(crate) async fn post_stream(
     let mut stream = (ok && events).then(Assembler::new);
     let mut whole: Vec<u8> = Vec::new();
     let mut first = true;
+    // One timer for the whole body, re-armed lazily: a piece only notes when it came, and the timer, when it fires
+    // before the silence is long enough, is set again from that note. So a long answer of many small pieces costs a
+    // clock read per piece, not a timer registration; the endpoint hears from it at most every `HEARD_EVERY`.
+    let timer = tokio::time::sleep_until(deadline);
+    tokio::pin!(timer);
+    let mut last_piece = tokio::time::Instant::now();
+    let mut told: Option<tokio::time::Instant> = None;
     loop {
-        let next = if first {
-            tokio::time::timeout_at(deadline, resp.chunk()).await
-        } else {
-            tokio::time::timeout(idle, resp.chunk()).await
+        let next = tokio::select! {
+            biased;
+            piece = resp.chunk() => Ok(piece),
+            () = &mut timer => {
+                let due = last_piece + idle;
+                if !first && due > tokio::time::Instant::now() {
+                    timer.as_mut().reset(due);
+                    continue;
+                }
+                Err(())
+            }
         };
         let piece = match next {
             // After `[DONE]` the answer is whole, whatever the connection does next.
@@ -265,8 +283,15 @@ pub(crate) async fn post_stream(
             Ok(Ok(None)) => break,
             Ok(Ok(Some(piece))) => piece,
         };
-        first = false;
-        heard();
+        last_piece = tokio::time::Instant::now();
+        if first {
+            first = false;
+            timer.as_mut().reset(last_piece + idle);
+        }
+        if told.is_none_or(|t| last_piece.duration_since(t) >= HEARD_EVERY) {
+            heard();
+            told = Some(last_piece);
+        }
         match stream.as_mut() {
             Some(a) => a
                 .feed(&piece)
