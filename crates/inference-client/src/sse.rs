@@ -40,19 +40,20 @@ pub(crate) struct Assembler {
     provider: Option<String>,
 }
 
-/// One chunk; fields of unexpected types are ignored, as the whole-reply parser ignores them.
+/// One chunk; fields of unexpected types are ignored, as the whole-reply parser ignores them. Strings are borrowed
+/// from the event's text where they have no escapes, so a chunk of a long answer allocates little.
 #[derive(Deserialize)]
-struct Chunk {
-    #[serde(default)]
-    id: Value,
-    #[serde(default)]
-    model: Value,
-    #[serde(default)]
-    system_fingerprint: Value,
-    #[serde(default)]
-    provider: Value,
-    #[serde(default)]
-    choices: Option<Vec<ChunkChoice>>,
+struct Chunk<'a> {
+    #[serde(default, borrow)]
+    id: Text<'a>,
+    #[serde(default, borrow)]
+    model: Text<'a>,
+    #[serde(default, borrow)]
+    system_fingerprint: Text<'a>,
+    #[serde(default, borrow)]
+    provider: Text<'a>,
+    #[serde(default, borrow)]
+    choices: Option<Vec<ChunkChoice<'a>>>,
     #[serde(default)]
     usage: Option<Value>,
     #[serde(default)]
@@ -60,13 +61,13 @@ struct Chunk {
 }
 
 #[derive(Deserialize)]
-struct ChunkChoice {
+struct ChunkChoice<'a> {
     #[serde(default)]
-    index: Value,
-    #[serde(default)]
-    delta: Option<Delta>,
-    #[serde(default)]
-    finish_reason: Value,
+    index: Index,
+    #[serde(default, borrow)]
+    delta: Option<Delta<'a>>,
+    #[serde(default, borrow)]
+    finish_reason: Text<'a>,
     #[serde(default)]
     logprobs: Option<Value>,
     #[serde(default)]
@@ -74,13 +75,94 @@ struct ChunkChoice {
 }
 
 #[derive(Deserialize)]
-struct Delta {
-    #[serde(default)]
-    content: Option<Value>,
-    #[serde(default)]
-    reasoning_content: Value,
-    #[serde(default)]
-    reasoning: Value,
+struct Delta<'a> {
+    #[serde(default, borrow)]
+    content: Text<'a>,
+    #[serde(default, borrow)]
+    reasoning_content: Text<'a>,
+    #[serde(default, borrow)]
+    reasoning: Text<'a>,
+}
+
+/// A field read as text when it is a string, as its items when it is an array (a message's content in parts), and
+/// skipped (as `None`) whatever else it is.
+#[derive(Default)]
+struct Text<'a>(Option<std::borrow::Cow<'a, str>>, Vec<Value>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(Some(std::borrow::Cow::Borrowed(v)), Vec::new()))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Text<'de>, E> {
+                Ok(Text(
+                    Some(std::borrow::Cow::Owned(v.to_owned())),
+                    Vec::new(),
+                ))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Text<'de>, E> {
+                Ok(Text(Some(std::borrow::Cow::Owned(v)), Vec::new()))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Text<'de>, E> {
+                Ok(Text::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Text<'de>, E> {
+                Ok(Text::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Text<'de>, E> {
+                Ok(Text::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Text<'de>, E> {
+                Ok(Text::default())
+            }
+            fn visit_unit<E>(self) -> Result<Text<'de>, E> {
+                Ok(Text::default())
+            }
+            fn visit_none<E>(self) -> Result<Text<'de>, E> {
+                Ok(Text::default())
+            }
+            fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Text<'de>, D::Error> {
+                d.deserialize_any(V)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Text<'de>, A::Error> {
+                let mut items = Vec::new();
+                while let Some(v) = a.next_element::<Value>()? {
+                    items.push(v);
+                }
+                Ok(Text(None, items))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Text<'de>, A::Error> {
+                while a
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Text::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A choice's `index`: 0 unless it is another whole number (as `Value::as_u64().unwrap_or(0)` read it).
+#[derive(Default)]
+struct Index(u64);
+
+impl<'de> Deserialize<'de> for Index {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Index(Value::deserialize(d)?.as_u64().unwrap_or(0)))
+    }
 }
 
 impl Assembler {
@@ -130,23 +212,32 @@ impl Assembler {
             return Ok(());
         }
         self.has_data = false;
+        // The event's buffer is handed back (emptied) for the next event, so reading one allocates no new buffer.
         let data = std::mem::take(&mut self.data);
+        let read = self.event(&data);
+        self.data = data;
+        self.data.clear();
+        read
+    }
+
+    /// Adds one event's data (a chunk, or `[DONE]`) to the reply.
+    fn event(&mut self, data: &str) -> Result<(), Failure> {
         if data.trim() == "[DONE]" {
             self.done = true;
             return Ok(());
         }
-        let chunk: Chunk = serde_json::from_str(&data).map_err(|e| {
+        let chunk: Chunk = serde_json::from_str(data).map_err(|e| {
             failure_200(
                 ErrorClass::InvalidJson,
                 format!("invalid JSON in a streamed chunk: {e}"),
             )
         })?;
-        let keep = |slot: &mut Option<String>, v: Value| {
+        let keep = |slot: &mut Option<String>, v: Text<'_>| {
             if slot.is_none()
-                && let Value::String(s) = v
+                && let Some(s) = v.0
                 && !s.is_empty()
             {
-                *slot = Some(s);
+                *slot = Some(s.into_owned());
             }
         };
         keep(&mut self.id, chunk.id);
@@ -166,30 +257,27 @@ impl Assembler {
             return parse::completion_of(&Value::Object(doc)).map(|_| ());
         }
         for choice in chunk.choices.unwrap_or_default() {
-            if choice.index.as_u64().unwrap_or(0) != 0 {
+            if choice.index.0 != 0 {
                 continue;
             }
             self.saw_choice = true;
             if let Some(d) = choice.delta {
-                match d.content {
-                    Some(Value::String(s)) => self.content.push_str(&s),
-                    Some(Value::Array(parts)) => {
-                        for p in &parts {
-                            if let Some(t) = p.get("text").and_then(Value::as_str) {
-                                self.content.push_str(t);
-                            }
-                        }
+                if let Some(c) = &d.content.0 {
+                    self.content.push_str(c);
+                }
+                for p in &d.content.1 {
+                    if let Some(t) = p.get("text").and_then(Value::as_str) {
+                        self.content.push_str(t);
                     }
-                    _ => {}
                 }
                 for r in [&d.reasoning_content, &d.reasoning] {
-                    if let Some(r) = r.as_str() {
+                    if let Some(r) = &r.0 {
                         self.reasoning.push_str(r);
                     }
                 }
             }
-            if let Value::String(f) = choice.finish_reason {
-                self.finish_reason = Some(f);
+            if let Some(f) = choice.finish_reason.0 {
+                self.finish_reason = Some(f.into_owned());
             }
             if let Some(Value::Array(items)) = choice
                 .logprobs
@@ -298,6 +386,21 @@ mod tests {
             }
         );
         assert_eq!(streamed.served.model.as_deref(), Some("m-2024"));
+    }
+
+    #[test]
+    fn fields_of_unexpected_types_are_skipped_and_content_parts_are_read() {
+        let c = assemble(&[
+            "data: {\"id\":7,\"model\":{\"a\":[1]},\"provider\":[\"x\"],\"choices\":[{\"index\":\"0\",\"delta\":{\"content\":[{\"type\":\"text\",\"text\":\"Hel\"},{\"text\":\"lo\"}],\"reasoning\":true}}]}\n\n",
+            "data: {\"id\":\"c\\u0031\",\"choices\":[{\"index\":1,\"delta\":{\"content\":\"ignored\"}},{\"index\":0,\"delta\":{\"content\":\" w\\u00f6rld\\n\"},\"finish_reason\":{\"odd\":1}}]}\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
+        ])
+        .unwrap();
+        assert_eq!(c.content, "Hello w\u{f6}rld\n");
+        assert_eq!(c.reasoning, None);
+        assert_eq!(c.served.model, None);
+        assert_eq!(c.served.request_id.as_deref(), Some("c1"));
+        assert_eq!(c.served.provider, None);
     }
 
     #[test]
