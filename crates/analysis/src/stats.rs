@@ -200,22 +200,8 @@ pub fn group_seed(seed: u64, key: &str) -> u64 {
     h ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
-/// The 97.5 % quantile of the standard normal (a two-sided 95 % interval).
-const Z95: f64 = 1.959_963_984_540_054;
-
-/// The Wilson score 95 % interval of `k` successes in `n` trials, as fractions; None for `n` = 0.
-pub fn wilson95(k: u64, n: u64) -> Option<(f64, f64)> {
-    if n == 0 {
-        return None;
-    }
-    let (k, n) = (k as f64, n as f64);
-    let p = k / n;
-    let z2 = Z95 * Z95;
-    let scale = 1.0 + z2 / n;
-    let middle = (p + z2 / (2.0 * n)) / scale;
-    let half = Z95 * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / scale;
-    Some(((middle - half).max(0.0), (middle + half).min(1.0)))
-}
+/// The Wilson score 95 % interval of `k` successes in `n` trials (one implementation, in `schema`).
+pub use schema::judge_check::wilson95;
 
 /// The regularized upper incomplete gamma function Q(a, x) = Γ(a, x) / Γ(a), for a > 0 and x ≥ 0: a power series of
 /// the lower part below x = a + 1, a continued fraction (modified Lentz) of the upper part above.
@@ -369,15 +355,5 @@ mod tests {
         assert!((p - chi_square_sf(20.0, 1)).abs() < 1e-15 && p < 1e-4);
         // One sample alone cannot be compared.
         assert_eq!(chi_square_homogeneity(&[vec![3, 4], vec![0, 0]]), None);
-    }
-
-    #[test]
-    fn wilson_intervals_match_the_textbook_values() {
-        // 47 of 50: [0.8378, 0.9794]; 0 of 10: [0, 0.2775].
-        let (lo, hi) = wilson95(47, 50).unwrap();
-        assert!((lo - 0.8378).abs() < 1e-4 && (hi - 0.9794).abs() < 1e-4);
-        let (lo, hi) = wilson95(0, 10).unwrap();
-        assert!(lo == 0.0 && (hi - 0.2775).abs() < 1e-4);
-        assert_eq!(wilson95(0, 0), None);
     }
 }

@@ -65,6 +65,24 @@ pub struct ControlVerdict {
     pub score: Option<u8>,
 }
 
+/// The z of a two-sided 95 % interval (the 97.5 % quantile of the standard normal).
+const Z95: f64 = 1.959_963_984_540_054;
+
+/// The Wilson score 95 % interval of `k` successes in `n` trials, as fractions; `None` when `n` is 0. The one
+/// implementation: the judge check's agreements and the analysis tables (`analysis::stats`) both use it.
+pub fn wilson95(k: u64, n: u64) -> Option<(f64, f64)> {
+    if n == 0 {
+        return None;
+    }
+    let (k, n) = (k as f64, n as f64);
+    let p = k / n;
+    let z2 = Z95 * Z95;
+    let denom = 1.0 + z2 / n;
+    let centre = (p + z2 / (2.0 * n)) / denom;
+    let half = Z95 * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
+    Some(((centre - half).max(0.0), (centre + half).min(1.0)))
+}
+
 /// Agreement with one kind of control item: `agree` of `total` (unusable replies count in `total`), with a Wilson
 /// 95 % interval.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -251,5 +269,28 @@ impl JudgeCheckFile {
             .filter(|c| c.bench == bench)
             .filter_map(JudgeCheck::mark)
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wilson_intervals_match_the_textbook_values() {
+        // 47 of 50: 0.94, Wilson 95 % [0.8378, 0.9794].
+        let (lo, hi) = wilson95(47, 50).unwrap();
+        assert!(
+            (lo - 0.8378).abs() < 1e-4 && (hi - 0.9794).abs() < 1e-4,
+            "{lo} {hi}"
+        );
+        let (lo, hi) = wilson95(0, 10).unwrap();
+        assert!(lo.abs() < 1e-12 && (hi - 0.2775).abs() < 1e-4, "{lo} {hi}");
+        let (lo, hi) = wilson95(10, 10).unwrap();
+        assert!(
+            (lo - 0.7225).abs() < 1e-4 && (hi - 1.0).abs() < 1e-12,
+            "{lo} {hi}"
+        );
+        assert_eq!(wilson95(0, 0), None);
     }
 }

@@ -264,26 +264,9 @@ pub fn rift_controls(questions: &[SourceQuestion], plan: ControlPlan) -> Vec<Rif
     out
 }
 
-/// The z of a two-sided 95 % interval.
-const Z95: f64 = 1.959_963_984_540_054;
-
-/// The Wilson score interval of `k` successes in `n` trials at 95 % (`None` when `n` is 0).
-pub fn wilson(k: u64, n: u64) -> Option<(f64, f64)> {
-    if n == 0 {
-        return None;
-    }
-    let (k, n) = (k as f64, n as f64);
-    let p = k / n;
-    let z2 = Z95 * Z95;
-    let denom = 1.0 + z2 / n;
-    let centre = (p + z2 / (2.0 * n)) / denom;
-    let half = Z95 * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
-    Some(((centre - half).max(0.0), (centre + half).min(1.0)))
-}
-
 /// `agree` of `total` (of which `unjudged` had no usable verdict) with its rate and Wilson interval.
 pub fn agreement(agree: u64, total: u64, unjudged: u64) -> Agreement {
-    let ci = wilson(agree, total);
+    let ci = schema::judge_check::wilson95(agree, total);
     Agreement {
         agree,
         total,
