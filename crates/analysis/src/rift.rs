@@ -854,16 +854,7 @@ fn pooled_wrong_question(
             col("wrong_question_correct").sum(),
             col("unjudged").sum(),
         ])
-        .with_column(
-            when(col("incorrect").gt(lit(0)))
-                .then(
-                    col("wrong_question").cast(DataType::Float64)
-                        / col("incorrect").cast(DataType::Float64)
-                        * lit(100.0),
-                )
-                .otherwise(lit(NULL).cast(DataType::Float64))
-                .alias("share"),
-        )
+        .with_column(answers::wrong_question_share())
         .select(
             per_structure
                 .get_column_names()

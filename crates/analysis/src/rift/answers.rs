@@ -275,16 +275,7 @@ pub fn aggregate_answers(answers: LazyFrame) -> Result<AnswerAggregates, Error> 
                 .alias("wrong_question_correct"),
             col("unjudged").sum().alias("unjudged"),
         ])
-        .with_column(
-            when(col("incorrect").gt(lit(0)))
-                .then(
-                    col("wrong_question").cast(DataType::Float64)
-                        / col("incorrect").cast(DataType::Float64)
-                        * lit(100.0),
-                )
-                .otherwise(lit(NULL).cast(DataType::Float64))
-                .alias("share"),
-        )
+        .with_column(wrong_question_share())
         .sort(["model", "structure"], sort_opts())
         .collect()
         .map_err(Error::polars("RIFT wrong-question share"))?;
@@ -294,6 +285,19 @@ pub fn aggregate_answers(answers: LazyFrame) -> Result<AnswerAggregates, Error> 
         wrong_question,
         by_depth,
     })
+}
+
+/// The `share` column: flagged (`wrong_question`) of `incorrect` answers, in percent; null without incorrect ones.
+/// Per structure and pooled alike.
+pub(super) fn wrong_question_share() -> Expr {
+    when(col("incorrect").gt(lit(0)))
+        .then(
+            col("wrong_question").cast(DataType::Float64)
+                / col("incorrect").cast(DataType::Float64)
+                * lit(100.0),
+        )
+        .otherwise(lit(NULL).cast(DataType::Float64))
+        .alias("share")
 }
 
 #[cfg(test)]
