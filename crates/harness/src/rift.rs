@@ -287,6 +287,8 @@ pub fn run_file(
     out: &Path,
     client: &Client,
 ) -> Result<RunSummary, Error> {
+    // One writer: another process on the same responses file is waited for before the file is indexed.
+    client.lock_output(out)?;
     if client.options().refresh {
         match std::fs::remove_file(out) {
             Ok(()) => {}
@@ -397,7 +399,9 @@ pub fn judge(j: &Judge<'_>) -> Result<JudgeSummary, Error> {
     let requests = prompts_out.finish()? as usize;
     let resp_path = j.files.judge_responses();
     let verdict_path = j.files.verdicts();
-    // The judge is asked JUDGE_CHUNK prompts at a time; its responses file is indexed once and kept up to date.
+    // The judge is asked JUDGE_CHUNK prompts at a time; its responses file is indexed once (after taking its
+    // writer lock) and kept up to date.
+    j.client.lock_output(&resp_path)?;
     let mut index = judge_index(&resp_path)?;
     let mut verdicts_out = schema::AtomicJsonl::create(&verdict_path)?;
     let (mut judged, mut unreadable, mut sent) = (0usize, 0usize, 0usize);
@@ -455,6 +459,7 @@ pub fn ask_judge(
     resp_path: &Path,
     client: &Client,
 ) -> Result<(Vec<JudgeVerdict>, usize), Error> {
+    client.lock_output(resp_path)?;
     let mut index = judge_index(resp_path)?;
     ask_judge_indexed(judge, judge_prompts, call, resp_path, client, &mut index)
 }

@@ -255,6 +255,8 @@ pub struct Client {
     stop: StopHandle,
     /// Base URLs that answered something in an earlier call (not checked again before a call).
     answered: Mutex<std::collections::HashSet<String>>,
+    /// The output files this client writes, each locked against other processes for the client's life.
+    writers: Mutex<HashMap<PathBuf, schema::WriterLock>>,
 }
 
 /// A command's overall progress line, drawn above each call's own bar.
@@ -294,6 +296,7 @@ impl Client {
             in_flight: Mutex::default(),
             stop: StopHandle::default(),
             answered: Mutex::default(),
+            writers: Mutex::default(),
         })
     }
 
@@ -510,6 +513,23 @@ impl Client {
     /// [`Client::unfinished`]. Later calls send nothing (cached answers are still written).
     pub fn stop_handle(&self) -> StopHandle {
         self.stop.clone()
+    }
+
+    /// Makes this client the one writer of the output file `out` for as long as it lives: an advisory lock on
+    /// `.<name>.lock` beside it (`schema::WriterLock`). Another process that writes the same file (the same
+    /// `infer --out`, another run of the same stage) waits until this client is gone, saying so on one line, and
+    /// then resumes from what this one wrote, so nothing is sent twice. Every call that writes `out` takes it; a
+    /// caller that reads `out` before its first call (to index it) takes it first. Released when the client
+    /// drops, the process exits or crashes. The response cache is not locked: runs that share only it go on
+    /// side by side.
+    pub fn lock_output(&self, out: &Path) -> Result<(), Error> {
+        let mut writers = self.writers.lock().unwrap_or_else(|e| e.into_inner());
+        if writers.contains_key(out) {
+            return Ok(());
+        }
+        let lock = schema::WriterLock::for_output(out).map_err(|e| Error::Setup(e.to_string()))?;
+        writers.insert(out.to_owned(), lock);
+        Ok(())
     }
 
     /// Whether the base URL answered in an earlier call of this client.

@@ -173,6 +173,8 @@ pub(crate) async fn run_prompts(
     check_unique(prompts)?;
     check_limits(model, prompts)?;
     let access = http::access(model)?;
+    // One writer per output: another process writing `out` is waited for before it is read.
+    client.lock_output(out)?;
 
     // The output: resume from what is there, or start afresh on refresh (a caller that hands the lines on file
     // removed it itself).

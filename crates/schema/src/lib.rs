@@ -10,6 +10,7 @@ pub mod ifscale;
 mod io;
 pub mod judge_check;
 mod line_index;
+pub mod lock;
 pub mod metrics;
 pub mod paths;
 mod records;
@@ -24,6 +25,7 @@ pub use io::{
     write_jsonl_atomic,
 };
 pub use line_index::LineIndex;
+pub use lock::WriterLock;
 pub use records::{
     Attempt, ErrorClass, Logprobs, Message, Outcome, PromptRecord, RequestParams, ResponseRecord,
     ResponseReply, Served, Usage,

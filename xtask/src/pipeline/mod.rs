@@ -123,6 +123,9 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
     if args.dry_run {
         return dry_run::dry_run(&cfg, &models, &paths, &client);
     }
+    // One writer per run: a second pipeline on the same run folder waits here, saying so, until this one exits,
+    // then finds its stages up to date (the client also locks each responses file it writes).
+    let _run_lock = schema::WriterLock::acquire(&paths.root.join(".lock"))?;
     let (stages, requests) = plan(
         &cfg,
         models.len(),

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use inference_client::mock::{MockConfig, MockServer};
 use schema::{Message, PromptRecord, ResponseRecord};
 
-fn write_prompts(path: &Path, n: usize) {
+pub(crate) fn write_prompts(path: &Path, n: usize) {
     let prompts: Vec<PromptRecord> = (0..n)
         .map(|i| PromptRecord {
             id: format!("p{i}"),
@@ -25,7 +25,7 @@ fn write_prompts(path: &Path, n: usize) {
 }
 
 /// `xtask infer` in `dir` against `base_url`, its stderr into `log`.
-fn infer(dir: &Path, base_url: &str, log: &str, flags: &[&str]) -> Child {
+pub(crate) fn infer(dir: &Path, base_url: &str, log: &str, flags: &[&str]) -> Child {
     let stderr = std::fs::File::create(dir.join(log)).unwrap();
     Command::new(env!("CARGO_BIN_EXE_xtask"))
         .current_dir(dir)
@@ -52,7 +52,7 @@ fn infer(dir: &Path, base_url: &str, log: &str, flags: &[&str]) -> Child {
 }
 
 /// Waits for the child to exit (killing it after `limit`); its exit code.
-fn wait(child: &mut Child, limit: Duration) -> i32 {
+pub(crate) fn wait(child: &mut Child, limit: Duration) -> i32 {
     let t0 = Instant::now();
     loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -148,7 +148,7 @@ fn a_base_url_where_nothing_listens_exits_1_with_one_line_naming_it() {
 }
 
 /// An IFScale-only pipeline workspace in `dir` whose one model is `mock`: 40 prompts, 4 in flight at a time.
-fn ifscale_workspace(dir: &Path, mock: &MockServer) {
+pub(crate) fn ifscale_workspace(dir: &Path, mock: &MockServer) {
     std::fs::write(
         dir.join("models.toml"),
         format!(
@@ -173,7 +173,7 @@ fn ifscale_workspace(dir: &Path, mock: &MockServer) {
     .unwrap();
 }
 
-fn pipeline(dir: &Path, log: &str) -> Child {
+pub(crate) fn pipeline(dir: &Path, log: &str) -> Child {
     let stderr = std::fs::File::create(dir.join(log)).unwrap();
     Command::new(env!("CARGO_BIN_EXE_xtask"))
         .current_dir(dir)

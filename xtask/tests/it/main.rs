@@ -5,6 +5,7 @@
 mod interrupt;
 mod judge_check;
 mod llama_server;
+mod one_writer;
 mod pipeline;
 mod rehearsal;
 mod tidy;
