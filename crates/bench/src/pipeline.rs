@@ -507,7 +507,10 @@ when the client keeps up), \"preparing\" (resume lines, cache look-ups and reque
 request) and \"draining\" (the writer catching up with the cache and the responses file after the last reply). \
 Time outside client calls (reading prompts, the harness's own work between calls) is the rest of the stage. \
 \"Time in flight\" is a request's latency as the client saw it: far above the mock's own time per answer, replies \
-waited for the client's threads (or the machine's cores) rather than for the server.";
+waited for the client's threads (or the machine's cores) rather than for the server. The last column is the whole \
+stage, not only its client calls: from the stage's first request until its last prompt was handed out, the time \
+between calls included (nothing in flight while the harness reads or prepares the next chunk), and the mean in \
+flight over it as a share of the cap (`InFlight::stage_fill`).";
 
 fn table(rows: &[StageMetric]) -> String {
     let mut md = String::from(
@@ -534,8 +537,9 @@ fn table(rows: &[StageMetric]) -> String {
 fn in_flight_table(rows: &[StageMetric]) -> String {
     let mut md = String::from(
         "| stage | requests | client calls (s, % of stage) | mean in flight / cap | peak | prompts waiting (%) | \
-         mean in flight while waiting | saturated (%) | preparing (%) | draining (%) | time in flight (ms) |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+         mean in flight while waiting | saturated (%) | preparing (%) | draining (%) | time in flight (ms) | \
+         whole stage while prompts remain: s, slots busy (%) |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     let mut any = false;
     for (m, f) in rows.iter().filter_map(|m| Some((m, m.in_flight.as_ref()?))) {
@@ -543,7 +547,7 @@ fn in_flight_table(rows: &[StageMetric]) -> String {
         let pct = |x: f64| format!("{:.1}", 100.0 * x);
         let _ = writeln!(
             md,
-            "| {} | {} | {} calls, {:.1} s ({} %) | {:.1} / {} ({} %) | {} | {} | {:.1} ({} %) | {} | {} | {} | {:.0} |",
+            "| {} | {} | {} calls, {:.1} s ({} %) | {:.1} / {} ({} %) | {} | {} | {:.1} ({} %) | {} | {} | {} | {:.0} | {:.1} s, {} % |",
             m.stage,
             f.requests,
             f.calls,
@@ -560,6 +564,8 @@ fn in_flight_table(rows: &[StageMetric]) -> String {
             pct(ratio(f.prepare_s, f.wall_s)),
             pct(ratio(f.drain_s, f.wall_s)),
             1e3 * f.mean_latency_s(),
+            f.stage_span_s,
+            pct(f.stage_fill()),
         );
     }
     if any { md } else { String::new() }

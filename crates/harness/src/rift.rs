@@ -303,13 +303,27 @@ pub fn run_file(
         std::fs::write(out, b"").map_err(|e| Error::io(out, e))?;
     }
     let index = LineIndex::<ResponseKey>::build(out, true)?;
-    let mut total = RunSummary::default();
-    schema::read_jsonl_chunks(prompts, RUN_CHUNK, |chunk: Vec<PromptRecord>| {
-        let s = run_resuming(model, &chunk, out, client, Some(&index))?;
-        total = add_summaries(std::mem::take(&mut total), &s);
-        Ok::<(), Error>(())
+    if client.options().batch.is_some() {
+        // The baseline prompts of each chunk go to batch jobs: one call per chunk.
+        let mut total = RunSummary::default();
+        schema::read_jsonl_chunks(prompts, RUN_CHUNK, |chunk: Vec<PromptRecord>| {
+            let s = run_resuming(model, &chunk, out, client, Some(&index))?;
+            total = add_summaries(std::mem::take(&mut total), &s);
+            Ok::<(), Error>(())
+        })?;
+        return Ok(total);
+    }
+    // One stream of chunks: the next chunk is read and prepared while this one's requests are in flight.
+    let s = client.chat_stream(model, out, |feed| {
+        schema::read_jsonl_chunks(prompts, RUN_CHUNK, |chunk: Vec<PromptRecord>| {
+            feed.send(&chunk, lines_of(&index, &chunk)?)?;
+            Ok::<(), Error>(())
+        })
     })?;
-    Ok(total)
+    if s.failed > 0 {
+        tracing::warn!(failed = s.failed, out = %out.display(), "Some prompts failed; they score as failed replies, and a rerun retries them.");
+    }
+    Ok(s)
 }
 
 /// What [`judge`] needs.
@@ -405,21 +419,37 @@ pub fn judge(j: &Judge<'_>) -> Result<JudgeSummary, Error> {
     let mut index = judge_index(&resp_path)?;
     let mut verdicts_out = schema::AtomicJsonl::create(&verdict_path)?;
     let (mut judged, mut unreadable, mut sent) = (0usize, 0usize, 0usize);
-    schema::read_jsonl_chunks(
-        &j.files.judge_prompts(),
-        JUDGE_CHUNK,
-        |chunk: Vec<PromptRecord>| {
-            let (verdicts, n) =
-                ask_judge_indexed(j.judge, &chunk, j.call, &resp_path, j.client, &mut index)?;
-            sent += n;
-            for v in &verdicts {
-                judged += usize::from(v.verdict.is_some());
-                unreadable += usize::from(v.verdict.is_none() && v.raw.is_some());
-                verdicts_out.append(v)?;
-            }
-            Ok::<(), Error>(())
-        },
-    )?;
+    let mut count = |v: &JudgeVerdict| -> Result<(), Error> {
+        judged += usize::from(v.verdict.is_some());
+        unreadable += usize::from(v.verdict.is_none() && v.raw.is_some());
+        verdicts_out.append(v)?;
+        Ok(())
+    };
+    if j.client.options().batch.is_some() {
+        // Batch jobs: chunk by chunk, every try of a chunk before the next chunk.
+        schema::read_jsonl_chunks(
+            &j.files.judge_prompts(),
+            JUDGE_CHUNK,
+            |chunk: Vec<PromptRecord>| {
+                let (verdicts, n) =
+                    ask_judge_indexed(j.judge, &chunk, j.call, &resp_path, j.client, &mut index)?;
+                sent += n;
+                verdicts.iter().try_for_each(&mut count)
+            },
+        )?;
+    } else {
+        let asked = judge_streamed(j, &resp_path, &mut index, &mut sent)?;
+        schema::read_jsonl_chunks(
+            &j.files.judge_prompts(),
+            JUDGE_CHUNK,
+            |chunk: Vec<PromptRecord>| {
+                chunk_verdicts(&index, &chunk, &asked)?
+                    .iter()
+                    .try_for_each(&mut count)
+            },
+        )?;
+    }
+    drop(count);
     verdicts_out.finish()?;
     let summary = JudgeSummary {
         verdicts_file: verdict_path,
@@ -433,6 +463,94 @@ pub fn judge(j: &Judge<'_>) -> Result<JudgeSummary, Error> {
     }
     tracing::info!(requests, judged, out = %summary.verdicts_file.display(), "Wrote verdicts.");
     Ok(summary)
+}
+
+/// [`judge`] without batch jobs: each try is one stream of chunks ([`Client::chat_stream`]: the next chunk is read
+/// while this one's requests are in flight), the first over every judge prompt, each later one over the prompts
+/// still without a verdict. Returns the last try asked of each prompt asked more than once (how many of its
+/// replies are this run's), and adds the requests to `sent`.
+fn judge_streamed(
+    j: &Judge<'_>,
+    resp_path: &Path,
+    index: &mut LineIndex<ResponseKey>,
+    sent: &mut usize,
+) -> Result<std::collections::HashMap<String, u32>, Error> {
+    let prompts = j.files.judge_prompts();
+    let mut asked: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+    // The prompts still without a verdict (None: all of them, before the first try).
+    let mut open: Option<std::collections::HashSet<String>> = None;
+    for try_index in 0..j.call.tries {
+        let is_open = |p: &PromptRecord| open.as_ref().is_none_or(|o| o.contains(&p.id));
+        let mut n = 0;
+        let s = j.client.chat_stream(j.judge, resp_path, |feed| {
+            schema::read_jsonl_chunks(&prompts, JUDGE_CHUNK, |chunk: Vec<PromptRecord>| {
+                let batch: Vec<PromptRecord> = chunk
+                    .into_iter()
+                    .filter(is_open)
+                    .map(|p| PromptRecord {
+                        sample_index: try_index,
+                        ..p
+                    })
+                    .collect();
+                if batch.is_empty() {
+                    return Ok(());
+                }
+                n += batch.len();
+                feed.send(&batch, lines_of(index, &batch)?)?;
+                Ok::<(), Error>(())
+            })
+        })?;
+        tracing::info!(requests = n, judge_try = try_index + 1, judge = %j.judge.name, sent = s.sent, "Judged unsettled answers.");
+        *sent += n;
+        if try_index > 0 {
+            for id in open.iter().flatten() {
+                asked.insert(id.clone(), try_index);
+            }
+        }
+        if try_index + 1 == j.call.tries {
+            break;
+        }
+        index.update()?;
+        let mut still = std::collections::HashSet::new();
+        schema::read_jsonl_chunks(&prompts, JUDGE_CHUNK, |chunk: Vec<PromptRecord>| {
+            let chunk: Vec<PromptRecord> = chunk.into_iter().filter(is_open).collect();
+            let settled: std::collections::HashSet<String> = chunk_verdicts(index, &chunk, &asked)?
+                .into_iter()
+                .filter(|v| v.verdict.is_some())
+                .map(|v| v.id)
+                .collect();
+            still.extend(
+                chunk
+                    .into_iter()
+                    .map(|p| p.id)
+                    .filter(|id| !settled.contains(id)),
+            );
+            Ok::<(), Error>(())
+        })?;
+        if still.is_empty() {
+            break;
+        }
+        open = Some(still);
+    }
+    index.update()?;
+    Ok(asked)
+}
+
+/// The verdicts of a chunk of judge prompts from the replies on file, tries 0 to the last asked of each (0 when
+/// `asked` does not name it), in chunk order.
+fn chunk_verdicts(
+    index: &LineIndex<ResponseKey>,
+    chunk: &[PromptRecord],
+    asked: &std::collections::HashMap<String, u32>,
+) -> Result<Vec<JudgeVerdict>, Error> {
+    let keys = chunk.iter().flat_map(|p| {
+        let last = asked.get(&p.id).copied().unwrap_or(0);
+        (0..=last).map(|t| ResponseKey {
+            id: p.id.clone(),
+            sample_index: t,
+        })
+    });
+    Ok(scoring::rift::parse_verdicts(&newest_of(index, keys)?))
 }
 
 /// Judge prompts [`judge`] asks at a time (a paper-scale model has hundreds of thousands).

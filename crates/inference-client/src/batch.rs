@@ -31,7 +31,7 @@ use serde_json::Value;
 use crate::Error;
 use crate::client::{BatchOptions, Client};
 use crate::config::{BatchMode, ModelConfig};
-use crate::http::{self, build_client};
+use crate::http;
 use crate::parse::{self, Completion, Failure};
 use crate::run::{Counters, Job, Written, fill_answer, fill_failure, new_record};
 
@@ -227,11 +227,15 @@ impl BatchRun<'_> {
         counters: &mut Counters,
     ) -> Result<(), Error> {
         let started = Instant::now();
-        let http = build_client(self.model, self.access, 2)?;
         let base =
             self.model.base_urls.first().cloned().ok_or_else(|| {
                 Error::Config(format!("model {:?}: no base URL", self.model.name))
             })?;
+        // The client's connection pool for this base URL (shared with the model's other calls).
+        let http = self
+            .client
+            .pools()
+            .http(self.model, self.access, &base, 2)?;
         let api = api::Api {
             http,
             base,

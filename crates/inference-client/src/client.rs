@@ -249,14 +249,29 @@ pub struct Client {
     unfinished: std::sync::atomic::AtomicUsize,
     /// The overall line of a multi-stage command (see [`Client::plan_stages`]).
     overall: Mutex<Option<Overall>>,
-    /// Requests in flight over the calls since the last [`Client::take_in_flight`].
-    in_flight: Mutex<Option<InFlight>>,
+    /// Requests in flight over the calls since the last [`Client::take_in_flight`], and their joined span.
+    in_flight: Mutex<(Option<InFlight>, Option<StageSpan>)>,
     /// Stops sending new requests (see [`Client::stop_handle`]).
     stop: StopHandle,
     /// Base URLs that answered something in an earlier call (not checked again before a call).
     answered: Mutex<std::collections::HashSet<String>>,
+    /// Connection pools per base URL and replicas (limits, health) per model, for the client's life.
+    pools: crate::pool::Pools,
     /// The output files this client writes, each locked against other processes for the client's life.
     writers: Mutex<HashMap<PathBuf, schema::WriterLock>>,
+}
+
+/// The calls of a stage joined into one span (see [`Client::take_in_flight`]).
+struct StageSpan {
+    /// When the first call began sending.
+    began: std::time::Instant,
+    /// Requests in flight integrated over every call before the last (request-seconds).
+    busy_before_s: f64,
+    /// When the last call handed out its last prompt.
+    last_handed_out: std::time::Instant,
+    /// The last call's requests in flight integrated until then, and over the whole call.
+    last_backlog_busy_s: f64,
+    last_busy_s: f64,
 }
 
 /// A command's overall progress line, drawn above each call's own bar.
@@ -297,6 +312,7 @@ impl Client {
             stop: StopHandle::default(),
             answered: Mutex::default(),
             writers: Mutex::default(),
+            pools: crate::pool::Pools::default(),
         })
     }
 
@@ -466,28 +482,68 @@ impl Client {
         batch: Option<(&BatchOptions, BatchMode)>,
         on_file: Option<Vec<ResponseRecord>>,
     ) -> Result<RunSummary, Error> {
-        let s = self.rt.block_on(crate::run::run_prompts(
+        let (s, span) = self.rt.block_on(crate::run::run_prompts(
             self, model, prompts, out, batch, on_file,
         ))?;
+        self.finished_call(&s, span);
+        Ok(s)
+    }
+
+    /// Counts a finished call: its unanswered prompts, its requests in flight, and its span (when sending began,
+    /// when its last prompt was handed out) in the stage's.
+    pub(crate) fn finished_call(
+        &self,
+        s: &RunSummary,
+        span: Option<(std::time::Instant, std::time::Instant)>,
+    ) {
         self.unfinished.fetch_add(
             s.failed + s.skipped_for_cost + s.batch_pending + s.interrupted,
             std::sync::atomic::Ordering::Relaxed,
         );
-        if let Some(f) = &s.in_flight {
-            let mut sum = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
-            sum.get_or_insert_with(InFlight::default).add(f);
+        let Some(f) = &s.in_flight else { return };
+        let mut sum = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+        let (sum, stage) = &mut *sum;
+        sum.get_or_insert_with(InFlight::default).add(f);
+        if let Some((began, handed_out)) = span {
+            match stage {
+                None => {
+                    *stage = Some(StageSpan {
+                        began,
+                        busy_before_s: 0.0,
+                        last_handed_out: handed_out,
+                        last_backlog_busy_s: f.backlog_busy_s,
+                        last_busy_s: f.busy_s,
+                    });
+                }
+                Some(st) => {
+                    // The earlier calls' requests all ended before this call began: all of their time in flight
+                    // lies within the stage's span.
+                    st.busy_before_s += st.last_busy_s;
+                    st.last_handed_out = handed_out;
+                    st.last_backlog_busy_s = f.backlog_busy_s;
+                    st.last_busy_s = f.busy_s;
+                }
+            }
         }
-        Ok(s)
     }
 
     /// Requests in flight summed over every call since the last take (or since the client was built) that sent
     /// requests one by one; `None` when none did. A multi-stage command takes it after each stage
-    /// (`xtask pipeline --stage-metrics`).
+    /// (`xtask pipeline --stage-metrics`). Its `stage_span_s` is the time from the first call's first request
+    /// until the last call handed out its last prompt, the time between calls included, and `stage_span_busy_s`
+    /// the requests in flight over it.
     pub fn take_in_flight(&self) -> Option<InFlight> {
-        self.in_flight
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
+        let mut guard = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+        let (sum, stage) = &mut *guard;
+        let mut sum = sum.take()?;
+        if let Some(st) = stage.take() {
+            sum.stage_span_s = st
+                .last_handed_out
+                .saturating_duration_since(st.began)
+                .as_secs_f64();
+            sum.stage_span_busy_s = st.busy_before_s + st.last_backlog_busy_s;
+        }
+        Some(sum)
     }
 
     /// How many prompts of all `chat` calls so far ended without an answer (failed after their retries, not sent
@@ -546,6 +602,10 @@ impl Client {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .extend(base_urls);
+    }
+
+    pub(crate) fn pools(&self) -> &crate::pool::Pools {
+        &self.pools
     }
 
     pub(crate) fn budget(&self) -> &Arc<Budget> {

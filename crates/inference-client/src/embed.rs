@@ -11,7 +11,7 @@ use crate::body::{cache_key, model_identity};
 use crate::cache::Cache;
 use crate::client::Client;
 use crate::config::{Engine, ModelConfig};
-use crate::http::{self, build_client};
+use crate::http;
 use crate::parse::{self, Failure};
 use crate::redact::Redactor;
 use crate::retry::{self, Decision, Jitter};
@@ -51,14 +51,18 @@ impl Client {
         }
         let access = http::access(model)?;
         let redactor = &access.redactor;
-        let http = build_client(model, &access, 2)?;
         let cache = Cache::open(&self.options().cache_path)?;
         let identity = model_identity(model);
-        let urls: Vec<String> = self
-            .base_urls(model)?
+        let bases = self.base_urls(model)?;
+        let urls: Vec<String> = bases
             .iter()
             .map(|u| format!("{}/embeddings", u.trim_end_matches('/')))
             .collect();
+        // The client's connection pool per base URL (shared with every other call to it).
+        let http = bases
+            .iter()
+            .map(|b| self.pools().http(model, &access, b, 2))
+            .collect::<Result<Vec<_>, Error>>()?;
         let budget = self.budget();
         let mut out = Vec::with_capacity(texts.len());
         for (b, chunk) in texts.chunks(batch_size.max(1)).enumerate() {
@@ -73,6 +77,7 @@ impl Client {
                 continue;
             }
             let url = &urls[b % urls.len()];
+            let http = &http[b % urls.len()];
             let input: u64 = chunk
                 .iter()
                 .map(|t| (t.chars().count() as u64).div_ceil(4) + 1)
@@ -90,7 +95,7 @@ impl Client {
                 .map_err(|e| Error::Prompts(e.to_string()))?;
             let sent = self
                 .runtime()
-                .block_on(post_with_retries(&http, url, body, model, &ckey, redactor));
+                .block_on(post_with_retries(http, url, body, model, &ckey, redactor));
             let bytes = match sent {
                 Ok(b) => b,
                 Err(f) => {

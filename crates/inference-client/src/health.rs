@@ -57,6 +57,7 @@ pub(crate) async fn tcp_probe(host: &HostPort) -> Result<(), String> {
 }
 
 /// What the pre-flight check found for one endpoint.
+#[derive(Debug, Clone)]
 pub(crate) struct Checked {
     /// It answered `GET /models` (any status).
     pub(crate) answered: bool,
@@ -64,14 +65,15 @@ pub(crate) struct Checked {
     pub(crate) unreachable: Option<String>,
 }
 
-/// Checks the base URLs that no earlier call of the client heard from (`known[i]` says which it did), says what
+/// Checks the base URLs that no earlier call of the client heard from (`known[i]` says which it did; `http[i]` is
+/// base URL `i`'s HTTP client), says what
 /// it found on one line, and waits up to `wait` while none can be reached; `Err` when none could be reached by
 /// then. Returns immediately once sending is stopped.
 pub(crate) async fn preflight(
     model: &str,
     bases: &[String],
     known: &[bool],
-    http: &reqwest::Client,
+    http: &[reqwest::Client],
     wait: Duration,
     redactor: &Redactor,
     stop: &StopHandle,
@@ -79,7 +81,7 @@ pub(crate) async fn preflight(
     let started = Instant::now();
     let mut checked: Vec<Checked> = Vec::with_capacity(bases.len());
     let mut said = Vec::new();
-    for (base, &known) in bases.iter().zip(known) {
+    for ((base, &known), http) in bases.iter().zip(known).zip(http) {
         if known {
             checked.push(Checked {
                 answered: true,
@@ -136,7 +138,7 @@ pub(crate) async fn preflight(
                 checked[i].unreachable = Some(e);
                 continue;
             }
-            let c = check(base, http, redactor).await;
+            let c = check(base, &http[i], redactor).await;
             if c.unreachable.is_none() {
                 tracing::info!(
                     model,

@@ -25,6 +25,13 @@ pub(crate) struct Access {
     pub(crate) redactor: Redactor,
 }
 
+impl Access {
+    /// Equal for two models that send the same key and headers (they share a connection pool per base URL).
+    pub(crate) fn fingerprint(&self) -> u64 {
+        crate::pool::fingerprint(self.key.as_deref(), &self.headers)
+    }
+}
+
 /// Reads the model's key and custom headers (`{ env = "VAR" }` values from the environment).
 pub(crate) fn access(model: &ModelConfig) -> Result<Access, Error> {
     let key = crate::client::api_key(model)?;

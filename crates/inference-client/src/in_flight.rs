@@ -119,6 +119,16 @@ impl Tracker {
         self.backlog_end_ns.store(t, Ordering::Relaxed);
     }
 
+    /// When sending began and when the backlog closed (every prompt handed to a request): the span of a call that
+    /// [`crate::Client`] joins with its other calls' into a stage's (see `InFlight::stage_span_s`).
+    pub(crate) fn span(&self) -> (Instant, Instant) {
+        let end = self.backlog_end_ns.load(Ordering::Relaxed);
+        (
+            self.origin,
+            self.origin + std::time::Duration::from_nanos(end),
+        )
+    }
+
     /// The counts of a call that started at `call_started` (this tracker started when its sending did) and returns
     /// now, every request ended.
     pub(crate) fn finish(&self, call_started: Instant, budget_wait_s: f64) -> InFlight {
@@ -154,6 +164,8 @@ impl Tracker {
             backlog_s: s(self.backlog_end_ns.load(Ordering::Relaxed)),
             backlog_busy_s: signed(self.backlog_busy_ns.load(Ordering::Relaxed)),
             backlog_capacity_s: self.cap as f64 * s(self.backlog_end_ns.load(Ordering::Relaxed)),
+            stage_span_s: s(self.backlog_end_ns.load(Ordering::Relaxed)),
+            stage_span_busy_s: signed(self.backlog_busy_ns.load(Ordering::Relaxed)),
             saturated_s: signed(
                 self.left_ns
                     .load(Ordering::Relaxed)

@@ -31,6 +31,7 @@ mod limiter;
 #[cfg(feature = "mock")]
 pub mod mock;
 mod parse;
+mod pool;
 mod redact;
 mod retry;
 mod run;
@@ -43,6 +44,6 @@ pub use cache::Cache;
 pub use client::{BatchOptions, Client, RunOptions};
 pub use config::{BatchMode, Engine, HeaderValue, ModelConfig, Models, TokenLimitField};
 pub use error::Error;
-pub use run::{DryRunReport, RunSummary};
+pub use run::{ChatFeed, DryRunReport, RunSummary};
 pub use schema::metrics::InFlight;
 pub use stop::StopHandle;

@@ -333,6 +333,45 @@ impl Endpoints {
         );
     }
 
+    /// Applies a pre-flight check (`checked[i]` for endpoint `i`): an endpoint that answered is marked so, one that
+    /// could not be reached is ejected (keeping the back-off it has: a replica that stays dead is probed ever more
+    /// rarely, call after call), one that can be reached again is readmitted on probation.
+    pub(crate) fn apply_checks(&self, checked: &[health::Checked]) {
+        let mut st = self.lock();
+        let now = Instant::now();
+        for (e, c) in st.iter_mut().zip(checked) {
+            e.answered |= c.answered;
+            match &c.unreachable {
+                Some(err) => {
+                    e.error = Some(err.clone());
+                    if !e.ejected {
+                        e.ejected = true;
+                        e.probing = false;
+                        e.next_probe = now + e.ejection;
+                        e.ejection = (e.ejection * 2).min(longest_ejection(e.answered));
+                    }
+                }
+                None if e.ejected && !e.probe_running => {
+                    e.ejected = false;
+                    e.probing = true;
+                }
+                None => {}
+            }
+        }
+        drop(st);
+        self.notify.notify_waiters();
+    }
+
+    /// A new call begins: a model halted in an earlier call (none of its endpoints answered in time) may send again.
+    pub(crate) fn resume(&self) {
+        self.halted.store(false, Ordering::SeqCst);
+    }
+
+    /// Whether any endpoint ever answered (in this client's life).
+    pub(crate) fn any_answered(&self) -> bool {
+        self.lock().iter().any(|e| e.answered)
+    }
+
     /// When no endpoint has ever answered and none has a request in flight: each endpoint's URL and last error.
     pub(crate) fn never_answered(&self) -> Option<Vec<(String, Option<String>)>> {
         let st = self.lock();
@@ -369,7 +408,7 @@ impl Endpoints {
         self.stop.sleep(d).await
     }
 
-    /// How often an endpoint was ejected in this call.
+    /// How often an endpoint was ejected so far (over every call of the client).
     pub(crate) fn ejections(&self) -> u64 {
         self.ejections.load(Ordering::Relaxed)
     }

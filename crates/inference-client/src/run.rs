@@ -22,19 +22,21 @@ use crate::body::{
 use crate::cache::Cache;
 use crate::client::{BatchOptions, Budget, Client, check_limits, check_unique};
 use crate::config::{BatchMode, ModelConfig};
-use crate::http::{self, build_client};
+use crate::http;
 use crate::in_flight::Tracker;
-use crate::limiter::{EndpointStart, Endpoints, Slot};
+use crate::limiter::{Endpoints, Slot};
 use crate::parse::{self, Completion, Failure};
 use crate::redact::Redactor;
 use crate::retry::{self, Decision, Jitter};
 
 mod record;
+mod session;
 
 use record::send_once;
 pub(crate) use record::{
     class_name, fill_answer, fill_failure, is_abandoned, new_record, without_credentials,
 };
+pub use session::ChatFeed;
 
 /// What a run did.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -152,6 +154,99 @@ pub(crate) struct Job {
     pub(crate) max_tokens: Option<u32>,
 }
 
+/// One batch of prompts sorted out before sending: what is on file already, what the cache answers, and the
+/// requests to send.
+pub(crate) struct Prepared {
+    pub(crate) resumed: usize,
+    /// Lines on file for requests that have since changed.
+    pub(crate) stale: usize,
+    /// Some line on file for these prompts is a failure (it is answered again).
+    pub(crate) had_failed: bool,
+    pub(crate) from_cache: Vec<ResponseRecord>,
+    pub(crate) jobs: Vec<Job>,
+    /// Each prompt's cache key, in prompt order.
+    pub(crate) keys: Vec<String>,
+}
+
+/// Sorts out `prompts` against `on_file` (the newest line per prompt on file) and the cache: prompts answered on
+/// file for the same request (same cache key and metadata) are resumed, cached answers copied, the rest become
+/// requests (streamed ones when `stream`).
+pub(crate) fn prepare(
+    opts: &crate::RunOptions,
+    model: &ModelConfig,
+    identity: &str,
+    cache: &Cache,
+    prompts: &[PromptRecord],
+    on_file: Vec<ResponseRecord>,
+    stream: bool,
+) -> Result<Prepared, Error> {
+    let mut answered: HashMap<ResponseKey, Option<AnsweredRequest>> = on_file
+        .into_iter()
+        .map(|r| {
+            let k = ResponseKey::of(&r);
+            let answer = (r.outcome != Outcome::Failed).then_some((r.cache_key, r.prompt_meta));
+            (k, answer)
+        })
+        .collect();
+    let mut p_out = Prepared {
+        resumed: 0,
+        stale: 0,
+        had_failed: answered.values().any(Option::is_none),
+        from_cache: Vec::new(),
+        jobs: Vec::new(),
+        keys: Vec::with_capacity(prompts.len()),
+    };
+    for (index, p) in prompts.iter().enumerate() {
+        let body = request_body(model, p);
+        let key = cache_key(identity, &body, p.sample_index);
+        p_out.keys.push(key.clone());
+        match answered.remove(&ResponseKey::of_prompt(p)) {
+            Some(Some((k, meta))) if k == key && meta == p.extra => {
+                p_out.resumed += 1;
+                continue;
+            }
+            Some(Some(_)) => p_out.stale += 1,
+            _ => {}
+        }
+        if !opts.refresh
+            && let Some(mut r) = cache.get(&key)?
+        {
+            r.id.clone_from(&p.id);
+            r.sample_index = p.sample_index;
+            r.model.clone_from(&model.name);
+            r.prompt_meta.clone_from(&p.extra);
+            r.cached = true;
+            p_out.from_cache.push(r);
+            continue;
+        }
+        let max_tokens = body_max_tokens(&body);
+        let mut body = body;
+        if stream {
+            body.insert("stream".into(), Value::Bool(true));
+            body.insert(
+                "stream_options".into(),
+                serde_json::json!({"include_usage": true}),
+            );
+        }
+        let body =
+            serde_json::to_vec(&Value::Object(body)).map_err(|e| Error::Prompts(e.to_string()))?;
+        p_out.jobs.push(Job {
+            index,
+            key,
+            body,
+            input_tokens: estimate_input_tokens(p),
+            max_tokens,
+        });
+    }
+    if opts.max_cost_usd.is_some() && p_out.jobs.iter().any(|j| j.max_tokens.is_none()) {
+        return Err(Error::Config(
+            "a cost limit needs max_tokens on every request (set it in the model config, the prompt params or --max-tokens)"
+                .into(),
+        ));
+    }
+    Ok(p_out)
+}
+
 /// Sends every prompt not yet answered in `out`, appending one `ResponseRecord` per (id, sample index) as each completes.
 ///
 /// Prompts already answered in `out` (a non-failed newest line for the same request: same cache key and same
@@ -159,6 +254,7 @@ pub(crate) struct Job {
 /// model) is not an answer, and the prompt goes on as if it were not there. Cached answers are copied without a
 /// request; everything else is sent with retries. Failed responses are written but not cached, and a rerun retries them
 /// (the output then keeps only the newest line per prompt). A 401, 403 or 404 stops the run with an error.
+/// Also returns when sending began and when the last prompt was handed out (for the stage's span).
 pub(crate) async fn run_prompts(
     client: &Client,
     model: &ModelConfig,
@@ -166,7 +262,7 @@ pub(crate) async fn run_prompts(
     out: &Path,
     batch: Option<(&BatchOptions, BatchMode)>,
     on_file: Option<Vec<ResponseRecord>>,
-) -> Result<RunSummary, Error> {
+) -> Result<(RunSummary, Option<(Instant, Instant)>), Error> {
     let started = Instant::now();
     let opts = client.options();
     model.validate(&format!("model {:?}", model.name))?;
@@ -183,92 +279,30 @@ pub(crate) async fn run_prompts(
     }
     // fsync once per written batch (through a second handle on the same file), not once per line.
     let appender = JsonlAppender::open(out, false)?;
-    let syncer = if opts.durable {
-        Some(
-            std::fs::File::open(out)
-                .map_err(|e| Error::Setup(format!("{}: {e}", out.display())))?,
-        )
-    } else {
-        None
-    };
+    let syncer = open_syncer(opts, out)?;
     // The newest line per (id, sample index): the request it answered, or None when it failed.
     let on_file = match on_file {
         Some(lines) => lines,
         None => schema::read_latest_responses(out)?,
     };
-    let mut answered: HashMap<ResponseKey, Option<AnsweredRequest>> = on_file
-        .into_iter()
-        .map(|r| {
-            let k = ResponseKey::of(&r);
-            let answer = (r.outcome != Outcome::Failed).then_some((r.cache_key, r.prompt_meta));
-            (k, answer)
-        })
-        .collect();
-    // Lines that this run answers again (failed ones, stale ones) are dropped from the file at the end.
-    let had_failed = answered.values().any(Option::is_none);
-    let mut stale = 0usize;
-
     let mut summary = RunSummary {
         total: prompts.len(),
         ..RunSummary::default()
     };
     let identity = model_identity(model);
     let cache = Cache::open(&opts.cache_path)?;
-    let mut from_cache: Vec<ResponseRecord> = Vec::new();
-    let mut jobs: Vec<Job> = Vec::new();
-    // Each prompt's cache key, in prompt order.
-    let mut keys: Vec<String> = Vec::with_capacity(prompts.len());
     // Requests sent one by one stream their answers (batch jobs never do); streaming is transport, not part of
     // the cache key.
     let stream = batch.is_none() && model.stream;
-    for (index, p) in prompts.iter().enumerate() {
-        let body = request_body(model, p);
-        let key = cache_key(&identity, &body, p.sample_index);
-        keys.push(key.clone());
-        match answered.remove(&ResponseKey::of_prompt(p)) {
-            Some(Some((k, meta))) if k == key && meta == p.extra => {
-                summary.resumed += 1;
-                continue;
-            }
-            Some(Some(_)) => stale += 1,
-            _ => {}
-        }
-        if !opts.refresh
-            && let Some(mut r) = cache.get(&key)?
-        {
-            r.id.clone_from(&p.id);
-            r.sample_index = p.sample_index;
-            r.model.clone_from(&model.name);
-            r.prompt_meta.clone_from(&p.extra);
-            r.cached = true;
-            from_cache.push(r);
-            continue;
-        }
-        let max_tokens = body_max_tokens(&body);
-        let mut body = body;
-        if stream {
-            body.insert("stream".into(), Value::Bool(true));
-            body.insert(
-                "stream_options".into(),
-                serde_json::json!({"include_usage": true}),
-            );
-        }
-        let body =
-            serde_json::to_vec(&Value::Object(body)).map_err(|e| Error::Prompts(e.to_string()))?;
-        jobs.push(Job {
-            index,
-            key,
-            body,
-            input_tokens: estimate_input_tokens(p),
-            max_tokens,
-        });
-    }
-    if opts.max_cost_usd.is_some() && jobs.iter().any(|j| j.max_tokens.is_none()) {
-        return Err(Error::Config(
-            "a cost limit needs max_tokens on every request (set it in the model config, the prompt params or --max-tokens)"
-                .into(),
-        ));
-    }
+    let Prepared {
+        resumed,
+        stale,
+        had_failed,
+        from_cache,
+        jobs,
+        keys,
+    } = prepare(opts, model, &identity, &cache, prompts, on_file, stream)?;
+    summary.resumed = resumed;
     summary.cached = from_cache.len();
     if stale > 0 {
         tracing::warn!(
@@ -310,7 +344,30 @@ pub(crate) async fn run_prompts(
 
     let jobs_result = match batch {
         _ if jobs.is_empty() => Ok(Counters::default()),
-        None => send_all(client, model, prompts, jobs, access, &tx, &progress).await,
+        None => {
+            // Every request is known: the queue holds them all.
+            let (jtx, jrx) = tokio::sync::mpsc::channel(jobs.len());
+            for job in jobs {
+                let p = &prompts[job.index];
+                let _ = jtx.try_send(Pending {
+                    job,
+                    id: p.id.clone(),
+                    sample_index: p.sample_index,
+                    meta: p.extra.clone(),
+                });
+            }
+            drop(jtx);
+            send_all(
+                client,
+                model,
+                jrx,
+                access,
+                &tx,
+                &progress,
+                &Closed::default(),
+            )
+            .await
+        }
         Some((options, mode)) => {
             let priced = model.batch_priced(mode);
             let job = crate::batch::BatchRun {
@@ -334,52 +391,67 @@ pub(crate) async fn run_prompts(
     progress.finish_and_clear();
     let counters = jobs_result?;
     writer_result?;
-
-    summary.sent = counters.sent;
-    summary.requests = counters.requests.load(Ordering::Relaxed);
-    summary.abandoned = counters.abandoned.load(Ordering::Relaxed);
-    summary.failed = counters.failed.load(Ordering::Relaxed);
-    summary.truncated = counters.truncated.load(Ordering::Relaxed);
-    summary.skipped_for_cost = counters.skipped_for_cost;
-    summary.interrupted = counters.interrupted.load(Ordering::Relaxed);
-    summary.ejections = counters.ejections;
-    summary.batch_pending = counters.batch_pending;
-    summary.prompt_tokens = counters.prompt_tokens.load(Ordering::Relaxed);
-    summary.completion_tokens = counters.completion_tokens.load(Ordering::Relaxed);
-    summary.spent_usd = counters.spent.lock().map(|c| *c).unwrap_or(0.0);
-
+    counters.fill(&mut summary);
     if had_failed || stale > 0 {
-        compact(out, prompts, &keys)?;
+        compact(
+            out,
+            prompts
+                .iter()
+                .map(ResponseKey::of_prompt)
+                .zip(keys.iter().map(String::as_str)),
+        )?;
     }
     summary.wall_s = started.elapsed().as_secs_f64();
     summary.in_flight = counters
         .flights
         .as_ref()
         .map(|t| t.finish(started, counters.budget_wait_s));
+    let span = counters.flights.as_ref().map(Tracker::span);
+    log_finished(model, &summary);
+    if let Some(err) = counters.abort.lock().ok().and_then(|mut a| a.take()) {
+        return Err(err);
+    }
+    Ok((summary, span))
+}
+
+/// The second handle on the output that fsyncs it once per written batch (None without durable writes).
+pub(crate) fn open_syncer(
+    opts: &crate::RunOptions,
+    out: &Path,
+) -> Result<Option<std::fs::File>, Error> {
+    if !opts.durable {
+        return Ok(None);
+    }
+    std::fs::File::open(out)
+        .map(Some)
+        .map_err(|e| Error::Setup(format!("{}: {e}", out.display())))
+}
+
+pub(crate) fn log_finished(model: &ModelConfig, summary: &RunSummary) {
     tracing::info!(
         model = %model.name, sent = summary.sent, cached = summary.cached, resumed = summary.resumed,
         failed = summary.failed, interrupted = summary.interrupted, batch_pending = summary.batch_pending, truncated = summary.truncated, requests = summary.requests, abandoned = summary.abandoned,
         prompt_tokens = summary.prompt_tokens, completion_tokens = summary.completion_tokens,
         spent_usd = summary.spent_usd, wall_s = summary.wall_s, "Inference run finished."
     );
-    if let Some(err) = counters.abort.lock().ok().and_then(|mut a| a.take()) {
-        return Err(err);
-    }
-    Ok(summary)
 }
 
-/// Rewrites the output keeping the newest line per (id, sample index), in prompt order; for this run's prompts,
-/// only a line that answers the current request (`keys`, in prompt order) is kept, so a stale answer that was not
-/// replaced (a run stopped by an error or the cost limit) cannot pass for a current one.
-fn compact(out: &Path, prompts: &[PromptRecord], keys: &[String]) -> Result<(), Error> {
+/// Rewrites the output keeping the newest line per (id, sample index), in prompt order; for this run's prompts
+/// (`prompts`: each one's key and its current cache key, in prompt order), only a line that answers the current
+/// request is kept, so a stale answer that was not replaced (a run stopped by an error or the cost limit) cannot
+/// pass for a current one.
+pub(crate) fn compact<'k>(
+    out: &Path,
+    prompts: impl Iterator<Item = (ResponseKey, &'k str)>,
+) -> Result<(), Error> {
     let mut newest: HashMap<ResponseKey, ResponseRecord> = schema::read_latest_responses(out)?
         .into_iter()
         .map(|r| (ResponseKey::of(&r), r))
         .collect();
     let mut ordered = Vec::with_capacity(newest.len());
-    for (p, key) in prompts.iter().zip(keys) {
-        if let Some(r) = newest.remove(&ResponseKey::of_prompt(p))
-            && r.cache_key == *key
+    for (p, key) in prompts {
+        if let Some(r) = newest.remove(&p)
+            && r.cache_key == key
         {
             ordered.push(r);
         }
@@ -512,54 +584,113 @@ pub(crate) struct Counters {
     pub(crate) budget_wait_s: f64,
 }
 
+impl Counters {
+    /// Copies the counts into a run's summary.
+    pub(crate) fn fill(&self, summary: &mut RunSummary) {
+        summary.sent = self.sent;
+        summary.requests = self.requests.load(Ordering::Relaxed);
+        summary.abandoned = self.abandoned.load(Ordering::Relaxed);
+        summary.failed = self.failed.load(Ordering::Relaxed);
+        summary.truncated = self.truncated.load(Ordering::Relaxed);
+        summary.skipped_for_cost = self.skipped_for_cost;
+        summary.interrupted = self.interrupted.load(Ordering::Relaxed);
+        summary.ejections = self.ejections;
+        summary.batch_pending = self.batch_pending;
+        summary.prompt_tokens = self.prompt_tokens.load(Ordering::Relaxed);
+        summary.completion_tokens = self.completion_tokens.load(Ordering::Relaxed);
+        summary.spent_usd = self.spent.lock().map(|c| *c).unwrap_or(0.0);
+    }
+}
+
+/// A request waiting in the sender's queue, with the prompt's fields its response line carries.
+pub(crate) struct Pending {
+    pub(crate) job: Job,
+    pub(crate) id: String,
+    pub(crate) sample_index: u32,
+    pub(crate) meta: Map<String, Value>,
+}
+
+/// Why the sender stopped taking requests from its queue before it was closed: what a feeder that finds the queue
+/// closed counts its remaining prompts as.
+#[derive(Default)]
+pub(crate) struct Closed(std::sync::atomic::AtomicU8);
+
+impl Closed {
+    const STOPPED: u8 = 1;
+    const COST: u8 = 2;
+
+    fn set(&self, why: u8) {
+        self.0.store(why, Ordering::Relaxed);
+    }
+
+    /// Sending was stopped ([`crate::StopHandle`]).
+    pub(crate) fn stopped(&self) -> bool {
+        self.0.load(Ordering::Relaxed) == Self::STOPPED
+    }
+
+    /// The cost limit was reached.
+    pub(crate) fn for_cost(&self) -> bool {
+        self.0.load(Ordering::Relaxed) == Self::COST
+    }
+}
+
+/// Closes the queue and counts what was still in it.
+fn close_queue(rx: &mut tokio::sync::mpsc::Receiver<Pending>) -> usize {
+    rx.close();
+    let mut n = 0;
+    while rx.try_recv().is_ok() {
+        n += 1;
+    }
+    n
+}
+
+/// Sends the requests of the queue `jobs` (until it is closed and empty) with retries, spread over the model's
+/// replicas within their limits, handing each finished line to the writer.
 #[allow(clippy::too_many_arguments)]
-async fn send_all(
+pub(crate) async fn send_all(
     client: &Client,
     model: &ModelConfig,
-    prompts: &[PromptRecord],
-    jobs: Vec<Job>,
+    mut jobs: tokio::sync::mpsc::Receiver<Pending>,
     access: http::Access,
     tx: &mpsc::Sender<Written>,
     progress: &Bars,
+    closed: &Closed,
 ) -> Result<Counters, Error> {
     let opts = client.options();
     let budget = client.budget();
     let base_urls = client.base_urls(model)?;
-    let urls: Vec<String> = base_urls
-        .iter()
-        .map(|u| format!("{}/chat/completions", u.trim_end_matches('/')))
-        .collect();
     let cap = opts.concurrency.unwrap_or(model.max_concurrency).max(1);
-    let http = build_client(model, &access, cap * urls.len())?;
     let no_key = access.key.is_none();
-    let redactor = &Arc::new(access.redactor);
     let stop = client.stop_handle();
-    // Is anybody there? Checked once per client and base URL, before the first request.
+    // The model's replicas as the client keeps them from call to call: connection pools, limits, health.
+    let (pool, fresh) = client
+        .pools()
+        .model(model, &access, &base_urls, cap, &stop)?;
+    let redactor = &Arc::new(access.redactor);
+    let endpoints = Arc::clone(&pool.endpoints);
+    endpoints.resume();
+    let ejections_before = endpoints.ejections();
+    // Is anybody there? Checked once per client and model (again only while none of its replicas ever answered),
+    // before the first request; a replica found dead keeps its back-off across calls.
     let started = Instant::now();
-    let known: Vec<bool> = base_urls.iter().map(|u| client.has_answered(u)).collect();
-    let checked = crate::health::preflight(
-        &model.name,
-        &base_urls,
-        &known,
-        &http,
-        model.server_wait(),
-        redactor,
-        &stop,
-    )
-    .await?;
-    let starts: Vec<EndpointStart> = urls
-        .iter()
-        .zip(checked)
-        .map(|(url, c)| EndpointStart {
-            url: url.clone(),
-            answered: c.answered,
-            unreachable: c.unreachable,
-        })
-        .collect();
-    let endpoints = Endpoints::new(&starts, cap, stop.clone());
-    let slots = Arc::new(Semaphore::new(cap * urls.len()));
+    if fresh || !endpoints.any_answered() {
+        let known: Vec<bool> = base_urls.iter().map(|u| client.has_answered(u)).collect();
+        let checked = crate::health::preflight(
+            &model.name,
+            &base_urls,
+            &known,
+            &pool.http,
+            model.server_wait(),
+            redactor,
+            &stop,
+        )
+        .await?;
+        endpoints.apply_checks(&checked);
+    }
+    let replicas = base_urls.len();
+    let slots = Arc::new(Semaphore::new(cap * replicas));
     let counters = Arc::new(Counters {
-        flights: Some(Tracker::new(cap * urls.len(), !jobs.is_empty())),
+        flights: Some(Tracker::new(cap * replicas, true)),
         ..Counters::default()
     });
     // Probes silent endpoints; stops the model when none has answered within its `server-wait-s`.
@@ -584,16 +715,35 @@ async fn send_all(
     let mut tasks = tokio::task::JoinSet::new();
     let mut sent = 0usize;
     let mut skipped = 0usize;
-    let total_jobs = jobs.len();
     let mut budget_wait = Duration::ZERO;
-    for job in jobs {
+    loop {
+        let next = tokio::select! {
+            biased;
+            () = stop.stopped() => None,
+            j = jobs.recv() => j,
+        };
+        let Some(Pending {
+            job,
+            id,
+            sample_index,
+            meta,
+        }) = next
+        else {
+            if stop.is_stopping() {
+                closed.set(Closed::STOPPED);
+                let n = close_queue(&mut jobs);
+                counters.interrupted.fetch_add(n, Ordering::Relaxed);
+            }
+            break;
+        };
         if counters.abort.lock().map(|a| a.is_some()).unwrap_or(true) {
+            close_queue(&mut jobs);
             break;
         }
         if stop.is_stopping() {
-            counters
-                .interrupted
-                .fetch_add(total_jobs - sent, Ordering::Relaxed);
+            closed.set(Closed::STOPPED);
+            let n = 1 + close_queue(&mut jobs);
+            counters.interrupted.fetch_add(n, Ordering::Relaxed);
             break;
         }
         let worst = model.worst_case_cost(job.input_tokens, job.max_tokens.unwrap_or(0));
@@ -611,7 +761,8 @@ async fn send_all(
         };
         budget_wait += waiting.map_or(Duration::ZERO, |w| w.elapsed());
         if !fits {
-            skipped = total_jobs - sent;
+            closed.set(Closed::COST);
+            skipped = 1 + close_queue(&mut jobs);
             tracing::warn!(
                 spent_usd = budget.spent(),
                 limit_usd = budget.cap().unwrap_or(f64::INFINITY),
@@ -624,19 +775,21 @@ async fn send_all(
             p = Arc::clone(&slots).acquire_owned() => p.map_err(|e| Error::Setup(e.to_string()))?,
             () = stop.stopped() => {
                 budget.settle(worst, 0.0);
-                counters.interrupted.fetch_add(total_jobs - sent, Ordering::Relaxed);
+                closed.set(Closed::STOPPED);
+                let n = 1 + close_queue(&mut jobs);
+                counters.interrupted.fetch_add(n, Ordering::Relaxed);
                 break;
             }
         };
         if counters.abort.lock().map(|a| a.is_some()).unwrap_or(true) {
             budget.settle(worst, 0.0);
+            close_queue(&mut jobs);
             break;
         }
         sent += 1;
-        let prompt = &prompts[job.index];
         let ctx = TaskCtx {
             model: Arc::clone(&model),
-            client: http.clone(),
+            http: Arc::clone(&pool.http),
             endpoints: Arc::clone(&endpoints),
             counters: Arc::clone(&counters),
             redactor: Arc::clone(redactor),
@@ -645,9 +798,6 @@ async fn send_all(
             progress: progress.clone(),
             no_key,
         };
-        let id = prompt.id.clone();
-        let sample_index = prompt.sample_index;
-        let meta = prompt.extra.clone();
         let in_flight = stop.begin();
         tasks.spawn(async move {
             ctx.run(job, id, sample_index, meta, worst).await;
@@ -695,14 +845,15 @@ async fn send_all(
         .map_err(|_| Error::Setup("a request task outlived the run".into()))?;
     counters.sent = sent;
     counters.skipped_for_cost = skipped;
-    counters.ejections = endpoints.ejections();
+    counters.ejections = endpoints.ejections() - ejections_before;
     counters.budget_wait_s = budget_wait.as_secs_f64();
     Ok(counters)
 }
 
 struct TaskCtx {
     model: Arc<ModelConfig>,
-    client: reqwest::Client,
+    /// One HTTP client per replica (by `Slot::index`).
+    http: Arc<[reqwest::Client]>,
     endpoints: Arc<Endpoints>,
     counters: Arc<Counters>,
     redactor: Arc<Redactor>,
@@ -744,7 +895,7 @@ impl TaskCtx {
             self.counters.requests.fetch_add(1, Ordering::Relaxed);
             let res = slot
                 .guard(send_once(
-                    &self.client,
+                    &self.http[slot.index()],
                     &slot,
                     job.body.clone(),
                     (timeout, idle),

@@ -62,10 +62,7 @@ impl WriterLock {
                 let holder = std::fs::read_to_string(lock)
                     .ok()
                     .and_then(|t| t.trim().parse::<u32>().ok())
-                    .map_or_else(
-                        || "another process".to_owned(),
-                        |pid| format!("pid {pid}"),
-                    );
+                    .map_or_else(|| "another process".to_owned(), |pid| format!("pid {pid}"));
                 tracing::warn!(
                     "Blocking waiting for file lock on {}, held by {holder} (another run writing the same files)",
                     lock.display()

@@ -59,6 +59,14 @@ pub struct InFlight {
     pub backlog_capacity_s: f64,
     /// Of `backlog_s`, the time with `cap` requests in flight: the client kept the concurrency full.
     pub saturated_s: f64,
+    /// The whole stage while prompts remained to be sent: from the first call's first request until the last
+    /// call had handed out its last prompt, the time between calls included (the harness's bookkeeping between
+    /// chunks, with nothing sent). For one call it is `backlog_s`; `Client::take_in_flight` joins its calls'.
+    #[serde(default)]
+    pub stage_span_s: f64,
+    /// Requests in flight integrated over `stage_span_s` (request-seconds).
+    #[serde(default)]
+    pub stage_span_busy_s: f64,
     /// Time before the first request could go out: reading the output file for resume, cache look-ups, building
     /// request bodies.
     pub prepare_s: f64,
@@ -83,6 +91,8 @@ impl InFlight {
         self.backlog_busy_s += o.backlog_busy_s;
         self.backlog_capacity_s += o.backlog_capacity_s;
         self.saturated_s += o.saturated_s;
+        self.stage_span_s += o.stage_span_s;
+        self.stage_span_busy_s += o.stage_span_busy_s;
         self.prepare_s += o.prepare_s;
         self.drain_s += o.drain_s;
         self.budget_wait_s += o.budget_wait_s;
@@ -111,6 +121,13 @@ impl InFlight {
     /// The mean in flight while prompts waited as a share of the cap (1: whenever prompts waited, the cap was full).
     pub fn backlog_fill(&self) -> f64 {
         ratio(self.backlog_busy_s, self.backlog_capacity_s)
+    }
+
+    /// The mean in flight over the whole stage while prompts remained to be sent, as a share of the cap
+    /// (`stage_span_busy_s / (cap × stage_span_s)`): unlike [`InFlight::backlog_fill`], the time between client
+    /// calls counts, with nothing in flight.
+    pub fn stage_fill(&self) -> f64 {
+        ratio(self.stage_span_busy_s, self.cap as f64 * self.stage_span_s)
     }
 
     /// Share of the calls' wall time with prompts waiting and `cap` requests in flight.
@@ -161,6 +178,8 @@ mod tests {
             backlog_busy_s: 5.5,
             backlog_capacity_s: 6.0,
             saturated_s: 1.0,
+            stage_span_s: 2.0,
+            stage_span_busy_s: 6.0,
             prepare_s: 0.2,
             drain_s: 0.2,
             budget_wait_s: 0.0,
@@ -177,6 +196,8 @@ mod tests {
             backlog_busy_s: 0.0,
             backlog_capacity_s: 0.0,
             saturated_s: 0.0,
+            stage_span_s: 0.0,
+            stage_span_busy_s: 0.0,
             prepare_s: 0.1,
             drain_s: 0.1,
             budget_wait_s: 0.4,
@@ -189,6 +210,7 @@ mod tests {
         assert!((a.saturated_share() - 0.25).abs() < 1e-12);
         assert!((a.backlog_mean() - 5.5 / 1.5).abs() < 1e-12);
         assert!((a.backlog_fill() - 5.5 / 6.0).abs() < 1e-12);
+        assert!((a.stage_fill() - 6.0 / 16.0).abs() < 1e-12);
         assert!((a.backlog_share() - 0.375).abs() < 1e-12);
         assert!((a.unsaturated_backlog_share() - 0.125).abs() < 1e-12);
         assert!((a.other_wait_share() - 0.25).abs() < 1e-12);

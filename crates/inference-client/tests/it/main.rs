@@ -9,6 +9,7 @@ mod faults;
 mod in_flight;
 mod liveness;
 mod output;
+mod pools;
 mod providers;
 mod streaming;
 mod support;
