@@ -1,5 +1,6 @@
 //! The long-lived [`Client`]: built once per command, it owns what outlives one batch of prompts (the async
-//! runtime, the embedded engines it started, the spend budget) and offers `chat`, `dry_run` and `embed`.
+//! runtime, the embedded engines it started, the spend budget, the connection pools and the replicas' limits and
+//! health, the locks on the outputs it writes) and offers `chat`, `chat_stream`, `dry_run` and `embed`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -7,9 +7,16 @@
 //! unchanged), and stops before a cost limit. API keys are read only here, from
 //! the environment variable a model's config names, and never appear in records, the cache, logs or errors.
 //!
-//! A command builds one [`Client`] (options, budget, async runtime, embedded engines started once) and calls
-//! [`Client::chat`] for each batch of prompts and [`Client::embed`] for `/v1/embeddings`. Every retry decision is in
-//! the `retry` module; what makes an endpoint count as dead, and how it is probed, in `limiter` and `health`.
+//! A command builds one [`Client`] for its whole run and calls [`Client::chat`] for each batch of prompts,
+//! [`Client::chat_stream`] for a large prompts file fed chunk by chunk (the next chunk is prepared while this one's
+//! requests are in flight) and [`Client::embed`] for `/v1/embeddings`. For the life of the process the client owns
+//! the options, the budget, the async runtime, the embedded engines it started, one HTTP connection pool per base
+//! URL (and credentials), and per model its replicas' adaptive limits and health (`pool`): chunks, stages, judges,
+//! embeddings and batch jobs all share them, a learned limit carries over from call to call, and a replica found
+//! dead keeps its back-off instead of being found again by every call. It is also the one writer of every
+//! responses file it appends to ([`Client::lock_output`]: an advisory lock another process waits for). Every retry
+//! decision is in the `retry` module; what makes an endpoint count as dead, and how it is probed, in `limiter` and
+//! `health`.
 //! [`Client::stop_handle`] stops sending new requests while the ones in flight are waited for and written (what
 //! a command does on Ctrl-C).
 //!
