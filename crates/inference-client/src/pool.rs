@@ -15,14 +15,10 @@ use crate::stop::StopHandle;
 
 /// One model's replicas as every call of the client sees them.
 pub(crate) struct ModelPool {
-    /// The base URLs, in the model's order.
-    pub(crate) bases: Vec<String>,
     /// One HTTP client (connection pool) per base URL, shared with every model on that URL and credentials.
     pub(crate) http: Arc<[reqwest::Client]>,
     /// Limits and health of the replicas (chat-completion URLs).
     pub(crate) endpoints: Arc<Endpoints>,
-    /// Most requests in flight per replica.
-    pub(crate) cap: usize,
 }
 
 /// The client's pools: HTTP clients by (base URL, credentials), replicas by model.
@@ -89,10 +85,8 @@ impl Pools {
             })
             .collect();
         let pool = Arc::new(ModelPool {
-            bases: bases.to_vec(),
             http: http.into(),
             endpoints: Endpoints::new(&starts, cap, stop.clone()),
-            cap,
         });
         let mut models = self.models.lock().unwrap_or_else(|e| e.into_inner());
         match models.entry(key) {

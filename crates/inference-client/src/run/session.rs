@@ -112,7 +112,7 @@ impl Client {
         let access = http::access(model)?;
         self.lock_output(out)?;
         let identity = model_identity(model);
-        let appender = JsonlAppender::open(out, false)?;
+        let appender = JsonlAppender::open(out, false).map_err(Error::from)?;
         let syncer = open_syncer(opts, out)?;
         let writer_cache = Cache::open(&opts.cache_path)?;
         let cache = Cache::open(&opts.cache_path)?;
