@@ -154,23 +154,30 @@ pub(crate) struct Job {
     pub(crate) max_tokens: Option<u32>,
 }
 
-/// One batch of prompts sorted out before sending: what is on file already, what the cache answers, and the
-/// requests to send.
+/// What [`prepare`] makes of one prompt that is not resumed from file.
+pub(crate) enum Prepped {
+    /// An answer from the cache, ready to be written.
+    Cached(ResponseRecord),
+    /// A request to send.
+    Job(Job),
+}
+
+/// What [`prepare`] found besides the answers and requests it handed on.
 pub(crate) struct Prepared {
     pub(crate) resumed: usize,
     /// Lines on file for requests that have since changed.
     pub(crate) stale: usize,
     /// Some line on file for these prompts is a failure (it is answered again).
     pub(crate) had_failed: bool,
-    pub(crate) from_cache: Vec<ResponseRecord>,
-    pub(crate) jobs: Vec<Job>,
     /// Each prompt's cache key, in prompt order.
     pub(crate) keys: Vec<String>,
 }
 
-/// Sorts out `prompts` against `on_file` (the newest line per prompt on file) and the cache: prompts answered on
-/// file for the same request (same cache key and metadata) are resumed, cached answers copied, the rest become
-/// requests (streamed ones when `stream`).
+/// Sorts out `prompts` against `on_file` (the newest line per prompt on file) and the cache, one prompt at a
+/// time: prompts answered on file for the same request (same cache key and metadata) are resumed, cached answers
+/// and requests (streamed ones when `stream`) are handed to `emit` as soon as each is made, so a caller can send
+/// the first requests while the rest are prepared.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn prepare(
     opts: &crate::RunOptions,
     model: &ModelConfig,
@@ -179,6 +186,7 @@ pub(crate) fn prepare(
     prompts: &[PromptRecord],
     on_file: Vec<ResponseRecord>,
     stream: bool,
+    mut emit: impl FnMut(Prepped) -> Result<(), Error>,
 ) -> Result<Prepared, Error> {
     let mut answered: HashMap<ResponseKey, Option<AnsweredRequest>> = on_file
         .into_iter()
@@ -192,8 +200,6 @@ pub(crate) fn prepare(
         resumed: 0,
         stale: 0,
         had_failed: answered.values().any(Option::is_none),
-        from_cache: Vec::new(),
-        jobs: Vec::new(),
         keys: Vec::with_capacity(prompts.len()),
     };
     for (index, p) in prompts.iter().enumerate() {
@@ -216,7 +222,7 @@ pub(crate) fn prepare(
             r.model.clone_from(&model.name);
             r.prompt_meta.clone_from(&p.extra);
             r.cached = true;
-            p_out.from_cache.push(r);
+            emit(Prepped::Cached(r))?;
             continue;
         }
         let max_tokens = body_max_tokens(&body);
@@ -230,21 +236,23 @@ pub(crate) fn prepare(
         }
         let body =
             serde_json::to_vec(&Value::Object(body)).map_err(|e| Error::Prompts(e.to_string()))?;
-        p_out.jobs.push(Job {
+        emit(Prepped::Job(Job {
             index,
             key,
             body,
             input_tokens: estimate_input_tokens(p),
             max_tokens,
-        });
-    }
-    if opts.max_cost_usd.is_some() && p_out.jobs.iter().any(|j| j.max_tokens.is_none()) {
-        return Err(Error::Config(
-            "a cost limit needs max_tokens on every request (set it in the model config, the prompt params or --max-tokens)"
-                .into(),
-        ));
+        }))?;
     }
     Ok(p_out)
+}
+
+/// The error of a request without `max_tokens` under a cost limit (its cost has no bound).
+pub(crate) fn unbounded_under_cap() -> Error {
+    Error::Config(
+        "a cost limit needs max_tokens on every request (set it in the model config, the prompt params or --max-tokens)"
+            .into(),
+    )
 }
 
 /// Sends every prompt not yet answered in `out`, appending one `ResponseRecord` per (id, sample index) as each completes.
@@ -294,14 +302,32 @@ pub(crate) async fn run_prompts(
     // Requests sent one by one stream their answers (batch jobs never do); streaming is transport, not part of
     // the cache key.
     let stream = batch.is_none() && model.stream;
+    let mut from_cache: Vec<ResponseRecord> = Vec::new();
+    let mut jobs: Vec<Job> = Vec::new();
     let Prepared {
         resumed,
         stale,
         had_failed,
-        from_cache,
-        jobs,
         keys,
-    } = prepare(opts, model, &identity, &cache, prompts, on_file, stream)?;
+    } = prepare(
+        opts,
+        model,
+        &identity,
+        &cache,
+        prompts,
+        on_file,
+        stream,
+        |p| {
+            match p {
+                Prepped::Cached(r) => from_cache.push(r),
+                Prepped::Job(j) => jobs.push(j),
+            }
+            Ok(())
+        },
+    )?;
+    if opts.max_cost_usd.is_some() && jobs.iter().any(|j| j.max_tokens.is_none()) {
+        return Err(unbounded_under_cap());
+    }
     summary.resumed = resumed;
     summary.cached = from_cache.len();
     if stale > 0 {

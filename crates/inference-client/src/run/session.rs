@@ -41,6 +41,11 @@ impl ChatFeed<'_> {
         check_unique(prompts)?;
         check_limits(self.model, prompts)?;
         let opts = self.client.options();
+        let capped = opts.max_cost_usd.is_some();
+        let (jobs, written, progress) = (&self.jobs, &self.written, &self.progress);
+        let (mut cached, mut unsent) = (0usize, 0usize);
+        // Each answer and request goes on as soon as it is made: the sender starts on this chunk's first
+        // requests while the rest of it is prepared.
         let p = prepare(
             opts,
             self.model,
@@ -49,10 +54,42 @@ impl ChatFeed<'_> {
             prompts,
             on_file,
             self.stream,
+            |item| {
+                match item {
+                    Prepped::Cached(record) => {
+                        cached += 1;
+                        progress.inc(1);
+                        let _ = written.send(Written {
+                            record,
+                            store: false,
+                        });
+                    }
+                    Prepped::Job(job) => {
+                        if capped && job.max_tokens.is_none() {
+                            return Err(unbounded_under_cap());
+                        }
+                        let pr = &prompts[job.index];
+                        let pending = Pending {
+                            id: pr.id.clone(),
+                            sample_index: pr.sample_index,
+                            meta: pr.extra.clone(),
+                            job,
+                        };
+                        let queued = jobs
+                            .as_ref()
+                            .is_some_and(|q| q.blocking_send(pending).is_ok());
+                        if !queued {
+                            unsent += 1;
+                        }
+                    }
+                }
+                Ok(())
+            },
         )?;
+        self.unsent += unsent;
         self.summary.total += prompts.len();
         self.summary.resumed += p.resumed;
-        self.summary.cached += p.from_cache.len();
+        self.summary.cached += cached;
         self.had_failed |= p.had_failed;
         self.stale += p.stale;
         self.progress.inc_length((prompts.len() - p.resumed) as u64);
@@ -60,29 +97,6 @@ impl ChatFeed<'_> {
         let _ = self.client.overall(p.resumed as u64, prompts.len() as u64);
         self.keys
             .extend(prompts.iter().map(ResponseKey::of_prompt).zip(p.keys));
-        for r in p.from_cache {
-            self.progress.inc(1);
-            let _ = self.written.send(Written {
-                record: r,
-                store: false,
-            });
-        }
-        for job in p.jobs {
-            let pr = &prompts[job.index];
-            let pending = Pending {
-                id: pr.id.clone(),
-                sample_index: pr.sample_index,
-                meta: pr.extra.clone(),
-                job,
-            };
-            let queued = self
-                .jobs
-                .as_ref()
-                .is_some_and(|q| q.blocking_send(pending).is_ok());
-            if !queued {
-                self.unsent += 1;
-            }
-        }
         Ok(())
     }
 }
