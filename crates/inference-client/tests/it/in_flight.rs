@@ -89,6 +89,19 @@ fn a_cap_above_the_prompts_is_never_full_and_calls_add_up() {
     let sum = client.take_in_flight().expect("two calls sent requests");
     let mut expected = f.clone();
     expected.add(&g);
+    // The stage's span joins the calls': from the first call's first request until the second handed out its last
+    // prompt, the time between the calls included; every request of the first call lies within it.
+    assert!(
+        (sum.stage_span_busy_s - (f.busy_s + g.backlog_busy_s)).abs() < 1e-9,
+        "{sum:?}"
+    );
+    assert!(
+        sum.stage_span_s >= LATENCY.as_secs_f64() && sum.stage_span_s >= f.backlog_s + g.backlog_s,
+        "{sum:?}"
+    );
+    assert!(sum.stage_fill() > 0.0 && sum.stage_fill() < 10.0 / 32.0, "{sum:?}");
+    expected.stage_span_s = sum.stage_span_s;
+    expected.stage_span_busy_s = sum.stage_span_busy_s;
     assert_eq!(sum, expected);
     assert_eq!((sum.calls, sum.requests, sum.peak), (2, 15, 10));
     assert_eq!(client.take_in_flight(), None, "taken");
