@@ -99,7 +99,10 @@ fn a_cap_above_the_prompts_is_never_full_and_calls_add_up() {
         sum.stage_span_s >= LATENCY.as_secs_f64() && sum.stage_span_s >= f.backlog_s + g.backlog_s,
         "{sum:?}"
     );
-    assert!(sum.stage_fill() > 0.0 && sum.stage_fill() < 10.0 / 32.0, "{sum:?}");
+    assert!(
+        sum.stage_fill() > 0.0 && sum.stage_fill() < 10.0 / 32.0,
+        "{sum:?}"
+    );
     expected.stage_span_s = sum.stage_span_s;
     expected.stage_span_busy_s = sum.stage_span_busy_s;
     assert_eq!(sum, expected);
