@@ -33,7 +33,8 @@ pub(crate) struct Tracker {
     /// Wrapping sums of the times (ns since `origin`) the call became saturated and stopped being so.
     entered_ns: AtomicU64,
     left_ns: AtomicU64,
-    /// When the backlog ended and when the last request ended (ns since `origin`).
+    /// When the first request began, the backlog ended and the last request ended (ns since `origin`).
+    first_ns: AtomicU64,
     backlog_end_ns: AtomicU64,
     last_end_ns: AtomicU64,
 }
@@ -58,6 +59,7 @@ impl Tracker {
             backlog_busy_ns: AtomicU64::new(0),
             entered_ns: AtomicU64::new(0),
             left_ns: AtomicU64::new(0),
+            first_ns: AtomicU64::new(0),
             backlog_end_ns: AtomicU64::new(0),
             last_end_ns: AtomicU64::new(0),
         }
@@ -83,7 +85,9 @@ impl Tracker {
             self.entered_ns.fetch_add(t, Ordering::Relaxed);
         }
         self.peak.fetch_max(after & COUNT, Ordering::Relaxed);
-        self.requests.fetch_add(1, Ordering::Relaxed);
+        if self.requests.fetch_add(1, Ordering::Relaxed) == 0 {
+            self.first_ns.store(t, Ordering::Relaxed);
+        }
         Flight {
             tracker: self,
             started_ns: t,
@@ -119,14 +123,13 @@ impl Tracker {
         self.backlog_end_ns.store(t, Ordering::Relaxed);
     }
 
-    /// When sending began and when the backlog closed (every prompt handed to a request): the span of a call that
-    /// [`crate::Client`] joins with its other calls' into a stage's (see `InFlight::stage_span_s`).
+    /// When the first request began and when the backlog closed (every prompt handed to a request): the span of a
+    /// call that [`crate::Client`] joins with its other calls' into a stage's (see `InFlight::stage_span_s`).
     pub(crate) fn span(&self) -> (Instant, Instant) {
-        let end = self.backlog_end_ns.load(Ordering::Relaxed);
-        (
-            self.origin,
-            self.origin + std::time::Duration::from_nanos(end),
-        )
+        let at = |ns: &AtomicU64| {
+            self.origin + std::time::Duration::from_nanos(ns.load(Ordering::Relaxed))
+        };
+        (at(&self.first_ns), at(&self.backlog_end_ns))
     }
 
     /// The counts of a call that started at `call_started` (this tracker started when its sending did) and returns
@@ -164,7 +167,10 @@ impl Tracker {
             backlog_s: s(self.backlog_end_ns.load(Ordering::Relaxed)),
             backlog_busy_s: signed(self.backlog_busy_ns.load(Ordering::Relaxed)),
             backlog_capacity_s: self.cap as f64 * s(self.backlog_end_ns.load(Ordering::Relaxed)),
-            stage_span_s: s(self.backlog_end_ns.load(Ordering::Relaxed)),
+            stage_span_s: s(self
+                .backlog_end_ns
+                .load(Ordering::Relaxed)
+                .saturating_sub(self.first_ns.load(Ordering::Relaxed))),
             stage_span_busy_s: signed(self.backlog_busy_ns.load(Ordering::Relaxed)),
             saturated_s: signed(
                 self.left_ns

@@ -61,7 +61,8 @@ pub struct InFlight {
     pub saturated_s: f64,
     /// The whole stage while prompts remained to be sent: from the first call's first request until the last
     /// call had handed out its last prompt, the time between calls included (the harness's bookkeeping between
-    /// chunks, with nothing sent). For one call it is `backlog_s`; `Client::take_in_flight` joins its calls'.
+    /// chunks, with nothing sent). For one call it is `backlog_s` from its first request on; `Client::take_in_flight`
+    /// joins its calls'.
     #[serde(default)]
     pub stage_span_s: f64,
     /// Requests in flight integrated over `stage_span_s` (request-seconds).
