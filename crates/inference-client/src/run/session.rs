@@ -25,6 +25,10 @@ pub struct ChatFeed<'a> {
     stale: usize,
     /// Prompts that found the queue closed (the sender stopped: the cost limit, a stop, or an error).
     unsent: usize,
+    /// The cache keys queued so far, and the prompts whose request is already queued for another prompt: they are
+    /// answered from the cache once the feed ends (sent only if that answer is not there by then).
+    queued_keys: std::collections::HashSet<String>,
+    deferred: Vec<Pending>,
 }
 
 impl ChatFeed<'_> {
@@ -43,6 +47,7 @@ impl ChatFeed<'_> {
         let opts = self.client.options();
         let capped = opts.max_cost_usd.is_some();
         let (jobs, written, progress) = (&self.jobs, &self.written, &self.progress);
+        let (queued_keys, deferred) = (&mut self.queued_keys, &mut self.deferred);
         let (mut cached, mut unsent) = (0usize, 0usize);
         // Each answer and request goes on as soon as it is made: the sender starts on this chunk's first
         // requests while the rest of it is prepared.
@@ -75,6 +80,11 @@ impl ChatFeed<'_> {
                             meta: pr.extra.clone(),
                             job,
                         };
+                        if !queued_keys.insert(pending.job.key.clone()) {
+                            // The same request is queued already (another prompt, same content).
+                            deferred.push(pending);
+                            return Ok(());
+                        }
                         let queued = jobs
                             .as_ref()
                             .is_some_and(|q| q.blocking_send(pending).is_ok());
@@ -97,6 +107,37 @@ impl ChatFeed<'_> {
         let _ = self.client.overall(p.resumed as u64, prompts.len() as u64);
         self.keys
             .extend(prompts.iter().map(ResponseKey::of_prompt).zip(p.keys));
+        Ok(())
+    }
+}
+
+impl ChatFeed<'_> {
+    /// After the last chunk: each prompt whose request was queued for another prompt is answered from the cache
+    /// when that answer is there by now, else queued (its twin is still in flight, or failed).
+    fn flush_deferred(&mut self) -> Result<(), Error> {
+        for p in std::mem::take(&mut self.deferred) {
+            if let Some(mut r) = self.cache.get(&p.job.key)? {
+                r.id = p.id;
+                r.sample_index = p.sample_index;
+                r.model.clone_from(&self.model.name);
+                r.prompt_meta = p.meta;
+                r.cached = true;
+                self.summary.cached += 1;
+                self.progress.inc(1);
+                let _ = self.written.send(Written {
+                    record: r,
+                    store: false,
+                });
+                continue;
+            }
+            let queued = self
+                .jobs
+                .as_ref()
+                .is_some_and(|q| q.blocking_send(p).is_ok());
+            if !queued {
+                self.unsent += 1;
+            }
+        }
         Ok(())
     }
 }
@@ -172,8 +213,11 @@ impl Client {
                     had_failed: false,
                     stale: 0,
                     unsent: 0,
+                    queued_keys: std::collections::HashSet::new(),
+                    deferred: Vec::new(),
                 };
                 let fed = feed(&mut f);
+                let flushed = f.flush_deferred();
                 // No more chunks: the sender ends once the queue is empty.
                 f.jobs = None;
                 let ChatFeed {
@@ -195,6 +239,7 @@ impl Client {
                 progress.finish_and_clear();
                 let counters = counters?;
                 written?;
+                flushed?;
                 if stale > 0 {
                     tracing::warn!(
                         model = %model.name, stale, out = %out.display(),
