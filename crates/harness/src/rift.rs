@@ -449,7 +449,6 @@ pub fn judge(j: &Judge<'_>) -> Result<JudgeSummary, Error> {
             },
         )?;
     }
-    drop(count);
     verdicts_out.finish()?;
     let summary = JudgeSummary {
         verdicts_file: verdict_path,

@@ -220,7 +220,7 @@ pub(crate) async fn run_prompts(
         stream,
         |p| {
             match p {
-                Prepped::Cached(r) => from_cache.push(r),
+                Prepped::Cached(r) => from_cache.push(*r),
                 Prepped::Job(j) => jobs.push(j),
             }
             Ok(())

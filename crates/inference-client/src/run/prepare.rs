@@ -6,7 +6,7 @@ use super::*;
 /// What [`prepare`] makes of one prompt that is not resumed from file.
 pub(crate) enum Prepped {
     /// An answer from the cache, ready to be written.
-    Cached(ResponseRecord),
+    Cached(Box<ResponseRecord>),
     /// A request to send.
     Job(Job),
 }
@@ -71,7 +71,7 @@ pub(crate) fn prepare(
             r.model.clone_from(&model.name);
             r.prompt_meta.clone_from(&p.extra);
             r.cached = true;
-            emit(Prepped::Cached(r))?;
+            emit(Prepped::Cached(Box::new(r)))?;
             continue;
         }
         let max_tokens = body_max_tokens(&body);

@@ -65,7 +65,7 @@ impl ChatFeed<'_> {
                         cached += 1;
                         progress.inc(1);
                         let _ = written.send(Written {
-                            record,
+                            record: *record,
                             store: false,
                         });
                     }
