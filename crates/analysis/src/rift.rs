@@ -117,7 +117,7 @@ fn outcome_name(o: schema::rift::ReplyOutcome) -> &'static str {
 }
 
 /// The per-sample prompt key: the prompt id, with `#<sample index>` appended for repeated samples.
-fn prompt_key(prompt_id: &str, sample_index: u32) -> String {
+pub(crate) fn prompt_key(prompt_id: &str, sample_index: u32) -> String {
     if sample_index == 0 {
         prompt_id.to_owned()
     } else {
