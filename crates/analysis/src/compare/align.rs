@@ -289,12 +289,12 @@ pub fn rift_models(run: &Path) -> Result<Vec<String>, Error> {
     }
     let (answers, _) = crate::rift::load_run(&RunPaths::new(run).bench(schema::paths::Bench::Rift))?;
     let df = answers
-        .select([col("model")])
-        .unique(None, UniqueKeepStrategy::Any)
-        .sort(["model"], SortMultipleOptions::default())
+        .select([col("model").unique()])
         .collect()
         .map_err(Error::polars("RIFT models"))?;
-    str_col(&df, "model")
+    let mut models = str_col(&df, "model")?;
+    models.sort();
+    Ok(models)
 }
 
 /// One model's RIFT answers in a run, per prompt, with each prompt's question set from `items` (the prompt key

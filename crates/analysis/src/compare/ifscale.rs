@@ -108,10 +108,22 @@ fn paired_values(
         .unzip()
 }
 
+fn accuracy(r: &Rates) -> f64 {
+    r.accuracy
+}
+
+fn omission(r: &Rates) -> f64 {
+    r.omission
+}
+
+fn modification(r: &Rates) -> f64 {
+    r.modification
+}
+
 const METRICS: [(&str, fn(&Rates) -> f64); 3] = [
-    ("accuracy", |r| r.accuracy),
-    ("omission", |r| r.omission),
-    ("modification", |r| r.modification),
+    ("accuracy", accuracy),
+    ("omission", omission),
+    ("modification", modification),
 ];
 
 fn metrics(

@@ -202,6 +202,20 @@ struct GroupSums {
     jump_n: f64,
 }
 
+/// Δ of each model from the question sets' mean linear and jumping accuracies.
+fn deltas<'a>(picked: impl Iterator<Item = &'a GroupSums>) -> (Option<f64>, Option<f64>) {
+    let (mut la, mut ja, mut lb, mut jb, mut n) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for g in picked {
+        la += g.lin_a / g.lin_n;
+        ja += g.jump_a / g.jump_n;
+        lb += g.lin_b / g.lin_n;
+        jb += g.jump_b / g.jump_n;
+        n += 1.0;
+    }
+    let rel = |l: f64, j: f64| (l > 0.0).then(|| (l - j) / l * 100.0);
+    (rel(la / n, ja / n), rel(lb / n, jb / n))
+}
+
 fn delta_diff(a: &Prompts, b: &Prompts, opts: &Options, pair: &str) -> Option<DeltaDiff> {
     let mut groups: BTreeMap<&str, GroupSums> = BTreeMap::new();
     for (k, pa) in a {
@@ -239,27 +253,14 @@ fn delta_diff(a: &Prompts, b: &Prompts, opts: &Options, pair: &str) -> Option<De
     };
     let (gap_a, gap_b): (Vec<f64>, Vec<f64>) = units.iter().map(gap).unzip();
     let gap_diff = paired_diff(&gap_a, &gap_b, opts, &format!("{pair}:gap"))?;
-    // Δ of each model from the question sets' mean linear and jumping accuracies.
-    let deltas = |picked: &mut dyn Iterator<Item = &GroupSums>| {
-        let (mut la, mut ja, mut lb, mut jb, mut n) = (0.0, 0.0, 0.0, 0.0, 0.0);
-        for g in picked {
-            la += g.lin_a / g.lin_n;
-            ja += g.jump_a / g.jump_n;
-            lb += g.lin_b / g.lin_n;
-            jb += g.jump_b / g.jump_n;
-            n += 1.0;
-        }
-        let rel = |l: f64, j: f64| (l > 0.0).then(|| (l - j) / l * 100.0);
-        (rel(la / n, ja / n), rel(lb / n, jb / n))
-    };
-    let (delta_a, delta_b) = deltas(&mut units.iter());
+    let (delta_a, delta_b) = deltas(units.iter());
     let delta_diff = delta_a.zip(delta_b).map(|(x, y)| x - y);
     let values = paired::bootstrap(
         opts.resamples,
         opts.seed_for(&format!("{pair}:delta")),
         |rng| {
-            let mut pick = (0..units.len()).map(|_| &units[rng.below(units.len())]);
-            match deltas(&mut pick) {
+            let pick = (0..units.len()).map(|_| &units[rng.below(units.len())]);
+            match deltas(pick) {
                 (Some(x), Some(y)) => x - y,
                 _ => f64::NAN,
             }
