@@ -3,7 +3,8 @@
 //! Each argument is `<run>` (every model of the run) or `<run>:<model>`; a run is a folder, or a name under
 //! `artifacts/runs/`. The runs' prompt files must hold the same items (checked through `analysis::compare::align`;
 //! a mismatch is one usage error naming what differs), then `analysis::compare::report::build` computes everything,
-//! the Markdown is printed, and `compare.md` and `compare.json` are written to `--out`. With `--fail-if-worse`
+//! the Markdown is printed, and `compare.md`, `compare.json` and the figures (`plots::compare`) are written to
+//! `--out`. With `--fail-if-worse`
 //! the command exits 5 ([`crate::EXIT_REGRESSION`]) unless every candidate is shown non-inferior to the baseline.
 
 use std::collections::BTreeMap;
@@ -276,7 +277,8 @@ pub(crate) fn run(args: &CompareArgs) -> anyhow::Result<()> {
     schema::write_atomic(&out.join("compare.md"), markdown.as_bytes())?;
     let json = serde_json::to_vec_pretty(&report)?;
     schema::write_atomic(&out.join("compare.json"), &json)?;
-    tracing::info!(out = %out.display(), "Wrote compare.md and compare.json.");
+    let figures = plots::compare::draw(&report, &out)?;
+    tracing::info!(out = %out.display(), figures = figures.len(), "Wrote compare.md, compare.json and the figures.");
     if let Some(gate) = &report.gate {
         if gate.checks.is_empty() {
             return Err(UsageError(
