@@ -141,14 +141,22 @@ fn differences(a: &RunData, b: &RunData) -> Option<String> {
 fn safe(label: &str) -> String {
     label
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
 #[allow(clippy::print_stdout)]
 pub(crate) fn run(args: &CompareArgs) -> anyhow::Result<()> {
     if !(args.alpha > 0.0 && args.alpha < 0.5) {
-        return Err(UsageError(format!("--alpha {}: must be between 0 and 0.5", args.alpha)).into());
+        return Err(
+            UsageError(format!("--alpha {}: must be between 0 and 0.5", args.alpha)).into(),
+        );
     }
     if args.resamples == 0 {
         return Err(UsageError("--resamples must be at least 1".to_owned()).into());
@@ -158,13 +166,24 @@ pub(crate) fn run(args: &CompareArgs) -> anyhow::Result<()> {
     }
     if let Some(m) = args.fail_if_worse {
         if !(m.is_finite() && m > 0.0) {
-            return Err(UsageError(format!("--fail-if-worse {m}: must be a positive number of percentage points")).into());
+            return Err(UsageError(format!(
+                "--fail-if-worse {m}: must be a positive number of percentage points"
+            ))
+            .into());
         }
         if args.baseline.is_none() {
-            return Err(UsageError("--fail-if-worse needs --baseline (the model the candidates must not fall behind)".to_owned()).into());
+            return Err(UsageError(
+                "--fail-if-worse needs --baseline (the model the candidates must not fall behind)"
+                    .to_owned(),
+            )
+            .into());
         }
     }
-    let mut specs: Vec<Spec> = args.entries.iter().map(|s| parse_spec(s)).collect::<Result<_, _>>()?;
+    let mut specs: Vec<Spec> = args
+        .entries
+        .iter()
+        .map(|s| parse_spec(s))
+        .collect::<Result<_, _>>()?;
     let baseline_spec = args.baseline.as_deref().map(parse_spec).transpose()?;
     if let Some(b) = &baseline_spec {
         specs.push(b.clone());
@@ -203,12 +222,18 @@ pub(crate) fn run(args: &CompareArgs) -> anyhow::Result<()> {
                 return Err(UsageError(format!(
                     "{}: no model {m} (it holds {})",
                     s.run.display(),
-                    if models.is_empty() { "no scores".to_owned() } else { models.join(", ") }
+                    if models.is_empty() {
+                        "no scores".to_owned()
+                    } else {
+                        models.join(", ")
+                    }
                 ))
                 .into());
             }
             None if models.is_empty() => {
-                return Err(UsageError(format!("{}: no IFScale or RIFT scores", s.run.display())).into());
+                return Err(
+                    UsageError(format!("{}: no IFScale or RIFT scores", s.run.display())).into(),
+                );
             }
             None => models,
         };
@@ -242,7 +267,11 @@ pub(crate) fn run(args: &CompareArgs) -> anyhow::Result<()> {
     let mut entries = Vec::new();
     for (run, model) in &sides {
         let data = &runs[run];
-        let label = if one_run { model.clone() } else { format!("{}:{model}", run_name(run)) };
+        let label = if one_run {
+            model.clone()
+        } else {
+            format!("{}:{model}", run_name(run))
+        };
         let ifscale = data
             .ifscale_scores
             .as_ref()
@@ -253,7 +282,11 @@ pub(crate) fn run(args: &CompareArgs) -> anyhow::Result<()> {
         } else {
             None
         };
-        entries.push(Entry { label, ifscale, rift });
+        entries.push(Entry {
+            label,
+            ifscale,
+            rift,
+        });
     }
     let opts = Options {
         alpha: args.alpha,
@@ -282,7 +315,8 @@ pub(crate) fn run(args: &CompareArgs) -> anyhow::Result<()> {
     if let Some(gate) = &report.gate {
         if gate.checks.is_empty() {
             return Err(UsageError(
-                "--fail-if-worse: the candidates and the baseline share no benchmark to gate on".to_owned(),
+                "--fail-if-worse: the candidates and the baseline share no benchmark to gate on"
+                    .to_owned(),
             )
             .into());
         }
@@ -326,10 +360,24 @@ mod tests {
         let run = dir.path().join("r1");
         std::fs::create_dir_all(&run).unwrap();
         let plain = run.display().to_string();
-        assert_eq!(parse_spec(&plain).unwrap(), Spec { run: run.clone(), model: None });
+        assert_eq!(
+            parse_spec(&plain).unwrap(),
+            Spec {
+                run: run.clone(),
+                model: None
+            }
+        );
         let colons = parse_spec(&format!("{plain}:ollama:qwen3:8b")).unwrap();
-        assert_eq!((colons.run, colons.model.as_deref()), (run.clone(), Some("ollama:qwen3:8b")));
-        assert!(parse_spec(&format!("{plain}:")).unwrap_err().0.contains("no such run"));
+        assert_eq!(
+            (colons.run, colons.model.as_deref()),
+            (run.clone(), Some("ollama:qwen3:8b"))
+        );
+        assert!(
+            parse_spec(&format!("{plain}:"))
+                .unwrap_err()
+                .0
+                .contains("no such run")
+        );
         let with = parse_spec(&format!("{plain}:org/model")).unwrap();
         assert_eq!(with.model.as_deref(), Some("org/model"));
         assert!(parse_spec("/nonexistent/run").is_err());

@@ -111,16 +111,21 @@ pub fn paired_diff(a: &[f64], b: &[f64], opts: &Options, name: &str) -> Option<D
     let (diff, se) = paired::mean_se(&diffs);
     let diff = diff?;
     let boot_units: Vec<(f64, f64)> = diffs.iter().map(|d| (*d, 1.0)).collect();
-    let values = paired::bootstrap(opts.resamples, opts.seed_for(&format!("boot:{name}")), |rng| {
-        paired::resampled_ratio(&boot_units, rng)
-    });
+    let values = paired::bootstrap(
+        opts.resamples,
+        opts.seed_for(&format!("boot:{name}")),
+        |rng| paired::resampled_ratio(&boot_units, rng),
+    );
     let ci = paired::percentile_interval(&values, 1.0 - opts.alpha);
-    let test = paired::sign_flip(&diffs, opts.resamples, opts.seed_for(&format!("flip:{name}")));
+    let test = paired::sign_flip(
+        &diffs,
+        opts.resamples,
+        opts.seed_for(&format!("flip:{name}")),
+    );
     let detectable = test.is_some_and(|t| t.min_p <= opts.alpha);
     let mdd = if detectable && units > 1 {
-        paired::detection_se(a, b).map(|se| {
-            paired::min_detectable(se, Some(units as f64 - 1.0), opts.alpha, opts.power)
-        })
+        paired::detection_se(a, b)
+            .map(|se| paired::min_detectable(se, Some(units as f64 - 1.0), opts.alpha, opts.power))
     } else {
         None
     };

@@ -604,20 +604,20 @@ const TABLE2_COLUMNS: [&str; 15] = [
 /// over all prompts) with its standard error clustered by prompt and the design effect ([`clustered`]).
 fn table2_frame(per_prompt: LazyFrame) -> Result<DataFrame, Error> {
     let mut aggs = vec![
-            len().cast(DataType::Int64).alias("n_prompts"),
-            col("accuracy").mean().alias("mean"),
-            (col("accuracy").std(1) / col("accuracy").count().cast(DataType::Float64).sqrt())
-                .alias("se"),
-            col("accuracy").median().alias("median"),
-            col("n").cast(DataType::Int64).sum().alias("answers"),
-            col("unjudged")
-                .cast(DataType::Int64)
-                .sum()
-                .alias("unjudged"),
-            col("accuracy_lower").mean().alias("mean_lower"),
-            col("accuracy_upper").mean().alias("mean_upper"),
-            col("accuracy_lower").median().alias("median_lower"),
-            col("accuracy_upper").median().alias("median_upper"),
+        len().cast(DataType::Int64).alias("n_prompts"),
+        col("accuracy").mean().alias("mean"),
+        (col("accuracy").std(1) / col("accuracy").count().cast(DataType::Float64).sqrt())
+            .alias("se"),
+        col("accuracy").median().alias("median"),
+        col("n").cast(DataType::Int64).sum().alias("answers"),
+        col("unjudged")
+            .cast(DataType::Int64)
+            .sum()
+            .alias("unjudged"),
+        col("accuracy_lower").mean().alias("mean_lower"),
+        col("accuracy_upper").mean().alias("mean_upper"),
+        col("accuracy_lower").median().alias("median_lower"),
+        col("accuracy_upper").median().alias("median_upper"),
     ];
     aggs.extend(clustered::sums(
         col("correct"),

@@ -250,7 +250,11 @@ pub fn normal_quantile(p: f64) -> f64 {
         chi_square_sf(x * x, 1) / 2.0
     };
     let density = (-x * x / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt();
-    if density > 0.0 { x - (cdf - p) / density } else { x }
+    if density > 0.0 {
+        x - (cdf - p) / density
+    } else {
+        x
+    }
 }
 
 /// The CDF of the standard normal distribution.

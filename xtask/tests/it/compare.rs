@@ -61,7 +61,8 @@ fn run(dir: &Path, name: &str, fx: &Fixture, models: &[(&str, f64)]) {
     for &n in &DENSITIES {
         for seed in 0..fx.seeds {
             let id = format!("ifscale-n{n:03}-s{seed}");
-            let keywords: Vec<String> = (0..n).map(|k| format!("{}-{seed}-{k}", fx.vocab)).collect();
+            let keywords: Vec<String> =
+                (0..n).map(|k| format!("{}-{seed}-{k}", fx.vocab)).collect();
             prompts.push(json!({
                 "id": id, "messages": [{"role": "user", "content": format!("Write a report using {}", keywords.join(", "))}],
                 "benchmark": "ifscale", "num_rules": n, "seed": seed, "sampling": "paper", "keywords": keywords,
@@ -71,7 +72,11 @@ fn run(dir: &Path, name: &str, fx: &Fixture, models: &[(&str, f64)]) {
             let base = 95.0 - f64::from(n) * 0.12 + 6.0 * (shared.unit() - 0.5);
             for (mi, (model, drop)) in models.iter().enumerate() {
                 let mut own = SplitMix64::new(u64::from(n) * 1000 + seed + 77 * (mi as u64 + 1));
-                let noise = if *drop == 0.0 { 0.0 } else { 2.0 * (own.unit() - 0.5) };
+                let noise = if *drop == 0.0 {
+                    0.0
+                } else {
+                    2.0 * (own.unit() - 0.5)
+                };
                 let acc = (base - drop + noise).clamp(0.0, 100.0);
                 let exact = (acc / 100.0 * f64::from(n)).round() as u32;
                 let modified = (n - exact) / 4;
@@ -98,7 +103,10 @@ fn run(dir: &Path, name: &str, fx: &Fixture, models: &[(&str, f64)]) {
                 None => (1..=num).collect(),
                 Some(k) => (0..num).map(|i| (i * k) % num + 1).collect(),
             };
-            let rows: Vec<u32> = traversal.iter().map(|q| g * 10 + q + fx.question_offset).collect();
+            let rows: Vec<u32> = traversal
+                .iter()
+                .map(|q| g * 10 + q + fx.question_offset)
+                .collect();
             let expected: Vec<String> = rows.iter().map(|r| format!("answer {r}")).collect();
             let questions: Vec<String> = rows.iter().map(|r| format!("question {r}?")).collect();
             rift_prompts.push(json!({
@@ -144,10 +152,21 @@ fn a_model_worse_by_a_known_amount_fails_the_gate_and_an_identical_one_passes() 
     // 10 points lower on both benchmarks: significant, and the gate (margin 2 pp) exits 5.
     let (code, stdout, last) = compare(
         dir.path(),
-        &["multi:worse", "--baseline", "multi:base", "--fail-if-worse", "2", "--out", "out-worse"],
+        &[
+            "multi:worse",
+            "--baseline",
+            "multi:base",
+            "--fail-if-worse",
+            "2",
+            "--out",
+            "out-worse",
+        ],
     );
     assert_eq!(code, 5, "{last}\n{stdout}");
-    assert!(last.contains("regression gate failed") && last.contains("IFScale accuracy"), "{last}");
+    assert!(
+        last.contains("regression gate failed") && last.contains("IFScale accuracy"),
+        "{last}"
+    );
     let j = report_json(dir.path(), "out-worse");
     let acc = &j["ifscale"][0]["overall"]["metrics"]["accuracy"];
     let diff = acc["diff"].as_f64().unwrap();
@@ -156,19 +175,36 @@ fn a_model_worse_by_a_known_amount_fails_the_gate_and_an_identical_one_passes() 
     assert_eq!(j["gate"]["passed"], false);
     let linear = &j["rift"][0]["structures"][0];
     assert_eq!(linear["structure"], "linear");
-    assert!(linear["prompt_level"]["p"].as_f64().unwrap() < 0.05, "{linear}");
-    assert!(linear["mcnemar"]["c"].as_u64().unwrap() > 0 && linear["mcnemar"]["b"] == 0, "{linear}");
+    assert!(
+        linear["prompt_level"]["p"].as_f64().unwrap() < 0.05,
+        "{linear}"
+    );
+    assert!(
+        linear["mcnemar"]["c"].as_u64().unwrap() > 0 && linear["mcnemar"]["b"] == 0,
+        "{linear}"
+    );
     assert!(stdout.contains("Regression gate: FAILED"), "{stdout}");
 
     // The same model under another name: every difference 0, p = 1, the gate passes.
     let (code, stdout, last) = compare(
         dir.path(),
-        &["multi:twin", "--baseline", "multi:base", "--fail-if-worse", "2", "--out", "out-twin"],
+        &[
+            "multi:twin",
+            "--baseline",
+            "multi:base",
+            "--fail-if-worse",
+            "2",
+            "--out",
+            "out-twin",
+        ],
     );
     assert_eq!(code, 0, "{last}\n{stdout}");
     let j = report_json(dir.path(), "out-twin");
     let acc = &j["ifscale"][0]["overall"]["metrics"]["accuracy"];
-    assert_eq!((acc["diff"].as_f64(), acc["p"].as_f64()), (Some(0.0), Some(1.0)));
+    assert_eq!(
+        (acc["diff"].as_f64(), acc["p"].as_f64()),
+        (Some(0.0), Some(1.0))
+    );
     assert_eq!(j["gate"]["passed"], true);
     assert!(stdout.contains("Regression gate: passed"), "{stdout}");
 
@@ -178,7 +214,10 @@ fn a_model_worse_by_a_known_amount_fails_the_gate_and_an_identical_one_passes() 
     let j = report_json(dir.path(), "out-all");
     assert_eq!(j["ifscale"].as_array().unwrap().len(), 3);
     let ties = j["ties"].as_array().unwrap();
-    let ifscale_ties = ties.iter().find(|t| t["measure"].as_str().unwrap().starts_with("IFScale")).unwrap();
+    let ifscale_ties = ties
+        .iter()
+        .find(|t| t["measure"].as_str().unwrap().starts_with("IFScale"))
+        .unwrap();
     assert_eq!(ifscale_ties["sets"], json!([["base", "twin"], ["worse"]]));
     assert!(stdout.contains("Statistically tied models"), "{stdout}");
     assert!(dir.path().join("out-all/compare.md").is_file());
@@ -189,10 +228,23 @@ fn two_runs_of_one_config_compare_model_against_model_and_deterministically() {
     let dir = tempfile::tempdir().unwrap();
     run(dir.path(), "before", &STANDARD, &[("m", 0.0)]);
     run(dir.path(), "after", &STANDARD, &[("m", 10.0)]);
-    let args = ["after", "--baseline", "before", "--fail-if-worse", "3", "--seed", "4", "--out", "o1"];
+    let args = [
+        "after",
+        "--baseline",
+        "before",
+        "--fail-if-worse",
+        "3",
+        "--seed",
+        "4",
+        "--out",
+        "o1",
+    ];
     let (code, stdout, last) = compare(dir.path(), &args);
     assert_eq!(code, 5, "{last}\n{stdout}");
-    assert!(stdout.contains("## IFScale: after:m − before:m"), "{stdout}");
+    assert!(
+        stdout.contains("## IFScale: after:m − before:m"),
+        "{stdout}"
+    );
     let mut again = args;
     again[8] = "o2";
     let (code, _, _) = compare(dir.path(), &again);
@@ -204,7 +256,18 @@ fn two_runs_of_one_config_compare_model_against_model_and_deterministically() {
     assert_eq!(a, b, "the same seed gives the same bytes");
     // A run compared with itself in two folders: tied, the gate passes.
     run(dir.path(), "copy", &STANDARD, &[("m", 0.0)]);
-    let (code, _, last) = compare(dir.path(), &["copy", "--baseline", "before", "--fail-if-worse", "1", "--out", "o3"]);
+    let (code, _, last) = compare(
+        dir.path(),
+        &[
+            "copy",
+            "--baseline",
+            "before",
+            "--fail-if-worse",
+            "1",
+            "--out",
+            "o3",
+        ],
+    );
     assert_eq!(code, 0, "{last}");
 }
 
@@ -225,8 +288,14 @@ fn runs_whose_items_differ_are_one_usage_error_naming_what_differs() {
     let (code, _, last) = compare(dir.path(), &["one", "other"]);
     assert_eq!(code, 2, "{last}");
     assert!(last.contains("items differ between"), "{last}");
-    assert!(last.contains("vocabulary (SHA-256 aaaa1111 vs bbbb3333)"), "{last}");
-    assert!(last.contains("seeds (0, 1, 2, 3, 4, 5 vs 0, 1, 2, 3)"), "{last}");
+    assert!(
+        last.contains("vocabulary (SHA-256 aaaa1111 vs bbbb3333)"),
+        "{last}"
+    );
+    assert!(
+        last.contains("seeds (0, 1, 2, 3, 4, 5 vs 0, 1, 2, 3)"),
+        "{last}"
+    );
     run(
         dir.path(),
         "questions",
@@ -238,7 +307,10 @@ fn runs_whose_items_differ_are_one_usage_error_naming_what_differs() {
     );
     let (code, _, last) = compare(dir.path(), &["one", "questions"]);
     assert_eq!(code, 2, "{last}");
-    assert!(last.contains("RIFT: question set (60 prompts ask other questions)"), "{last}");
+    assert!(
+        last.contains("RIFT: question set (60 prompts ask other questions)"),
+        "{last}"
+    );
     assert!(!last.contains("IFScale"), "{last}");
     // Usage errors: an unknown model, a gate without a baseline.
     let (code, _, last) = compare(dir.path(), &["one:nobody", "one:m"]);

@@ -155,14 +155,26 @@ pub fn ifscale_differences(
     let set = |m: &BTreeMap<String, IfscaleItem>, f: fn(&IfscaleItem) -> String| {
         m.values().map(f).collect::<BTreeSet<String>>()
     };
-    let vocab = (set(a, |i| i.vocab_sha256.clone()), set(b, |i| i.vocab_sha256.clone()));
+    let vocab = (
+        set(a, |i| i.vocab_sha256.clone()),
+        set(b, |i| i.vocab_sha256.clone()),
+    );
     if vocab.0 != vocab.1 {
         let s = |v: &BTreeSet<String>| v.iter().map(|x| short(x)).collect::<Vec<_>>().join(", ");
-        out.push(format!("vocabulary (SHA-256 {} vs {})", s(&vocab.0), s(&vocab.1)));
+        out.push(format!(
+            "vocabulary (SHA-256 {} vs {})",
+            s(&vocab.0),
+            s(&vocab.1)
+        ));
     }
-    let seeds = |m: &BTreeMap<String, IfscaleItem>| m.values().map(|i| i.seed).collect::<BTreeSet<_>>();
+    let seeds =
+        |m: &BTreeMap<String, IfscaleItem>| m.values().map(|i| i.seed).collect::<BTreeSet<_>>();
     if seeds(a) != seeds(b) {
-        out.push(format!("seeds ({} vs {})", list(&seeds(a)), list(&seeds(b))));
+        out.push(format!(
+            "seeds ({} vs {})",
+            list(&seeds(a)),
+            list(&seeds(b))
+        ));
     }
     let template = (
         set(a, |i| i.template_sha256.clone()),
@@ -170,9 +182,15 @@ pub fn ifscale_differences(
     );
     if template.0 != template.1 {
         let s = |v: &BTreeSet<String>| v.iter().map(|x| short(x)).collect::<Vec<_>>().join(", ");
-        out.push(format!("template (SHA-256 {} vs {})", s(&template.0), s(&template.1)));
+        out.push(format!(
+            "template (SHA-256 {} vs {})",
+            s(&template.0),
+            s(&template.1)
+        ));
     }
-    let grid = |m: &BTreeMap<String, IfscaleItem>| m.values().map(|i| i.num_rules).collect::<BTreeSet<_>>();
+    let grid = |m: &BTreeMap<String, IfscaleItem>| {
+        m.values().map(|i| i.num_rules).collect::<BTreeSet<_>>()
+    };
     if grid(a) != grid(b) {
         out.push(format!(
             "prompt parameters (densities {} vs {})",
@@ -180,7 +198,10 @@ pub fn ifscale_differences(
             list(&grid(b))
         ));
     }
-    let sampling = (set(a, |i| i.sampling.clone()), set(b, |i| i.sampling.clone()));
+    let sampling = (
+        set(a, |i| i.sampling.clone()),
+        set(b, |i| i.sampling.clone()),
+    );
     if sampling.0 != sampling.1 {
         out.push(format!(
             "prompt parameters (sampling {} vs {})",
@@ -194,18 +215,24 @@ pub fn ifscale_differences(
     // Same settings: the same ids must hold the same keyword lists and text.
     let (only_a, only_b) = one_sided(a, b);
     if only_a + only_b > 0 {
-        out.push(format!("prompt set ({only_a} prompts only in the first, {only_b} only in the second)"));
+        out.push(format!(
+            "prompt set ({only_a} prompts only in the first, {only_b} only in the second)"
+        ));
     }
     let common = || a.iter().filter_map(|(k, x)| b.get(k).map(|y| (x, y)));
     let params = common()
         .filter(|(x, y)| (x.num_rules, x.seed) != (y.num_rules, y.seed))
         .count();
     if params > 0 {
-        out.push(format!("prompt parameters ({params} prompts with another N or seed under the same id)"));
+        out.push(format!(
+            "prompt parameters ({params} prompts with another N or seed under the same id)"
+        ));
     }
     let keywords = common().filter(|(x, y)| x.keywords != y.keywords).count();
     if keywords > 0 {
-        out.push(format!("vocabulary ({keywords} prompts with other keyword lists)"));
+        out.push(format!(
+            "vocabulary ({keywords} prompts with other keyword lists)"
+        ));
     }
     let text = common().filter(|(x, y)| x.messages != y.messages).count();
     if text > 0 {
@@ -222,14 +249,20 @@ fn one_sided<T>(a: &BTreeMap<String, T>, b: &BTreeMap<String, T>) -> (usize, usi
 }
 
 /// What differs between the RIFT items of two runs (empty when they are the same).
-pub fn rift_differences(a: &BTreeMap<String, RiftItem>, b: &BTreeMap<String, RiftItem>) -> Vec<String> {
+pub fn rift_differences(
+    a: &BTreeMap<String, RiftItem>,
+    b: &BTreeMap<String, RiftItem>,
+) -> Vec<String> {
     let mut out = Vec::new();
     let counts = |m: &BTreeMap<String, RiftItem>| {
         let mut c: BTreeMap<&str, usize> = BTreeMap::new();
         for i in m.values() {
             *c.entry(i.structure.as_str()).or_default() += 1;
         }
-        c.iter().map(|(s, n)| format!("{n} {s}")).collect::<Vec<_>>().join(", ")
+        c.iter()
+            .map(|(s, n)| format!("{n} {s}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
     let (only_a, only_b) = one_sided(a, b);
     if only_a + only_b > 0 {
@@ -246,7 +279,9 @@ pub fn rift_differences(a: &BTreeMap<String, RiftItem>, b: &BTreeMap<String, Rif
     }
     let questions = common().filter(|(x, y)| x.questions != y.questions).count();
     if questions > 0 {
-        out.push(format!("question set ({questions} prompts ask other questions)"));
+        out.push(format!(
+            "question set ({questions} prompts ask other questions)"
+        ));
     }
     let params = common()
         .filter(|(x, y)| {
@@ -287,7 +322,8 @@ pub fn rift_models(run: &Path) -> Result<Vec<String>, Error> {
     if !has_rift_answers(run) {
         return Ok(Vec::new());
     }
-    let (answers, _) = crate::rift::load_run(&RunPaths::new(run).bench(schema::paths::Bench::Rift))?;
+    let (answers, _) =
+        crate::rift::load_run(&RunPaths::new(run).bench(schema::paths::Bench::Rift))?;
     let df = answers
         .select([col("model").unique()])
         .collect()
@@ -304,7 +340,8 @@ pub fn rift_prompts(
     model: &str,
     items: Option<&BTreeMap<String, RiftItem>>,
 ) -> Result<Prompts, Error> {
-    let (answers, _) = crate::rift::load_run(&RunPaths::new(run).bench(schema::paths::Bench::Rift))?;
+    let (answers, _) =
+        crate::rift::load_run(&RunPaths::new(run).bench(schema::paths::Bench::Rift))?;
     let df = answers
         .filter(col("model").eq(lit(model)))
         .select([
@@ -322,7 +359,10 @@ pub fn rift_prompts(
     let flag = |name: &str| -> Result<Vec<bool>, Error> {
         let c = df
             .column(name)
-            .and_then(|c| c.bool().map(|b| b.into_iter().map(|v| v.unwrap_or(false)).collect()))
+            .and_then(|c| {
+                c.bool()
+                    .map(|b| b.iter().map(|v| v.unwrap_or(false)).collect())
+            })
             .map_err(Error::polars(format!("column {name}")))?;
         Ok(c)
     };

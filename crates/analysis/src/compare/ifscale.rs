@@ -364,7 +364,10 @@ mod tests {
         let c = compare("a", &a, "b", &b, &opts);
         assert_eq!(c.per_n.len(), 2);
         let n10 = &c.per_n[0].metrics.accuracy;
-        assert_eq!((n10.units, n10.diff, n10.mean_a, n10.mean_b), (2, 10.0, 85.0, 75.0));
+        assert_eq!(
+            (n10.units, n10.diff, n10.mean_a, n10.mean_b),
+            (2, 10.0, 85.0, 75.0)
+        );
         // Two seeds: the exact sign-flip p is 2/4 = 0.5 at best.
         assert_eq!((n10.p, n10.min_p), (Some(0.5), Some(0.5)));
         assert_eq!(n10.mdd, None, "two seeds cannot reach 0.05");
@@ -412,10 +415,14 @@ mod tests {
         let (lo, hi) = (t.ci_lower.unwrap(), t.ci_upper.unwrap());
         assert!(lo >= 23.3 && hi <= 26.7 && lo < hi, "{lo} {hi}");
         // A level never reached: no crossing, an interval beyond the grid.
-        let never = threshold("m", &s, &Options {
-            level: 10.0,
-            ..Options::default()
-        });
+        let never = threshold(
+            "m",
+            &s,
+            &Options {
+                level: 10.0,
+                ..Options::default()
+            },
+        );
         assert_eq!((never.crossing, never.ci_upper), (None, None));
     }
 }

@@ -106,7 +106,11 @@ pub fn build(
     }
     let thresholds = entries
         .iter()
-        .filter_map(|e| e.ifscale.as_ref().map(|s| ifscale::threshold(&e.label, s, opts)))
+        .filter_map(|e| {
+            e.ifscale
+                .as_ref()
+                .map(|s| ifscale::threshold(&e.label, s, opts))
+        })
         .collect();
     let ties = if k > 2 {
         tied(entries, &ifs, &rfs, opts)
@@ -227,7 +231,13 @@ fn tied(
     out
 }
 
-fn check(candidate: &str, baseline: &str, measure: String, d: &Diff, margin: f64) -> Option<GateCheck> {
+fn check(
+    candidate: &str,
+    baseline: &str,
+    measure: String,
+    d: &Diff,
+    margin: f64,
+) -> Option<GateCheck> {
     let (lower, upper) = (d.one_sided_lower?, d.one_sided_upper?);
     Some(GateCheck {
         candidate: candidate.to_owned(),
@@ -253,7 +263,13 @@ fn gate(
     for &(i, _) in shown {
         let (c, base) = (&entries[i].label, &entries[b].label);
         if let Some(o) = ifs.get(&(i, b)).and_then(|x| x.overall.as_ref()) {
-            checks.extend(check(c, base, "IFScale accuracy".to_owned(), &o.metrics.accuracy, margin));
+            checks.extend(check(
+                c,
+                base,
+                "IFScale accuracy".to_owned(),
+                &o.metrics.accuracy,
+                margin,
+            ));
         }
         if let Some(r) = rfs.get(&(i, b)) {
             for row in &r.structures {
@@ -339,7 +355,14 @@ impl Report {
                 .collect();
             out.push_str(&markdown(
                 "",
-                &["candidate", "baseline", "measure", "difference", "lower bound", "verdict"],
+                &[
+                    "candidate",
+                    "baseline",
+                    "measure",
+                    "difference",
+                    "lower bound",
+                    "verdict",
+                ],
                 &rows,
             ));
             out.push('\n');
@@ -353,11 +376,13 @@ impl Report {
                 .iter()
                 .map(|t| {
                     let beyond = t.max_n.map(|n| format!("> {n}")).unwrap_or_default();
-                    let bound = |b: Option<f64>| b.map_or_else(|| beyond.clone(), |v| format!("{v:.1}"));
+                    let bound =
+                        |b: Option<f64>| b.map_or_else(|| beyond.clone(), |v| format!("{v:.1}"));
                     vec![
                         t.model.clone(),
                         t.seeds.to_string(),
-                        t.first_below.map_or_else(|| beyond.clone(), |n| n.to_string()),
+                        t.first_below
+                            .map_or_else(|| beyond.clone(), |n| n.to_string()),
                         bound(t.crossing),
                         format!("[{}, {}]", bound(t.ci_lower), bound(t.ci_upper)),
                     ]
@@ -383,7 +408,11 @@ impl Report {
                  differ at α after Holm's correction over every pair (sets may overlap).\n\n",
             );
             for t in &self.ties {
-                let sets: Vec<String> = t.sets.iter().map(|s| format!("{{{}}}", s.join(", "))).collect();
+                let sets: Vec<String> = t
+                    .sets
+                    .iter()
+                    .map(|s| format!("{{{}}}", s.join(", ")))
+                    .collect();
                 out.push_str(&format!(
                     "- {}: {} — tied: {}\n",
                     t.measure,
@@ -438,7 +467,11 @@ fn ifscale_markdown(c: &IfscaleComparison, o: &Options) -> String {
         .per_n
         .iter()
         .map(|r| {
-            let (a, om, md) = (&r.metrics.accuracy, &r.metrics.omission, &r.metrics.modification);
+            let (a, om, md) = (
+                &r.metrics.accuracy,
+                &r.metrics.omission,
+                &r.metrics.modification,
+            );
             vec![
                 r.n.to_string(),
                 r.seeds.to_string(),
@@ -449,8 +482,16 @@ fn ifscale_markdown(c: &IfscaleComparison, o: &Options) -> String {
                 p_cell(a.p),
                 p_cell(a.p_holm),
                 fmt_opt(a.mdd, 2),
-                format!("{} {}", signed(om.diff, 2), interval(om.ci_lower, om.ci_upper)),
-                format!("{} {}", signed(md.diff, 2), interval(md.ci_lower, md.ci_upper)),
+                format!(
+                    "{} {}",
+                    signed(om.diff, 2),
+                    interval(om.ci_lower, om.ci_upper)
+                ),
+                format!(
+                    "{} {}",
+                    signed(md.diff, 2),
+                    interval(md.ci_lower, md.ci_upper)
+                ),
             ]
         })
         .collect();
@@ -490,7 +531,13 @@ fn rift_markdown(c: &RiftComparison, _o: &Options) -> String {
             let d = &r.prompt_level;
             let (al, se, deff) = r.answer_level.map_or_else(
                 || ("–".to_owned(), "–".to_owned(), "–".to_owned()),
-                |a| (signed(a.diff, 2), fmt_opt(a.se_clustered, 2), fmt_opt(a.design_effect, 2)),
+                |a| {
+                    (
+                        signed(a.diff, 2),
+                        fmt_opt(a.se_clustered, 2),
+                        fmt_opt(a.design_effect, 2),
+                    )
+                },
             );
             vec![
                 r.structure.clone(),

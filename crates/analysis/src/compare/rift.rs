@@ -337,10 +337,16 @@ mod tests {
         let d = c.delta.unwrap();
         assert_eq!(d.groups, 2);
         assert_eq!(d.gap.diff, 25.0);
-        assert_eq!((d.delta_a, d.delta_b, d.delta_diff), (Some(50.0), Some(25.0), Some(25.0)));
+        assert_eq!(
+            (d.delta_a, d.delta_b, d.delta_diff),
+            (Some(50.0), Some(25.0), Some(25.0))
+        );
         assert_eq!(d.delta_ci, Some((25.0, 25.0)));
         assert_eq!(
-            c.structures.iter().map(|r| r.structure.as_str()).collect::<Vec<_>>(),
+            c.structures
+                .iter()
+                .map(|r| r.structure.as_str())
+                .collect::<Vec<_>>(),
             ["baseline", "linear", "jumping"]
         );
     }

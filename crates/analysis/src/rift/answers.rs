@@ -297,11 +297,7 @@ pub fn aggregate_answers(answers: LazyFrame) -> Result<AnswerAggregates, Error> 
 /// The `share_se_clustered` and `share_design_effect` columns of the wrong-question share, from its sums
 /// ([`super::WQ_SUMS`]). Per structure and pooled alike.
 pub(super) fn wrong_question_se() -> [Expr; 2] {
-    super::clustered::se_and_deff(
-        super::WQ_SUMS,
-        "share_se_clustered",
-        "share_design_effect",
-    )
+    super::clustered::se_and_deff(super::WQ_SUMS, "share_se_clustered", "share_design_effect")
 }
 
 /// The `share` column: flagged (`wrong_question`) of `incorrect` answers, in percent; null without incorrect ones.

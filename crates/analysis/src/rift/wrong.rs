@@ -81,4 +81,3 @@ pub(super) fn wrong_question_rows(df: &DataFrame) -> Result<Vec<WrongQuestion>, 
         })
         .collect())
 }
-

@@ -19,7 +19,12 @@ fn normal(rng: &mut SplitMix64) -> f64 {
 /// IFScale samples of two models over `densities` × `seeds`: accuracy = a curve falling with N, a seed effect
 /// shared by both models (the keyword list's difficulty), and independent noise of SD 6 per model and sample;
 /// model a is `effect` points above b.
-fn ifscale_pair(rng: &mut SplitMix64, densities: u32, seeds: u64, effect: f64) -> (Samples, Samples) {
+fn ifscale_pair(
+    rng: &mut SplitMix64,
+    densities: u32,
+    seeds: u64,
+    effect: f64,
+) -> (Samples, Samples) {
     let (mut a, mut b) = (Samples::new(), Samples::new());
     let seed_effect: Vec<f64> = (0..seeds).map(|_| 5.0 * normal(rng)).collect();
     for d in 1..=densities {
@@ -72,7 +77,12 @@ fn ifscale_intervals_cover_the_true_difference_and_the_test_keeps_alpha() {
 
 /// RIFT prompts of two models with answers that cluster within prompts: each prompt has a difficulty shared by its
 /// answers and by both models (a prompt-level random effect), so answers of one prompt succeed or fail together.
-fn rift_pair(rng: &mut SplitMix64, prompts: usize, answers: usize, effect: f64) -> (Prompts, Prompts) {
+fn rift_pair(
+    rng: &mut SplitMix64,
+    prompts: usize,
+    answers: usize,
+    effect: f64,
+) -> (Prompts, Prompts) {
     let (mut a, mut b) = (Prompts::new(), Prompts::new());
     for p in 0..prompts {
         let difficulty = 1.5 * normal(rng);
@@ -85,8 +95,22 @@ fn rift_pair(rng: &mut SplitMix64, prompts: usize, answers: usize, effect: f64) 
         };
         let key = format!("p{p:03}");
         let (va, vb) = (draw(rng, pa), draw(rng, pb));
-        a.insert(key.clone(), PromptAnswers { structure: "linear".into(), group: key.clone(), verdicts: va });
-        b.insert(key.clone(), PromptAnswers { structure: "linear".into(), group: key, verdicts: vb });
+        a.insert(
+            key.clone(),
+            PromptAnswers {
+                structure: "linear".into(),
+                group: key.clone(),
+                verdicts: va,
+            },
+        );
+        b.insert(
+            key.clone(),
+            PromptAnswers {
+                structure: "linear".into(),
+                group: key,
+                verdicts: vb,
+            },
+        );
     }
     (a, b)
 }
@@ -112,11 +136,27 @@ fn rift_clustered_tests_keep_alpha_where_answer_level_mcnemar_does_not() {
         se_covered += u32::from(al.diff.abs() <= 1.96 * al.se_clustered.unwrap());
     }
     let rate = |k: u32| f64::from(k) / datasets as f64;
-    assert!((0.015..=0.09).contains(&rate(prompt_level)), "prompt-level {}", rate(prompt_level));
-    assert!((0.015..=0.10).contains(&rate(clustered)), "clustered McNemar {}", rate(clustered));
-    assert!((0.90..=0.985).contains(&rate(se_covered)), "clustered SE coverage {}", rate(se_covered));
+    assert!(
+        (0.015..=0.09).contains(&rate(prompt_level)),
+        "prompt-level {}",
+        rate(prompt_level)
+    );
+    assert!(
+        (0.015..=0.10).contains(&rate(clustered)),
+        "clustered McNemar {}",
+        rate(clustered)
+    );
+    assert!(
+        (0.90..=0.985).contains(&rate(se_covered)),
+        "clustered SE coverage {}",
+        rate(se_covered)
+    );
     // Answers treated as independent: far more false positives than α.
-    assert!(rate(naive) > 0.15, "McNemar on clustered answers {}", rate(naive));
+    assert!(
+        rate(naive) > 0.15,
+        "McNemar on clustered answers {}",
+        rate(naive)
+    );
 }
 
 #[test]
@@ -155,9 +195,21 @@ fn three_models(drop: f64) -> Vec<Entry> {
     let (good, worse) = ifscale_pair(&mut rng, 10, 10, drop);
     let (rift_good, rift_worse) = rift_pair(&mut rng, 60, 10, 0.0);
     vec![
-        Entry { label: "base".into(), ifscale: Some(good.clone()), rift: Some(rift_good.clone()) },
-        Entry { label: "twin".into(), ifscale: Some(good), rift: Some(rift_good) },
-        Entry { label: "other".into(), ifscale: Some(worse), rift: Some(rift_worse) },
+        Entry {
+            label: "base".into(),
+            ifscale: Some(good.clone()),
+            rift: Some(rift_good.clone()),
+        },
+        Entry {
+            label: "twin".into(),
+            ifscale: Some(good),
+            rift: Some(rift_good),
+        },
+        Entry {
+            label: "other".into(),
+            ifscale: Some(worse),
+            rift: Some(rift_worse),
+        },
     ]
 }
 
@@ -175,22 +227,46 @@ fn a_known_drop_is_found_and_an_identical_model_is_tied() {
     let twin = &vs_twin.overall.as_ref().unwrap().metrics.accuracy;
     assert_eq!((twin.diff, twin.p), (0.0, Some(1.0)));
     let other = &vs_other.overall.as_ref().unwrap().metrics.accuracy;
-    assert!((other.diff + 8.0).abs() < 2.0 && other.p.unwrap() < 0.01, "{other:?}");
-    assert!(other.mdd.unwrap() < 8.0, "the drop is larger than the run can detect: {other:?}");
+    assert!(
+        (other.diff + 8.0).abs() < 2.0 && other.p.unwrap() < 0.01,
+        "{other:?}"
+    );
+    assert!(
+        other.mdd.unwrap() < 8.0,
+        "the drop is larger than the run can detect: {other:?}"
+    );
     // The gate: the twin passes every measure, the worse model fails IFScale.
     let gate = r.gate.as_ref().unwrap();
     assert!(!gate.passed);
-    assert!(gate.checks.iter().filter(|c| c.candidate == "twin").all(|c| c.verdict.passes()));
-    assert!(gate.checks.iter().any(|c| c.candidate == "other" && c.measure == "IFScale accuracy" && !c.verdict.passes()));
+    assert!(
+        gate.checks
+            .iter()
+            .filter(|c| c.candidate == "twin")
+            .all(|c| c.verdict.passes())
+    );
+    assert!(
+        gate.checks.iter().any(|c| c.candidate == "other"
+            && c.measure == "IFScale accuracy"
+            && !c.verdict.passes())
+    );
     // Tied sets on IFScale accuracy: {base, twin} and {other}.
-    let ifs = r.ties.iter().find(|t| t.measure.starts_with("IFScale")).unwrap();
+    let ifs = r
+        .ties
+        .iter()
+        .find(|t| t.measure.starts_with("IFScale"))
+        .unwrap();
     let mut top = ifs.sets[0].clone();
     top.sort();
     assert_eq!(top, ["base", "twin"]);
     assert_eq!(ifs.sets[1], ["other"]);
     // The Markdown names the gate's verdict and every section.
     let md = r.markdown();
-    for needle in ["Regression gate: FAILED", "## IFScale: twin − base", "## RIFT: other − base", "Statistically tied"] {
+    for needle in [
+        "Regression gate: FAILED",
+        "## IFScale: twin − base",
+        "## RIFT: other − base",
+        "Statistically tied",
+    ] {
         assert!(md.contains(needle), "{needle} missing from\n{md}");
     }
 }
@@ -205,9 +281,20 @@ fn the_same_seed_gives_the_same_report_and_another_seed_other_intervals() {
     let a = report::build(&entries, None, None, &opts);
     let b = report::build(&entries, None, None, &opts);
     assert_eq!(a, b);
-    assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
+    assert_eq!(
+        serde_json::to_string(&a).unwrap(),
+        serde_json::to_string(&b).unwrap()
+    );
     let c = report::build(&entries, None, None, &Options { seed: 1, ..opts });
-    let ci = |r: &report::Report| r.ifscale[1].overall.as_ref().unwrap().metrics.accuracy.ci_lower;
+    let ci = |r: &report::Report| {
+        r.ifscale[1]
+            .overall
+            .as_ref()
+            .unwrap()
+            .metrics
+            .accuracy
+            .ci_lower
+    };
     assert_ne!(ci(&a), ci(&c));
     // Without a baseline, every pair: three.
     assert_eq!(a.ifscale.len(), 3);
