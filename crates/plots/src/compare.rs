@@ -114,9 +114,12 @@ fn legend(styles: &ModelStyles, names: &[String]) -> Vec<LegendEntry> {
         .collect()
 }
 
+/// A forest-plot row: its label, the difference and its interval.
+type ForestRow = (String, f64, Option<(f64, f64)>);
+
 fn rift_forest(report: &Report) -> Figure {
     // Rows top to bottom: each pair's structures in table order.
-    let mut rows: Vec<(String, f64, Option<(f64, f64)>)> = Vec::new();
+    let mut rows: Vec<ForestRow> = Vec::new();
     for c in &report.rift {
         for r in &c.structures {
             let d = &r.prompt_level;

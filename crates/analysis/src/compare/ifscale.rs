@@ -120,7 +120,10 @@ fn modification(r: &Rates) -> f64 {
     r.modification
 }
 
-const METRICS: [(&str, fn(&Rates) -> f64); 3] = [
+/// A metric's name and how to read it from a sample.
+type Metric = (&'static str, fn(&Rates) -> f64);
+
+const METRICS: [Metric; 3] = [
     ("accuracy", accuracy),
     ("omission", omission),
     ("modification", modification),
