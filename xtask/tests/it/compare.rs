@@ -224,7 +224,10 @@ fn a_model_worse_by_a_known_amount_fails_the_gate_and_an_identical_one_passes() 
     // The figures: the IFScale difference against N and the RIFT forest plot, as PNG and SVG.
     for f in ["compare_ifscale_difference", "compare_rift_forest"] {
         let svg = std::fs::read_to_string(dir.path().join(format!("out-all/{f}.svg"))).unwrap();
-        assert!(svg.contains("twin − base") || svg.contains("base − twin"), "{f}");
+        assert!(
+            svg.contains("twin − base") || svg.contains("base − twin"),
+            "{f}"
+        );
         assert!(dir.path().join(format!("out-all/{f}.png")).is_file(), "{f}");
     }
 }
