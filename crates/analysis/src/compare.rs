@@ -86,8 +86,8 @@ pub struct Diff {
     pub min_p: Option<f64>,
     /// Holm-adjusted p across the family the comparison belongs to (IFScale: the densities N), when there is one.
     pub p_holm: Option<f64>,
-    /// Minimum detectable difference at α and the configured power; None when the design cannot reach α at all
-    /// (`min_p` > α) or has fewer than two units.
+    /// Minimum detectable difference at α and the configured power; None when this many units cannot reach α at
+    /// all (2 ÷ 2^units > α) or there are fewer than two.
     pub mdd: Option<f64>,
 }
 
@@ -122,8 +122,14 @@ pub fn paired_diff(a: &[f64], b: &[f64], opts: &Options, name: &str) -> Option<D
         opts.resamples,
         opts.seed_for(&format!("flip:{name}")),
     );
-    let detectable = test.is_some_and(|t| t.min_p <= opts.alpha);
-    let mdd = if detectable && units > 1 {
+    // Whether this many units can reach α at all (whatever the signs observed): 2 ÷ 2^units when enumerated, the
+    // Monte Carlo floor otherwise.
+    let design_min_p = if units <= paired::EXACT_SIGN_FLIP_MAX {
+        2f64.powi(1 - units as i32)
+    } else {
+        1.0 / (opts.resamples as f64 + 1.0)
+    };
+    let mdd = if design_min_p <= opts.alpha && units > 1 {
         paired::detection_se(a, b)
             .map(|se| paired::min_detectable(se, Some(units as f64 - 1.0), opts.alpha, opts.power))
     } else {

@@ -390,6 +390,21 @@ mod tests {
     }
 
     #[test]
+    fn identical_models_are_tied_and_still_get_a_detectable_difference() {
+        // Six seeds at one N, the same values for both: p = 1, and the MDD from the unpaired SE (10 and 20
+        // alternating: s² = 30, unpaired SE √(60/6) = √10), (t₀.₉₇₅,₅ + t₀.₈,₅) × √10.
+        let rows: Vec<(u32, u64, f64)> = (0..6)
+            .map(|s| (10, s, if s % 2 == 0 { 10.0 } else { 20.0 }))
+            .collect();
+        let a = samples(&rows);
+        let c = compare("a", &a, "a2", &a, &Options::default());
+        let acc = &c.per_n[0].metrics.accuracy;
+        assert_eq!((acc.diff, acc.p), (0.0, Some(1.0)));
+        let want = paired::min_detectable(10f64.sqrt(), Some(5.0), 0.05, 0.8);
+        assert!((acc.mdd.unwrap() - want).abs() < 1e-9, "{acc:?}");
+    }
+
+    #[test]
     fn failed_and_missing_samples_are_dropped_and_counted() {
         let mut a = samples(&[(10, 0, 90.0), (10, 1, 80.0), (10, 2, 85.0)]);
         a.insert((10, 1), None);

@@ -294,6 +294,12 @@ fn gate(
 
 fn signed(v: f64, digits: usize) -> String {
     if v.is_finite() {
+        // A value that rounds to zero is shown as +0, never −0.
+        let v = if v.abs() < 0.5 * 10f64.powi(-(digits as i32)) {
+            0.0
+        } else {
+            v
+        };
         format!("{v:+.digits$}")
     } else {
         "–".to_owned()
