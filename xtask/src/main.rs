@@ -12,6 +12,7 @@
 mod assets;
 mod client;
 mod codegen;
+mod compare;
 mod ifscale;
 mod infer;
 mod models;
@@ -57,6 +58,8 @@ enum Command {
     Rift(rift::Rift),
     /// Regenerate every table and figure from artifacts alone (no model call).
     Plots(plots::PlotsArgs),
+    /// Compare models and runs with paired statistics on the same items; `--fail-if-worse` gates regressions (exit 5).
+    Compare(compare::CompareArgs),
     /// The IFScale vocabulary: build it from 10-K filings, or fetch filings from SEC EDGAR.
     #[command(subcommand)]
     Vocab(vocab::Vocab),
@@ -92,6 +95,10 @@ pub(crate) const EXIT_INCOMPLETE: u8 = 3;
 /// purpose (exit 0, the mark stays). A run that is also incomplete exits [`EXIT_INCOMPLETE`]: a rerun comes first,
 /// and the judge is checked again with it.
 pub(crate) const EXIT_JUDGE_FAILED: u8 = 4;
+/// Exit code: regression: `compare --fail-if-worse <pp>` did not show every candidate non-inferior to the baseline
+/// (worse by less than the margin at α) on every shared measure; the last line names each failing measure, its
+/// difference and its one-sided bound. The comparison's files are written first.
+pub(crate) const EXIT_REGRESSION: u8 = 5;
 
 /// A run that finished without answers to every prompt (exit code [`EXIT_INCOMPLETE`]).
 #[derive(Debug)]
@@ -104,6 +111,18 @@ impl std::fmt::Display for Incomplete {
 }
 
 impl std::error::Error for Incomplete {}
+
+/// A candidate that the regression gate did not show non-inferior to the baseline (exit code [`EXIT_REGRESSION`]).
+#[derive(Debug)]
+pub(crate) struct Regression(pub(crate) String);
+
+impl std::fmt::Display for Regression {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Regression {}
 
 /// A run that finished complete but with a judge that failed its check (exit code [`EXIT_JUDGE_FAILED`]).
 #[derive(Debug)]
@@ -132,6 +151,7 @@ fn main() -> ExitCode {
         Command::ScoreReports(args) => ifscale::score_reports(&args),
         Command::Rift(cmd) => rift::run(&cmd),
         Command::Plots(args) => plots::run(&args),
+        Command::Compare(args) => compare::run(&args),
         Command::Vocab(cmd) => vocab::run(&cmd),
         Command::Codegen(args) => codegen::run(&args),
     };
@@ -149,7 +169,7 @@ fn main() -> ExitCode {
 /// called or configured wrongly (a [`UsageError`], a harness input error, an inference-client configuration error
 /// such as a missing API key), [`EXIT_INCOMPLETE`] for a run that finished without every answer (before
 /// [`EXIT_JUDGE_FAILED`]: a rerun is needed first), [`EXIT_JUDGE_FAILED`] for a finished run whose judge failed its
-/// check, else [`EXIT_RUNTIME`].
+/// check, [`EXIT_REGRESSION`] for a comparison whose regression gate failed, else [`EXIT_RUNTIME`].
 pub(crate) fn exit_code(err: &anyhow::Error) -> u8 {
     // `downcast_ref` on the error itself also finds a context (`.context(Incomplete(..))`), which `chain` does not.
     if err.downcast_ref::<Incomplete>().is_some()
@@ -165,6 +185,13 @@ pub(crate) fn exit_code(err: &anyhow::Error) -> u8 {
             .any(|e| e.downcast_ref::<JudgeFailed>().is_some())
     {
         return EXIT_JUDGE_FAILED;
+    }
+    if err.downcast_ref::<Regression>().is_some()
+        || err
+            .chain()
+            .any(|e| e.downcast_ref::<Regression>().is_some())
+    {
+        return EXIT_REGRESSION;
     }
     let usage = err.chain().any(|e| {
         e.downcast_ref::<UsageError>().is_some()
@@ -242,6 +269,15 @@ mod tests {
         assert_eq!(exit_code(&both), EXIT_INCOMPLETE);
         for other in [EXIT_RUNTIME, EXIT_USAGE, EXIT_INCOMPLETE] {
             assert_ne!(EXIT_JUDGE_FAILED, other);
+        }
+    }
+
+    #[test]
+    fn a_failed_regression_gate_exits_5() {
+        let gate = anyhow::Error::new(Regression("gate failed".to_owned())).context("compare");
+        assert_eq!(exit_code(&gate), EXIT_REGRESSION);
+        for other in [EXIT_RUNTIME, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_JUDGE_FAILED] {
+            assert_ne!(EXIT_REGRESSION, other);
         }
     }
 }

@@ -6,6 +6,7 @@
 //! This crate knows nothing about models, HTTP, scoring rules or drawing: it reads scores and writes tables.
 
 pub mod answer_table;
+pub mod compare;
 pub mod fit;
 pub mod ifscale;
 pub mod models;

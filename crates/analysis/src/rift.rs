@@ -24,16 +24,21 @@ use polars::prelude::*;
 use serde::Serialize;
 
 mod answers;
+mod clustered;
 mod delta;
 mod markdown;
 pub mod published;
 mod reasoning;
 pub mod values;
+mod wrong;
 
 pub use answers::{AnswerAggregates, aggregate_answers};
 pub use delta::Delta;
 pub use markdown::{fmt_bounds, write_tables};
 pub use reasoning::{ReasoningPair, reasoning_vs_instruct};
+pub use wrong::POOLED;
+pub(crate) use wrong::WQ_SUMS;
+use wrong::{pooled_wrong_question, wrong_question_rows};
 
 use crate::Error;
 use crate::models::ReasoningRule;
@@ -117,7 +122,7 @@ fn outcome_name(o: schema::rift::ReplyOutcome) -> &'static str {
 }
 
 /// The per-sample prompt key: the prompt id, with `#<sample index>` appended for repeated samples.
-fn prompt_key(prompt_id: &str, sample_index: u32) -> String {
+pub(crate) fn prompt_key(prompt_id: &str, sample_index: u32) -> String {
     if sample_index == 0 {
         prompt_id.to_owned()
     } else {
@@ -453,6 +458,12 @@ pub struct StructureStats {
     pub mean_upper: Option<f64>,
     pub median_lower: Option<f64>,
     pub median_upper: Option<f64>,
+    /// Answer-level accuracy: correct ÷ settled answers over every prompt (percent).
+    pub answer_accuracy: Option<f64>,
+    /// Its standard error clustered by prompt (percentage points).
+    pub answer_se_clustered: Option<f64>,
+    /// Clustered variance ÷ the variance if the answers were independent.
+    pub answer_design_effect: Option<f64>,
 }
 
 impl StructureStats {
@@ -493,6 +504,10 @@ pub struct WrongQuestion {
     pub unjudged: i64,
     /// Percent of incorrect answers that are another question's answer (None when there are no incorrect answers).
     pub share: Option<f64>,
+    /// The share's standard error clustered by prompt (percentage points).
+    pub share_se_clustered: Option<f64>,
+    /// Clustered variance ÷ the variance if the incorrect answers were independent.
+    pub share_design_effect: Option<f64>,
 }
 
 /// Reply-outcome counts per model × structure (needs the prompt table).
@@ -565,27 +580,65 @@ fn accuracies(n: &str) -> [Expr; 3] {
     ]
 }
 
-/// Table 2 statistics from per-prompt rows (`model`, `structure`, `n` answers, `unjudged`, and the three accuracy
-/// columns of [`accuracies`], in percent).
+/// The columns of the Table 2 frame, in order.
+const TABLE2_COLUMNS: [&str; 15] = [
+    "model",
+    "structure",
+    "n_prompts",
+    "mean",
+    "se",
+    "median",
+    "answers",
+    "unjudged",
+    "mean_lower",
+    "mean_upper",
+    "median_lower",
+    "median_upper",
+    "answer_accuracy",
+    "answer_se_clustered",
+    "answer_design_effect",
+];
+
+/// Table 2 statistics from per-prompt rows (`model`, `structure`, `n` answers, `correct`, `unjudged`, and the three
+/// accuracy columns of [`accuracies`], in percent); beside them the answer-level accuracy (correct ÷ settled answers
+/// over all prompts) with its standard error clustered by prompt and the design effect ([`clustered`]).
 fn table2_frame(per_prompt: LazyFrame) -> Result<DataFrame, Error> {
+    let mut aggs = vec![
+        len().cast(DataType::Int64).alias("n_prompts"),
+        col("accuracy").mean().alias("mean"),
+        (col("accuracy").std(1) / col("accuracy").count().cast(DataType::Float64).sqrt())
+            .alias("se"),
+        col("accuracy").median().alias("median"),
+        col("n").cast(DataType::Int64).sum().alias("answers"),
+        col("unjudged")
+            .cast(DataType::Int64)
+            .sum()
+            .alias("unjudged"),
+        col("accuracy_lower").mean().alias("mean_lower"),
+        col("accuracy_upper").mean().alias("mean_upper"),
+        col("accuracy_lower").median().alias("median_lower"),
+        col("accuracy_upper").median().alias("median_upper"),
+    ];
+    aggs.extend(clustered::sums(
+        col("correct"),
+        col("n").cast(DataType::Int64) - col("unjudged").cast(DataType::Int64),
+        "ans",
+    ));
     per_prompt
         .group_by([col("model"), col("structure")])
-        .agg([
-            len().cast(DataType::Int64).alias("n_prompts"),
-            col("accuracy").mean().alias("mean"),
-            (col("accuracy").std(1) / col("accuracy").count().cast(DataType::Float64).sqrt())
-                .alias("se"),
-            col("accuracy").median().alias("median"),
-            col("n").cast(DataType::Int64).sum().alias("answers"),
-            col("unjudged")
-                .cast(DataType::Int64)
-                .sum()
-                .alias("unjudged"),
-            col("accuracy_lower").mean().alias("mean_lower"),
-            col("accuracy_upper").mean().alias("mean_upper"),
-            col("accuracy_lower").median().alias("median_lower"),
-            col("accuracy_upper").median().alias("median_upper"),
-        ])
+        .agg(aggs)
+        .with_column(
+            when(col("ans_m").gt(lit(0.0)))
+                .then(col("ans_y") / col("ans_m") * lit(100.0))
+                .otherwise(lit(NULL).cast(DataType::Float64))
+                .alias("answer_accuracy"),
+        )
+        .with_columns(clustered::se_and_deff(
+            "ans",
+            "answer_se_clustered",
+            "answer_design_effect",
+        ))
+        .select(TABLE2_COLUMNS.map(col))
         .sort(["model", "structure"], sort_opts())
         .collect()
         .map_err(Error::polars("RIFT Table 2"))
@@ -658,6 +711,11 @@ pub fn aggregate(
             f64_col(&table2_df, "median_lower")?,
             f64_col(&table2_df, "median_upper")?,
         );
+        let (ans_acc, ans_se, ans_deff) = (
+            f64_col(&table2_df, "answer_accuracy")?,
+            f64_col(&table2_df, "answer_se_clustered")?,
+            f64_col(&table2_df, "answer_design_effect")?,
+        );
         (0..table2_df.height())
             .map(|i| StructureStats {
                 model: m[i].clone(),
@@ -672,6 +730,9 @@ pub fn aggregate(
                 mean_upper: hi[i],
                 median_lower: med_lo[i],
                 median_upper: med_hi[i],
+                answer_accuracy: ans_acc[i],
+                answer_se_clustered: ans_se[i],
+                answer_design_effect: ans_deff[i],
             })
             .collect::<Vec<_>>()
     };
@@ -802,11 +863,20 @@ pub fn aggregate(
 
     frames.insert("rift_table2".to_owned(), table2_df);
     frames.insert("rift_accuracy_by_depth".to_owned(), agg.by_depth);
+    let sum_columns = clustered::sum_columns(WQ_SUMS);
+    let written: Vec<PlSmallStr> = agg
+        .wrong_question
+        .get_column_names()
+        .into_iter()
+        .filter(|c| !sum_columns.iter().any(|s| s.as_str() == c.as_str()))
+        .cloned()
+        .collect();
     frames.insert(
         "rift_wrong_question".to_owned(),
         agg.wrong_question
             .vstack(&pooled_df)
             .and_then(|df| df.sort(["model", "structure"], sort_opts()))
+            .and_then(|df| df.select(written))
             .map_err(Error::polars("RIFT wrong-question share"))?,
     );
     for (name, df) in values.frames()? {
@@ -833,68 +903,6 @@ pub fn aggregate(
         table2_source: table2_source.to_owned(),
         frames,
     })
-}
-
-/// The structure label of a pooled wrong-question row.
-pub const POOLED: &str = "pooled";
-
-/// Per model, linear and jumping pooled: (sum of flagged incorrect answers) ÷ (sum of incorrect answers), as rows of
-/// the wrong-question frame (structure [`POOLED`]) and as records.
-fn pooled_wrong_question(
-    per_structure: &DataFrame,
-) -> Result<(Vec<WrongQuestion>, DataFrame), Error> {
-    let df = per_structure
-        .clone()
-        .lazy()
-        .filter(col("structure").neq(lit("baseline")))
-        .group_by([col("model")])
-        .agg([
-            col("incorrect").sum(),
-            col("wrong_question").sum(),
-            col("wrong_question_correct").sum(),
-            col("unjudged").sum(),
-        ])
-        .with_column(answers::wrong_question_share())
-        .select(
-            per_structure
-                .get_column_names()
-                .into_iter()
-                .map(|c| {
-                    if c == "structure" {
-                        lit(POOLED).alias("structure")
-                    } else {
-                        col(c.clone())
-                    }
-                })
-                .collect::<Vec<_>>(),
-        )
-        .sort(["model"], sort_opts())
-        .collect()
-        .map_err(Error::polars("RIFT pooled wrong-question share"))?;
-    Ok((wrong_question_rows(&df)?, df))
-}
-
-fn wrong_question_rows(df: &DataFrame) -> Result<Vec<WrongQuestion>, Error> {
-    let (m, s, inc, wq, share) = (
-        str_col(df, "model")?,
-        str_col(df, "structure")?,
-        i64_col(df, "incorrect")?,
-        i64_col(df, "wrong_question")?,
-        f64_col(df, "share")?,
-    );
-    let unjudged = i64_col(df, "unjudged")?;
-    let wq_correct = i64_col(df, "wrong_question_correct")?;
-    Ok((0..df.height())
-        .map(|i| WrongQuestion {
-            model: m[i].clone(),
-            structure: s[i].clone(),
-            incorrect: inc[i].unwrap_or_default(),
-            wrong_question: wq[i].unwrap_or_default(),
-            wrong_question_correct: wq_correct[i].unwrap_or_default(),
-            unjudged: unjudged[i].unwrap_or_default(),
-            share: share[i],
-        })
-        .collect())
 }
 
 fn curve(df: &DataFrame, x: &str) -> Result<Vec<CurvePoint>, Error> {

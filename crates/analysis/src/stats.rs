@@ -82,7 +82,7 @@ pub fn bootstrap_mean_ci(
 }
 
 /// ln Γ(x) for x > 0 (Lanczos approximation, g = 7, 9 terms; relative error below 1e-13).
-fn ln_gamma(x: f64) -> f64 {
+pub(crate) fn ln_gamma(x: f64) -> f64 {
     const G: f64 = 7.0;
     const C: [f64; 9] = [
         0.999_999_999_999_809_9,
@@ -188,6 +188,79 @@ pub fn t_mean_ci(xs: &[f64], level: f64) -> Option<(f64, f64)> {
     let n = xs.len() as f64;
     let half = t_quantile(1.0 - (1.0 - level) / 2.0, n - 1.0) * s / n.sqrt();
     Some((m - half, m + half))
+}
+
+/// The `p` quantile of the standard normal distribution (`0 < p < 1`): Acklam's rational approximation (relative
+/// error below 1.2e-9), then one Newton step on the exact tail `P(|Z| ≥ z)` = [`chi_square_sf`]`(z², 1)`.
+pub fn normal_quantile(p: f64) -> f64 {
+    const A: [f64; 6] = [
+        -3.969_683_028_665_376e1,
+        2.209_460_984_245_205e2,
+        -2.759_285_104_469_687e2,
+        1.383_577_518_672_69e2,
+        -3.066_479_806_614_716e1,
+        2.506_628_277_459_239,
+    ];
+    const B: [f64; 5] = [
+        -5.447_609_879_822_406e1,
+        1.615_858_368_580_409e2,
+        -1.556_989_798_598_866e2,
+        6.680_131_188_771_972e1,
+        -1.328_068_155_288_572e1,
+    ];
+    const C: [f64; 6] = [
+        -7.784_894_002_430_293e-3,
+        -3.223_964_580_411_365e-1,
+        -2.400_758_277_161_838,
+        -2.549_732_539_343_734,
+        4.374_664_141_464_968,
+        2.938_163_982_698_783,
+    ];
+    const D: [f64; 4] = [
+        7.784_695_709_041_462e-3,
+        3.224_671_290_700_398e-1,
+        2.445_134_137_142_996,
+        3.754_408_661_907_416,
+    ];
+    if p <= 0.0 {
+        return f64::NEG_INFINITY;
+    }
+    if p >= 1.0 {
+        return f64::INFINITY;
+    }
+    let tail = |q: f64| {
+        let r = (-2.0 * q.ln()).sqrt();
+        (((((C[0] * r + C[1]) * r + C[2]) * r + C[3]) * r + C[4]) * r + C[5])
+            / ((((D[0] * r + D[1]) * r + D[2]) * r + D[3]) * r + 1.0)
+    };
+    let x = if p < 0.024_25 {
+        tail(p)
+    } else if p > 1.0 - 0.024_25 {
+        -tail(1.0 - p)
+    } else {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    };
+    // One Newton step: Φ(x) from the chi-square tail, Φ'(x) the density.
+    let cdf = if x >= 0.0 {
+        1.0 - chi_square_sf(x * x, 1) / 2.0
+    } else {
+        chi_square_sf(x * x, 1) / 2.0
+    };
+    let density = (-x * x / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt();
+    if density > 0.0 {
+        x - (cdf - p) / density
+    } else {
+        x
+    }
+}
+
+/// The CDF of the standard normal distribution.
+pub fn normal_cdf(z: f64) -> f64 {
+    let tail = chi_square_sf(z * z, 1) / 2.0;
+    if z >= 0.0 { 1.0 - tail } else { tail }
 }
 
 /// Seed for one group's bootstrap: the run seed mixed with a stable hash of the group key (FNV-1a).
@@ -324,6 +397,21 @@ mod tests {
             (hi - lo - 4.0 * 2.776_445_105).abs() < 1e-6 && ((lo + hi) / 2.0 - 98.0).abs() < 1e-12
         );
         assert_eq!(t_mean_ci(&[1.0], 0.95), None);
+    }
+
+    #[test]
+    fn normal_quantiles_match_the_tables() {
+        for (p, want) in [
+            (0.975, 1.959_963_984_540),
+            (0.8, 0.841_621_233_573),
+            (0.95, 1.644_853_626_951),
+            (0.001, -3.090_232_306_168),
+        ] {
+            let got = normal_quantile(p);
+            assert!((got - want).abs() < 1e-9, "{p}: {got}");
+        }
+        assert!((normal_cdf(1.959_963_984_540) - 0.975).abs() < 1e-12);
+        assert_eq!(normal_cdf(0.0), 0.5);
     }
 
     #[test]

@@ -164,7 +164,6 @@ pub fn run(
     );
     if used.configured > 1 {
         let total = (used.steps_configured + used.steps_one).max(1);
-        #[allow(clippy::cast_precision_loss)]
         let share = 100.0 * used.steps_one as f64 / total as f64;
         println!(
             "engine thread rule: {share:.1} % of {total} decode steps with 1 thread, the rest with {}, {} switch(es) \
@@ -326,8 +325,10 @@ fn run_reference(
     };
     let prompt_tokens = field("prompt_tokens")?;
     let gen_tokens = field("gen_tokens")?;
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let n_prompt = prompt_tokens as u32;
+    let n_prompt = v["prompt_tokens"]
+        .as_u64()
+        .and_then(|n| u32::try_from(n).ok())
+        .context("the reference's prompt_tokens is not a token count")?;
     Ok((
         n_prompt,
         Speed {

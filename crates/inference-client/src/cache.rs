@@ -84,8 +84,10 @@ impl Cache {
         }
     }
 
-    /// Stores records (replacing older entries with the same key) in one transaction.
-    pub fn put_many(&mut self, items: &[(&str, &str, &ResponseRecord)]) -> Result<(), Error> {
+    /// Stores records (replacing older entries with the same key) in one transaction: (key, model identity,
+    /// the record serialized as JSON by `serde_json::to_string`), so a writer that also appends them to a file
+    /// serializes each once.
+    pub(crate) fn put_many(&mut self, items: &[(&str, &str, &str)]) -> Result<(), Error> {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs_f64())
@@ -102,8 +104,7 @@ impl Cache {
                     "INSERT OR REPLACE INTO responses (key, model_identity, created_unix, record) VALUES (?1, ?2, ?3, ?4)",
                 )
                 .map_err(|e| err(&e))?;
-            for (key, identity, record) in items {
-                let text = serde_json::to_string(record).map_err(|e| err(&e))?;
+            for (key, identity, text) in items {
                 stmt.execute(params![key, identity, now, text])
                     .map_err(|e| err(&e))?;
             }

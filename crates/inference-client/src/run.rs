@@ -420,6 +420,10 @@ pub(crate) struct Written {
     pub(crate) store: bool,
 }
 
+/// Writes what the requests answered, in batches of what has arrived: each record is serialized once, stored in the
+/// cache (one transaction per batch) and then appended to the output (one write per batch). A crash between the
+/// two leaves the answers in the cache only, and the rerun copies them over; a torn last line is cut off when the
+/// output is opened again.
 fn writer_loop(
     rx: mpsc::Receiver<Written>,
     mut cache: Cache,
@@ -428,6 +432,8 @@ fn writer_loop(
     identity: &str,
 ) -> Result<(), Error> {
     let mut batch: Vec<Written> = Vec::with_capacity(256);
+    let mut texts: Vec<String> = Vec::with_capacity(256);
+    let mut lines: Vec<u8> = Vec::new();
     while let Ok(first) = rx.recv() {
         batch.push(first);
         while batch.len() < 256 {
@@ -436,17 +442,28 @@ fn writer_loop(
                 Err(_) => break,
             }
         }
-        let items: Vec<(&str, &str, &ResponseRecord)> = batch
+        for w in &batch {
+            texts.push(serde_json::to_string(&w.record).map_err(|e| Error::Cache {
+                path: out.path().to_owned(),
+                message: format!("cannot serialize the answer to {}: {e}", w.record.id),
+            })?);
+        }
+        let items: Vec<(&str, &str, &str)> = batch
             .iter()
-            .filter(|w| w.store)
-            .map(|w| (w.record.cache_key.as_str(), identity, &w.record))
+            .zip(&texts)
+            .filter(|(w, _)| w.store)
+            .map(|(w, text)| (w.record.cache_key.as_str(), identity, text.as_str()))
             .collect();
         if !items.is_empty() {
             cache.put_many(&items)?;
         }
-        for w in batch.drain(..) {
-            out.append(&w.record)?;
+        lines.clear();
+        for text in texts.drain(..) {
+            lines.extend_from_slice(text.as_bytes());
+            lines.push(b'\n');
         }
+        out.append_lines(&lines)?;
+        batch.clear();
         if let Some(f) = &syncer {
             f.sync_data()
                 .map_err(|e| Error::Setup(format!("{}: {e}", out.path().display())))?;

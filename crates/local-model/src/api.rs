@@ -134,7 +134,6 @@ impl Completion {
         if lp.is_empty() {
             return None;
         }
-        #[allow(clippy::cast_precision_loss)]
         Some(lp.iter().map(|t| t.logprob).sum::<f64>() / lp.len() as f64)
     }
 }

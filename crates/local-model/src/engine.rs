@@ -392,10 +392,15 @@ fn model_name(path: &Path) -> String {
     )
 }
 
-/// A worker's llama.cpp contexts: one with the configured thread count, and (made on first use) one with a
-/// single thread. llama-cpp-2 0.1.160 does not expose `llama_set_n_threads` nor the context pointer it would
+/// A worker's llama.cpp contexts: one with the configured thread count, and (made on first use) one that decodes
+/// with a single thread. llama-cpp-2 0.1.160 does not expose `llama_set_n_threads` nor the context pointer it would
 /// need, so changing the thread count means moving the sequence to the other context: its KV cells are copied
 /// with `state_seq_get`/`state_seq_set` (bit for bit, about 23 KB per token for SmolLM2-135M).
+///
+/// Only decoding (one token per step, `n_threads`) follows the thread rule. Prompt evaluation (a batch of tokens,
+/// `n_threads_batch`) is compute-bound work that splits well over every configured thread, so both contexts
+/// evaluate prompts with the configured count: the one-thread context once evaluated them with one thread too, and
+/// prompt processing ran at 0.62× llama.cpp's own build (`cargo xtask bench local-model`, issue 28).
 struct Contexts<'m> {
     model: &'m LlamaModel,
     backend: &'static LlamaBackend,
@@ -407,14 +412,20 @@ struct Contexts<'m> {
 }
 
 impl<'m> Contexts<'m> {
-    fn params(ctx_size: u32, n_batch: u32, threads: usize) -> LlamaContextParams {
-        let threads = i32::try_from(threads).unwrap_or(i32::MAX);
+    /// A context that decodes with `threads` and evaluates prompts with `batch_threads`.
+    fn params(
+        ctx_size: u32,
+        n_batch: u32,
+        threads: usize,
+        batch_threads: usize,
+    ) -> LlamaContextParams {
+        let count = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
         LlamaContextParams::default()
             .with_n_ctx(NonZeroU32::new(ctx_size))
             .with_n_batch(n_batch)
             .with_n_ubatch(n_batch)
-            .with_n_threads(threads)
-            .with_n_threads_batch(threads)
+            .with_n_threads(count(threads))
+            .with_n_threads_batch(count(batch_threads))
     }
 
     fn new(
@@ -425,7 +436,10 @@ impl<'m> Contexts<'m> {
         configured: usize,
     ) -> Result<Contexts<'m>, Error> {
         let main = model
-            .new_context(backend, Self::params(ctx_size, n_batch, configured))
+            .new_context(
+                backend,
+                Self::params(ctx_size, n_batch, configured, configured),
+            )
             .map_err(|e| {
                 Error::Engine(format!("cannot create a context of {ctx_size} tokens: {e}"))
             })?;
@@ -448,7 +462,10 @@ impl<'m> Contexts<'m> {
         if self.single.is_none() {
             let ctx = self
                 .model
-                .new_context(self.backend, Self::params(self.ctx_size, self.n_batch, 1))
+                .new_context(
+                    self.backend,
+                    Self::params(self.ctx_size, self.n_batch, 1, self.configured),
+                )
                 .map_err(|e| engine_err("creating the one-thread context", e))?;
             self.single = Some(ctx);
         }
@@ -551,7 +568,6 @@ fn worker(
 
 fn sampler_for(request: &ChatRequest, model: &LlamaModel) -> LlamaSampler {
     let mut chain = Vec::new();
-    #[allow(clippy::cast_possible_truncation)]
     let repeat = request.repeat_penalty.unwrap_or(1.0) as f32;
     if (repeat - 1.0).abs() > f32::EPSILON {
         chain.push(LlamaSampler::penalties(
@@ -575,15 +591,12 @@ fn sampler_for(request: &ChatRequest, model: &LlamaModel) -> LlamaSampler {
     if temperature <= 0.0 {
         chain.push(LlamaSampler::greedy());
     } else {
-        #[allow(clippy::cast_possible_truncation)]
         let top_p = request.top_p.unwrap_or(1.0) as f32;
         if top_p < 1.0 {
             chain.push(LlamaSampler::top_p(top_p, 1));
         }
-        #[allow(clippy::cast_possible_truncation)]
         chain.push(LlamaSampler::temp(temperature as f32));
         // Without a seed, llama.cpp's default seed value asks for a random one.
-        #[allow(clippy::cast_possible_truncation)]
         let seed = request.seed.map_or(u32::MAX, |s| (s ^ (s >> 32)) as u32);
         chain.push(LlamaSampler::dist(seed));
     }

@@ -5,10 +5,12 @@
 //! timestamps: the same summary gives byte-identical files.
 //! Each model keeps one colour across every figure (its index in the sorted model list); legends sit outside the plot
 //! area; reasoning models are labelled "(r)" (see `analysis::models::ReasoningRule`).
-//! `all::draw_all` runs every analysis and figure over a run folder or published data.
+//! `all::draw_all` runs every analysis and figure over a run folder or published data; `compare` draws a paired
+//! comparison's figures (`cargo xtask compare`).
 //! This crate knows nothing about how the numbers were computed, models or HTTP.
 
 pub mod all;
+pub mod compare;
 pub mod figure;
 pub mod ifscale;
 pub mod report;

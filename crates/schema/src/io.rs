@@ -330,6 +330,24 @@ impl JsonlAppender {
         Ok(())
     }
 
+    /// Appends lines already serialized (each a JSON document ending in `\n`) with one write, so a writer that
+    /// batches records makes one system call per batch.
+    pub fn append_lines(&mut self, lines: &[u8]) -> Result<(), Error> {
+        debug_assert!(lines.is_empty() || lines.ends_with(b"\n"));
+        if lines.is_empty() {
+            return Ok(());
+        }
+        self.file
+            .write_all(lines)
+            .map_err(|e| Error::io(&self.path, e))?;
+        if self.durable {
+            self.file
+                .sync_data()
+                .map_err(|e| Error::io(&self.path, e))?;
+        }
+        Ok(())
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -2,6 +2,7 @@
 //! rehearsal, and repository-wide checks that no compiler or lint enforces (in the spirit of rust-analyzer's
 //! `tidy`). `.ci/run` runs them with every other test.
 
+mod compare;
 mod interrupt;
 mod judge_check;
 mod llama_server;

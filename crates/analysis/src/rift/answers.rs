@@ -263,19 +263,26 @@ pub fn aggregate_answers(answers: LazyFrame) -> Result<AnswerAggregates, Error> 
         .unique_generic(Some(vec![col("group")]), UniqueKeepStrategy::First);
     let by_depth = depth_table(depth, groups)?;
     let table2 = table2_frame(per_prompt.clone().lazy().with_columns(accuracies("n")))?;
+    let mut wq_aggs = vec![
+        col("incorrect").sum().alias("incorrect"),
+        col("wrong_question").sum().alias("wrong_question"),
+        col("wrong_question_correct")
+            .sum()
+            .alias("wrong_question_correct"),
+        col("unjudged").sum().alias("unjudged"),
+    ];
+    wq_aggs.extend(super::clustered::sums(
+        col("wrong_question"),
+        col("incorrect"),
+        super::WQ_SUMS,
+    ));
     let wrong_question = per_prompt
         .clone()
         .lazy()
         .group_by([col("model"), col("structure")])
-        .agg([
-            col("incorrect").sum().alias("incorrect"),
-            col("wrong_question").sum().alias("wrong_question"),
-            col("wrong_question_correct")
-                .sum()
-                .alias("wrong_question_correct"),
-            col("unjudged").sum().alias("unjudged"),
-        ])
+        .agg(wq_aggs)
         .with_column(wrong_question_share())
+        .with_columns(wrong_question_se())
         .sort(["model", "structure"], sort_opts())
         .collect()
         .map_err(Error::polars("RIFT wrong-question share"))?;
@@ -285,6 +292,12 @@ pub fn aggregate_answers(answers: LazyFrame) -> Result<AnswerAggregates, Error> 
         wrong_question,
         by_depth,
     })
+}
+
+/// The `share_se_clustered` and `share_design_effect` columns of the wrong-question share, from its sums
+/// ([`super::WQ_SUMS`]). Per structure and pooled alike.
+pub(super) fn wrong_question_se() -> [Expr; 2] {
+    super::clustered::se_and_deff(super::WQ_SUMS, "share_se_clustered", "share_design_effect")
 }
 
 /// The `share` column: flagged (`wrong_question`) of `incorrect` answers, in percent; null without incorrect ones.

@@ -109,6 +109,28 @@ pub fn write_tables(summary: &RiftSummary, dir: &Path) -> Result<Vec<PathBuf>, E
         &["Model", "Baseline mean (± SE)", "Linear mean (± SE)", "Linear median", "Jumping mean (± SE)", "Jumping median", "Δ", "Linear − jumping (pp)", "Baseline − jumping (pp)", "Unjudged answers (baseline / linear / jumping)"],
         &rows,
     )?);
+    let answer_rows: Vec<Vec<String>> = summary
+        .table2
+        .iter()
+        .map(|r| {
+            vec![
+                r.model.clone(),
+                r.structure.clone(),
+                (r.answers - r.unjudged).to_string(),
+                tables::fmt_opt(r.answer_accuracy, 2),
+                tables::fmt_opt(r.answer_se_clustered, 2),
+                tables::fmt_opt(r.answer_design_effect, 2),
+                tables::fmt_opt(r.se, 2),
+            ]
+        })
+        .collect();
+    written.push(tables::write_markdown(
+        dir,
+        "rift_answer_level",
+        "Answer-level accuracy: correct ÷ settled answers over every prompt (unjudged answers left out), with its standard error clustered by prompt (answers of one prompt succeed or fail together, so treating them as independent understates the error) and the design effect (clustered variance ÷ the variance if the answers were independent: how many times fewer independent answers the run is worth). Beside it, Table 2's SE of the prompt-level mean, whose unit is already the prompt. Definitions: docs/compare.md.",
+        &["Model", "Structure", "Settled answers", "Accuracy (%)", "SE clustered by prompt (pp)", "Design effect", "Prompt-level SE (pp)"],
+        &answer_rows,
+    )?);
     // Each model's rows by structure, then its pooled row (linear + jumping).
     let mut wq: Vec<&super::WrongQuestion> = summary
         .wrong_question
@@ -129,6 +151,8 @@ pub fn write_tables(summary: &RiftSummary, dir: &Path) -> Result<Vec<PathBuf>, E
                 w.incorrect.to_string(),
                 w.wrong_question.to_string(),
                 tables::fmt_opt(w.share, 1),
+                tables::fmt_opt(w.share_se_clustered, 1),
+                tables::fmt_opt(w.share_design_effect, 2),
                 w.wrong_question_correct.to_string(),
                 w.unjudged.to_string(),
             ]
@@ -137,8 +161,8 @@ pub fn write_tables(summary: &RiftSummary, dir: &Path) -> Result<Vec<PathBuf>, E
     written.push(tables::write_markdown(
         dir,
         "rift_wrong_question",
-        "Share of incorrect answers that are the answer to a different question of the same prompt (the RIFT paper's Fig. 4), per structure and pooled: the \"pooled (linear + jumping)\" row is the paper's one share per model, (flagged incorrect answers) ÷ (incorrect answers) over linear and jumping prompts; baseline prompts are left out of the pool, since a one-question prompt has no other question to answer and its incorrect answers would only dilute the share. Unlike the paper's LLM flag, ifstress flags an answer by the pre-judge's normalized matching (it equals another question's expected answer and not its own), whatever the verdict; the share counts the flagged answers judged incorrect; \"Flagged, judged correct\" counts the flagged answers the judge called correct, outside the share (a lenient judge, or an answer right for both questions). Unjudged answers are not incorrect and stay out of the share.",
-        &["Model", "Structure", "Incorrect", "Wrong question", "Share (%)", "Flagged, judged correct", "Unjudged"],
+        "Share of incorrect answers that are the answer to a different question of the same prompt (the RIFT paper's Fig. 4), per structure and pooled: the \"pooled (linear + jumping)\" row is the paper's one share per model, (flagged incorrect answers) ÷ (incorrect answers) over linear and jumping prompts; baseline prompts are left out of the pool, since a one-question prompt has no other question to answer and its incorrect answers would only dilute the share. Unlike the paper's LLM flag, ifstress flags an answer by the pre-judge's normalized matching (it equals another question's expected answer and not its own), whatever the verdict; the share counts the flagged answers judged incorrect; \"Flagged, judged correct\" counts the flagged answers the judge called correct, outside the share (a lenient judge, or an answer right for both questions). Unjudged answers are not incorrect and stay out of the share. The share's standard error is clustered by prompt (the incorrect answers of one prompt are not independent); the design effect is its variance over the variance if they were.",
+        &["Model", "Structure", "Incorrect", "Wrong question", "Share (%)", "SE clustered by prompt (pp)", "Design effect", "Flagged, judged correct", "Unjudged"],
         &wq_rows,
     )?);
     written.extend(summary.values.write_markdown(dir)?);

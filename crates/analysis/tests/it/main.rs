@@ -1,5 +1,6 @@
 //! Integration tests of the analysis crate: one binary, one module per area.
 
+mod compare;
 mod ifscale;
 mod ifscale_extra;
 mod rift;

@@ -160,22 +160,22 @@ fn rift_wrong_question() {
         |d| rift::write_tables(&s, d),
         "rift_wrong_question",
         expect![[r#"
-            Share of incorrect answers that are the answer to a different question of the same prompt (the RIFT paper's Fig. 4), per structure and pooled: the "pooled (linear + jumping)" row is the paper's one share per model, (flagged incorrect answers) ÷ (incorrect answers) over linear and jumping prompts; baseline prompts are left out of the pool, since a one-question prompt has no other question to answer and its incorrect answers would only dilute the share. Unlike the paper's LLM flag, ifstress flags an answer by the pre-judge's normalized matching (it equals another question's expected answer and not its own), whatever the verdict; the share counts the flagged answers judged incorrect; "Flagged, judged correct" counts the flagged answers the judge called correct, outside the share (a lenient judge, or an answer right for both questions). Unjudged answers are not incorrect and stay out of the share.
+            Share of incorrect answers that are the answer to a different question of the same prompt (the RIFT paper's Fig. 4), per structure and pooled: the "pooled (linear + jumping)" row is the paper's one share per model, (flagged incorrect answers) ÷ (incorrect answers) over linear and jumping prompts; baseline prompts are left out of the pool, since a one-question prompt has no other question to answer and its incorrect answers would only dilute the share. Unlike the paper's LLM flag, ifstress flags an answer by the pre-judge's normalized matching (it equals another question's expected answer and not its own), whatever the verdict; the share counts the flagged answers judged incorrect; "Flagged, judged correct" counts the flagged answers the judge called correct, outside the share (a lenient judge, or an answer right for both questions). Unjudged answers are not incorrect and stay out of the share. The share's standard error is clustered by prompt (the incorrect answers of one prompt are not independent); the design effect is its variance over the variance if they were.
 
-            | Model | Structure | Incorrect | Wrong question | Share (%) | Flagged, judged correct | Unjudged |
-            |---|---|---|---|---|---|---|
-            | synthetic/model-1 | baseline | 3 | 0 | 0.0 | 0 | 0 |
-            | synthetic/model-1 | jumping | 122 | 46 | 37.7 | 0 | 0 |
-            | synthetic/model-1 | linear | 144 | 67 | 46.5 | 0 | 0 |
-            | synthetic/model-1 | pooled (linear + jumping) | 266 | 113 | 42.5 | 0 | 0 |
-            | synthetic/model-2 | baseline | 3 | 0 | 0.0 | 0 | 0 |
-            | synthetic/model-2 | jumping | 132 | 51 | 38.6 | 0 | 0 |
-            | synthetic/model-2 | linear | 109 | 32 | 29.4 | 0 | 0 |
-            | synthetic/model-2 | pooled (linear + jumping) | 241 | 83 | 34.4 | 0 | 0 |
-            | synthetic/model-3 | baseline | 0 | 0 | – | 0 | 0 |
-            | synthetic/model-3 | jumping | 148 | 61 | 41.2 | 0 | 0 |
-            | synthetic/model-3 | linear | 79 | 35 | 44.3 | 0 | 0 |
-            | synthetic/model-3 | pooled (linear + jumping) | 227 | 96 | 42.3 | 0 | 0 |
+            | Model | Structure | Incorrect | Wrong question | Share (%) | SE clustered by prompt (pp) | Design effect | Flagged, judged correct | Unjudged |
+            |---|---|---|---|---|---|---|---|---|
+            | synthetic/model-1 | baseline | 3 | 0 | 0.0 | 0.0 | – | 0 | 0 |
+            | synthetic/model-1 | jumping | 122 | 46 | 37.7 | 5.4 | 1.50 | 0 | 0 |
+            | synthetic/model-1 | linear | 144 | 67 | 46.5 | 9.9 | 5.59 | 0 | 0 |
+            | synthetic/model-1 | pooled (linear + jumping) | 266 | 113 | 42.5 | 6.0 | 3.95 | 0 | 0 |
+            | synthetic/model-2 | baseline | 3 | 0 | 0.0 | 0.0 | – | 0 | 0 |
+            | synthetic/model-2 | jumping | 132 | 51 | 38.6 | 3.2 | 0.58 | 0 | 0 |
+            | synthetic/model-2 | linear | 109 | 32 | 29.4 | 6.7 | 2.33 | 0 | 0 |
+            | synthetic/model-2 | pooled (linear + jumping) | 241 | 83 | 34.4 | 3.5 | 1.28 | 0 | 0 |
+            | synthetic/model-3 | baseline | 0 | 0 | – | – | – | 0 | 0 |
+            | synthetic/model-3 | jumping | 148 | 61 | 41.2 | 3.0 | 0.56 | 0 | 0 |
+            | synthetic/model-3 | linear | 79 | 35 | 44.3 | 6.8 | 1.48 | 0 | 0 |
+            | synthetic/model-3 | pooled (linear + jumping) | 227 | 96 | 42.3 | 3.0 | 0.86 | 0 | 0 |
         "#]],
     );
 }

@@ -105,7 +105,6 @@ fn chat_records_usage_and_the_served_model() {
         // The server counted the tokens the records say.
         let recs = records(&out);
         let predicted: u64 = recs.iter().map(|r| r.usage.completion_tokens).sum();
-        #[allow(clippy::cast_precision_loss)]
         let predicted = predicted as f64;
         assert_eq!(server.metric("tokens_predicted_total"), predicted);
     }
