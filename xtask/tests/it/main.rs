@@ -5,6 +5,7 @@
 mod interrupt;
 mod judge_check;
 mod llama_server;
+mod papers;
 mod pipeline;
 mod rehearsal;
 mod tidy;
