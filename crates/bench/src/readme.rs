@@ -43,7 +43,9 @@ impl Step {
     pub fn label(self) -> &'static str {
         match self {
             Step::ColdBuild => "cold build (`cargo build -p xtask`, empty target dir)",
-            Step::Pipeline => "default pipeline after the build (`cargo xtask pipeline`, empty artifacts dir)",
+            Step::Pipeline => {
+                "default pipeline after the build (`cargo xtask pipeline`, empty artifacts dir)"
+            }
             Step::Test => "`cargo xtask test`",
         }
     }

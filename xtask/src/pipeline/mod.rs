@@ -133,9 +133,10 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
     };
     let rephraser = load(rift_prep.and_then(|(_, p)| p.rephrase_model.as_deref()))?;
     let prepared = match rift_prep {
-        Some((rift, prep)) => {
-            rift_data::belongs(rift, &rift_data::prep_fingerprint(prep, rephraser.as_ref())?)
-        }
+        Some((rift, prep)) => rift_data::belongs(
+            rift,
+            &rift_data::prep_fingerprint(prep, rephraser.as_ref())?,
+        ),
         None => true,
     };
     if args.dry_run {
