@@ -322,3 +322,54 @@ fn the_ifscale_paper_pilot_prints_an_expected_cost_with_a_range_and_the_run_reus
         "{stdout}"
     );
 }
+
+/// The RIFT pilot: three prompts of each structure (linear, jumping, baseline) from the prepared-in-memory team
+/// clues, an expected cost scaled per structure, and a run that then sends only the prompts the pilot did not.
+#[test]
+fn the_rift_pilot_samples_each_structure_and_the_run_sends_only_the_rest() {
+    let mock = MockServer::start(MockConfig::new(), 0).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    copy_configs(d);
+    std::fs::create_dir_all(d.join("datasets/jeopardy")).unwrap();
+    std::fs::copy(
+        repo("datasets/jeopardy/team-clues.json"),
+        d.join("datasets/jeopardy/team-clues.json"),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("models.toml"),
+        format!(
+            "[models.writer]\nbase-urls = [\"{}\"]\nmodel-id = \"mock\"\nmax-tokens = 50\nretry-base-s = 0.01\n\
+             price-in-per-mtok = 1000.0\nprice-out-per-mtok = 4000.0\n",
+            mock.base_url()
+        ),
+    )
+    .unwrap();
+    let config = default_like("datasets/jeopardy/team-clues.json")
+        .replace(
+            "linear-prompts = 1\njumping-prompts = 1",
+            "linear-prompts = 4\njumping-prompts = 5",
+        )
+        .replace("baseline-prompts = 3", "baseline-prompts = 6");
+    std::fs::write(d.join("small.toml"), config).unwrap();
+    let out = xtask(d, &["pipeline", "--config", "small.toml", "--pilot"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(mock.requests(), 9, "three prompts of each structure");
+    assert!(
+        stdout.contains("| rift generation | writer | 9 prompts, 9 requests | 15 prompts |"),
+        "{stdout}"
+    );
+    let (expected, low, high) = span_after(&stdout, "Expected cost of the run: ");
+    assert!(low > 0.0 && low <= expected && expected <= high, "{stdout}");
+    // The pilot wrote nothing of the run's own: the prepared file does not exist yet, and the run prepares it.
+    assert!(!d.join("artifacts/jeopardy/questions.jsonl").exists());
+    let out = xtask(d, &["pipeline", "--config", "small.toml"]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+    assert_eq!(
+        mock.requests(),
+        15,
+        "the run sends only the 6 prompts the pilot did not"
+    );
+}
