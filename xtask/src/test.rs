@@ -24,25 +24,8 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<()> {
     crate::assets::ensure_llama_server(&cache)?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let mut cmd = Command::new(cargo);
-    // `cargo run` gave this process the variables cargo sets for a package it runs (`CARGO_MANIFEST_DIR`,
-    // `CARGO_PKG_NAME`...). Passed on, they reach build scripts that watch them (ring's watches
-    // `CARGO_MANIFEST_DIR`), which then count as changed and rebuild with all their dependents (polars among
-    // them): a second full build of the same dependencies. The inner cargo sets its own.
-    for (key, _) in std::env::vars_os() {
-        let key = key.to_string_lossy();
-        if key.starts_with("CARGO_PKG_")
-            || key.starts_with("CARGO_MANIFEST_")
-            || matches!(
-                key.as_ref(),
-                "CARGO_CRATE_NAME"
-                    | "CARGO_BIN_NAME"
-                    | "CARGO_PRIMARY_PACKAGE"
-                    | "CARGO_RUSTC_CURRENT_DIR"
-            )
-        {
-            cmd.env_remove(key.as_ref());
-        }
-    }
+    // Not the variables `cargo run` set for this program (they would rebuild dependencies a second time).
+    schema::env::remove_cargo_run_vars(&mut cmd);
     cmd.arg("test");
     if args.cargo_args.is_empty() {
         cmd.arg("--workspace");

@@ -1,7 +1,8 @@
 //! The benchmarks behind `cargo xtask bench <name>`: each runs both sides of a comparison in one go and prints them
 //! side by side (the client against a mock server, the embedded model against llama.cpp's own build, keyword
-//! scoring against Python's `re`, polars against pandas), and the paper-scale rehearsal of the whole pipeline. Each lives in its own module; xtask only parses the flags
-//! and resolves the offline assets. `llama_cpp` builds llama.cpp's own programs (the reference driver, and
+//! scoring against Python's `re`, polars against pandas), the paper-scale rehearsal of the whole pipeline, and the
+//! README's timings measured on the machine at hand (`readme`). Each lives in its own module; xtask only parses the
+//! flags and resolves the offline assets. `llama_cpp` builds llama.cpp's own programs (the reference driver, and
 //! `llama-server` for the real-server tests) with the embedded engine's instruction-set options.
 
 use std::path::PathBuf;
@@ -11,6 +12,7 @@ pub mod client;
 pub mod llama_cpp;
 pub mod local_model;
 pub mod pipeline;
+pub mod readme;
 pub mod scoring;
 
 #[derive(Debug, clap::Subcommand)]
@@ -24,6 +26,9 @@ pub enum Bench {
     /// The paper-scale rehearsal: the RIFT paper grid for one model and the IFScale grid for three through the real
     /// pipeline against a mock with realistic replies; per stage wall time, CPU, peak RSS, rows and bytes; a cached rerun.
     Pipeline(pipeline::PipelineBenchArgs),
+    /// The README's figures on this machine: a cold build (`--skip-cold-build` leaves it out), the default pipeline
+    /// in an empty artifacts dir and `cargo xtask test`, with the date, CPU model and cores.
+    Readme(readme::ReadmeArgs),
     /// IFScale keyword scoring of ≈ 200 reports: one Python `re.search` per keyword against the one-pass Rust matcher.
     Scoring(scoring::ScoringArgs),
 }
@@ -50,6 +55,7 @@ pub fn run(
         Bench::Client(args) => client::run(args),
         Bench::LocalModel(args) => local_model::run(args, default_gguf),
         Bench::Pipeline(args) => pipeline::run(args, &std::env::current_exe()?),
+        Bench::Readme(args) => readme::run(args, &std::env::current_exe()?),
         Bench::Scoring(args) => scoring::run(args),
     }
 }

@@ -1,5 +1,8 @@
 //! Dry-run estimates: per benchmark stage and model, how many requests a run would send and their worst-case
-//! cost, from the prompts and the response cache alone (nothing is sent).
+//! cost, from the prompts and the response cache alone (nothing is sent); [`expected`], the expected cost from a
+//! pilot's answers.
+
+pub mod expected;
 
 use inference_client::{Client, ModelConfig};
 use schema::PromptRecord;

@@ -185,6 +185,14 @@ impl Stamps {
         }
     }
 
+    /// Stamps kept in `dir` itself (`dir/<name>.json`), beside outputs that several runs may share: a prepared
+    /// dataset's provenance, checked by every run before it reads the dataset.
+    pub fn beside(dir: &Path) -> Stamps {
+        Stamps {
+            dir: dir.to_owned(),
+        }
+    }
+
     fn path(&self, stage: &str) -> PathBuf {
         self.dir.join(format!("{stage}.json"))
     }

@@ -29,6 +29,12 @@ pub use summary::Summary;
 /// The air date from which clue values are on today's scale (values before it are doubled).
 pub const VALUE_DOUBLING_DATE: &str = "2001-11-26";
 
+/// Clues in the public Jeopardy! file the RIFT paper starts from (its JSON layout; the CSV twin has the same rows).
+pub const PUBLISHED_CLUES: usize = 216_930;
+
+/// Question/answer pairs the RIFT paper kept after its clean-up (its baseline's n).
+pub const PUBLISHED_QUESTIONS: usize = 83_453;
+
 /// Errors of loading and writing; a malformed record names file, record (0-based index) and field.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

@@ -78,6 +78,28 @@ pub fn cache_dir() -> std::path::PathBuf {
     home.join(".cache/ifstress")
 }
 
+/// Removes from a child `cargo` command the variables `cargo run` set for the program it ran (`CARGO_PKG_*`,
+/// `CARGO_MANIFEST_*`, `CARGO_CRATE_NAME`, …). Passed on, they reach build scripts that watch them (ring's watches
+/// `CARGO_MANIFEST_DIR`), which then count as changed and rebuild with all their dependents (polars among them): a
+/// second full build of the same dependencies. The inner cargo sets its own.
+pub fn remove_cargo_run_vars(cmd: &mut std::process::Command) {
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy();
+        if key.starts_with("CARGO_PKG_")
+            || key.starts_with("CARGO_MANIFEST_")
+            || matches!(
+                key.as_ref(),
+                "CARGO_CRATE_NAME"
+                    | "CARGO_BIN_NAME"
+                    | "CARGO_PRIMARY_PACKAGE"
+                    | "CARGO_RUSTC_CURRENT_DIR"
+            )
+        {
+            cmd.env_remove(key.as_ref());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::ffi::OsStr;

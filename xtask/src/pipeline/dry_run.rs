@@ -1,5 +1,8 @@
 //! `cargo xtask pipeline --dry-run`: per stage and model, the requests a run would send and their worst-case cost,
 //! from the prompts the config makes (written to a temporary file and removed); nothing is sent.
+//!
+//! RIFT prompts come from the prepared questions when they are this config's (`super::rift_data`), else from the
+//! raw clue file prepared in memory, else (no clue file) from the RIFT paper's published counts, said so.
 
 use inference_client::{Client, ModelConfig};
 use schema::paths::RunPaths;
@@ -13,8 +16,11 @@ pub(super) fn dry_run(
     models: &[ModelConfig],
     paths: &RunPaths,
     client: &Client,
+    // `[rift] dataset` was prepared from this config's `[rift-prep]` (or the config prepares nothing).
+    prepared: bool,
 ) -> anyhow::Result<()> {
     let mut rows = Vec::new();
+    let mut notes = Vec::new();
     if let Some(ifs) = &cfg.ifscale {
         let tmp = paths.root.join(".dry-run-ifscale-prompts.jsonl");
         harness::ifscale::write_prompts(ifs, None, &tmp)?;
@@ -31,55 +37,75 @@ pub(super) fn dry_run(
     }
     let mut baseline = None;
     if let Some(rift) = &cfg.rift {
-        // Before the prep stage ran, sample from the raw clue file (prepared in memory, without rephrasing).
+        let prep = cfg.rift_prep.as_ref();
+        let judge = prep.and_then(|p| p.judge_model.as_deref());
+        let raw = prep.and_then(|p| p.inputs.first());
+        // Before the prep stage ran (or when the prepared file is another config's), sample from the raw clue
+        // file, prepared in memory without rephrasing.
         let mut sample_cfg = rift.clone();
-        if !rift.dataset.is_file()
-            && let Some(raw) = cfg.rift_prep.as_ref().and_then(|p| p.inputs.first())
+        if (!prepared || !rift.dataset.is_file())
+            && let Some(raw) = raw
         {
+            if rift.dataset.is_file() {
+                notes.push(format!(
+                    "RIFT: {} was prepared from other inputs than this config's `[rift-prep]`, so it is not used; \
+                     the prompts are sampled from {} (the run prepares it again).",
+                    rift.dataset.display(),
+                    raw.display()
+                ));
+            }
             sample_cfg.dataset = raw.clone();
         }
-        if !sample_cfg.dataset.is_file() {
-            return Err(UsageError(format!(
-                "{}: the RIFT dataset does not exist; list the raw clue files under `[rift-prep].inputs`",
-                rift.dataset.display()
-            ))
-            .into());
-        }
-        let tmp = paths.root.join(".dry-run-rift-prompts.jsonl");
-        harness::rift::write_prompts(&sample_cfg, &tmp)?;
-        let prompts = harness::read_prompts(&tmp)?;
-        let _ = std::fs::remove_file(&tmp);
-        let judge = cfg
-            .rift_prep
-            .as_ref()
-            .and_then(|p| p.judge_model.as_deref());
-        let first_rift_row = rows.len();
-        rows.extend(harness::estimate::rift(&prompts, models, judge, client)?);
-        if let Some(prep) = &cfg.rift_prep
-            && let Some(rephraser) = &prep.rephrase_model
+        if let Some(missing) = prep.and_then(super::rift_data::missing_input)
+            && sample_cfg.dataset != rift.dataset
         {
-            let mut clues = 0;
-            for input in &prep.inputs {
-                clues += jeopardy_prep::load_clues(input)
-                    .map_err(|e| UsageError(e.to_string()))?
-                    .len();
+            rows.extend(super::rift_data::published_estimate(rift, prep, models));
+            notes.push(super::rift_data::published_note(missing));
+            baseline = Some(prompt_gen::rift::baseline_description(
+                rift,
+                jeopardy_prep::PUBLISHED_QUESTIONS,
+            ));
+        } else {
+            if !sample_cfg.dataset.is_file() {
+                return Err(UsageError(format!(
+                    "{}: the RIFT dataset does not exist; list the raw clue files it is prepared from under \
+                     `[rift-prep] inputs` (the README's \"Reproducing the papers\" explains the Jeopardy! file)",
+                    rift.dataset.display()
+                ))
+                .into());
             }
-            rows.insert(
-                first_rift_row,
-                harness::estimate::Estimate {
-                    stage: "rift rephrase",
-                    model: rephraser.clone(),
-                    note: "one per raw clue, before clean-up (cached: a rerun sends none)"
-                        .to_owned(),
-                    requests: clues,
-                    est_input_tokens: 0,
-                    worst_case_cost_usd: None,
-                    unbounded: 0,
-                },
-            );
+            let tmp = paths.root.join(".dry-run-rift-prompts.jsonl");
+            harness::rift::write_prompts(&sample_cfg, &tmp)?;
+            let prompts = harness::read_prompts(&tmp)?;
+            let _ = std::fs::remove_file(&tmp);
+            let first_rift_row = rows.len();
+            rows.extend(harness::estimate::rift(&prompts, models, judge, client)?);
+            if let Some(prep) = prep
+                && let Some(rephraser) = &prep.rephrase_model
+            {
+                let mut clues = 0;
+                for input in &prep.inputs {
+                    clues += jeopardy_prep::load_clues(input)
+                        .map_err(|e| UsageError(e.to_string()))?
+                        .len();
+                }
+                rows.insert(
+                    first_rift_row,
+                    harness::estimate::Estimate {
+                        stage: "rift rephrase",
+                        model: rephraser.clone(),
+                        note: "one per raw clue, before clean-up (cached: a rerun sends none)"
+                            .to_owned(),
+                        requests: clues,
+                        est_input_tokens: 0,
+                        worst_case_cost_usd: None,
+                        unbounded: 0,
+                    },
+                );
+            }
+            let questions = harness::rift::load_dataset(&sample_cfg.dataset)?.len();
+            baseline = Some(prompt_gen::rift::baseline_description(rift, questions));
         }
-        let questions = harness::rift::load_dataset(&sample_cfg.dataset)?.len();
-        baseline = Some(prompt_gen::rift::baseline_description(rift, questions));
     }
     // The judge check: a fixed number of control items per configured judge, whatever the run's size.
     if cfg.judge_check.enabled {
@@ -124,6 +150,9 @@ pub(super) fn dry_run(
     println!("{}", harness::estimate::to_markdown(&rows));
     if let Some(b) = baseline {
         println!("RIFT baseline: {b}.");
+    }
+    for note in notes {
+        println!("{note}");
     }
     match client.cap_usd() {
         Some(cap) => println!(

@@ -8,7 +8,9 @@
 mod config;
 mod dry_run;
 mod metrics;
+mod pilot;
 mod report;
+mod rift_data;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -33,6 +35,11 @@ pub(crate) struct PipelineArgs {
     /// Print, per stage, how many requests would be sent and their worst-case cost; send nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Send N seeded prompts per model and stage (default 3) through the run's client and cache, then print the
+    /// expected tokens and cost of the whole run with a range (tokens and time for models without prices). The
+    /// run reuses the pilot's answers.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "3", conflicts_with = "dry_run")]
+    pilot: Option<usize>,
     /// Rebuild the IFScale vocabulary from `[vocab].corpus` even when the file exists.
     #[arg(long)]
     rebuild_vocab: bool,
@@ -120,8 +127,41 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
             .and_then(|p| p.judge_model.as_deref()),
     )?;
 
+    let rift_prep = match (&cfg.rift, &cfg.rift_prep) {
+        (Some(rift), Some(prep)) if !prep.inputs.is_empty() => Some((rift, prep)),
+        _ => None,
+    };
+    let rephraser = load(rift_prep.and_then(|(_, p)| p.rephrase_model.as_deref()))?;
+    let prepared = match rift_prep {
+        Some((rift, prep)) => rift_data::belongs(
+            rift,
+            &rift_data::prep_fingerprint(prep, rephraser.as_ref())?,
+        ),
+        None => true,
+    };
     if args.dry_run {
-        return dry_run::dry_run(&cfg, &models, &paths, &client);
+        return dry_run::dry_run(&cfg, &models, &paths, &client, prepared);
+    }
+    if let Some(per_stage) = args.pilot {
+        let (rift, notes) = pilot::rift_source(&cfg, prepared);
+        return pilot::pilot(
+            &pilot::Pilot {
+                cfg: &cfg,
+                per_stage: per_stage.max(1),
+                models: &models,
+                ifscale_judge: ifscale_judge.as_ref(),
+                rubric: &rubric,
+                rift_judge: rift_judge.as_ref(),
+                rift,
+                paths: &paths,
+                client: &client,
+            },
+            &notes,
+        );
+    }
+    // A missing clue file stops the run before anything is sent.
+    if let Some(missing) = rift_prep.and_then(|(_, p)| rift_data::missing_input(p)) {
+        return Err(rift_data::missing_clues_error(missing, &args.config).into());
     }
     // One writer per run: a second pipeline on the same run folder waits here, saying so, until this one exits,
     // then finds its stages up to date (the client also locks each responses file it writes).
@@ -167,41 +207,8 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
     {
         vocab_stage(file, cfg.vocab.as_ref(), args.rebuild_vocab)?;
     }
-    if let (Some(rift), Some(prep)) = (&cfg.rift, &cfg.rift_prep)
-        && !prep.inputs.is_empty()
-    {
-        let dir = rift.dataset.parent().unwrap_or(Path::new(".")).to_owned();
-        let rephraser = load(prep.rephrase_model.as_deref())?;
-        let template_path = prep
-            .rephrase_template
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("configs/prompts/rift-rephrase.txt"));
-        let mut fp = Fingerprint::new("rift-prep")
-            .value("rephrase-model", &rephraser)?
-            .value("rephrase-call", &prep.rephrase_call())?;
-        if rephraser.is_some() {
-            fp = fp.file(&template_path)?;
-        }
-        for p in &prep.inputs {
-            fp = fp.file(p)?;
-        }
-        let outputs = vec![rift.dataset.clone()];
-        stage.run("rift-prep", fp, &outputs, || {
-            let template = match &rephraser {
-                Some(_) => harness::read_text(&template_path)?,
-                None => String::new(),
-            };
-            let call = prep.rephrase_call();
-            let rephrase = rephraser.as_ref().map(|model| harness::rift::Rephrase {
-                model,
-                template: &template,
-                call: &call,
-                client: &client,
-            });
-            let prepared = harness::rift::prep(&prep.inputs, &dir, rephrase.as_ref())?;
-            print_summary(&prepared.summary.to_markdown());
-            Ok(())
-        })?;
+    if let Some((rift, prep)) = rift_prep {
+        rift_data::prep_stage(rift, prep, rephraser.as_ref(), &client, &mut stage)?;
     }
     if let Some(ifs) = &cfg.ifscale {
         ifscale_stages(

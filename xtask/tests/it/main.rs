@@ -7,6 +7,7 @@ mod interrupt;
 mod judge_check;
 mod llama_server;
 mod one_writer;
+mod papers;
 mod pipeline;
 mod rehearsal;
 mod tidy;
