@@ -662,6 +662,33 @@ fn vocab_stage(
     crate::vocab::build_default(&section.corpus, file)
 }
 
+/// One model's IFScale generation (attempts, retry rules, coherence judge, scores) with the config's settings: the
+/// stage of the run and the pilot's sample of it call the same thing.
+pub(super) fn generate_ifscale(
+    ifs: &prompt_gen::ifscale::IfscaleConfig,
+    prompts: &[schema::PromptRecord],
+    model: &ModelConfig,
+    judge: Option<&ModelConfig>,
+    rubric: &str,
+    files: &schema::paths::ModelPaths,
+    client: &Client,
+) -> Result<harness::ifscale::GenerationSummary, harness::Error> {
+    harness::ifscale::generate(&harness::ifscale::Generation {
+        prompts,
+        model,
+        judge,
+        judge_call: &ifscale_judge_call(ifs),
+        coherence_rubric: rubric,
+        constraint_list: ifs.constraint_list,
+        coherence_threshold: ifs.coherence_threshold,
+        max_attempts: ifs.max_attempts,
+        mode: schema::ifscale::MatchMode::Paper,
+        span: ifs.score_span,
+        files,
+        client,
+    })
+}
+
 fn ifscale_stages(
     ifs: &prompt_gen::ifscale::IfscaleConfig,
     judge: Option<&ModelConfig>,
@@ -701,20 +728,7 @@ fn ifscale_stages(
         let name = format!("ifscale-generate:{}", model.name);
         stage.run(&name, fp, &outputs, || {
             let prompts = harness::read_prompts(&prompts_path)?;
-            let s = harness::ifscale::generate(&harness::ifscale::Generation {
-                prompts: &prompts,
-                model,
-                judge,
-                judge_call: &ifscale_judge_call(ifs),
-                coherence_rubric: rubric,
-                constraint_list: ifs.constraint_list,
-                coherence_threshold: ifs.coherence_threshold,
-                max_attempts: ifs.max_attempts,
-                mode: schema::ifscale::MatchMode::Paper,
-                span: ifs.score_span,
-                files: &files,
-                client,
-            })?;
+            let s = generate_ifscale(ifs, &prompts, model, judge, rubric, &files, client)?;
             tracing::info!(model = %model.name, samples = s.samples, accepted = s.accepted, failed = s.failed, attempts = s.attempts, "IFScale generation finished.");
             Ok(())
         })?;

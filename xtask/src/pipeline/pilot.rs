@@ -21,7 +21,7 @@ use schema::paths::{Bench, RunPaths};
 
 use harness::estimate::expected::{Row, Stratum, per_request, per_unit, pick, to_markdown};
 
-use super::{PipelineConfig, ifscale_judge_call, rift_judge_call};
+use super::{PipelineConfig, rift_judge_call};
 
 /// The sampling seed of the pilot's prompts (fixed: a rerun of the pilot is answered from the cache).
 const SEED: u32 = 0;
@@ -135,20 +135,7 @@ pub(super) fn pilot(p: &Pilot<'_>, notes: &[String]) -> anyhow::Result<()> {
         for m in p.models {
             let files = pilot_paths.model(Bench::Ifscale, &m.name);
             create_parent(&files.responses())?;
-            harness::ifscale::generate(&harness::ifscale::Generation {
-                prompts: &chosen,
-                model: m,
-                judge: p.ifscale_judge,
-                judge_call: &ifscale_judge_call(ifs),
-                coherence_rubric: p.rubric,
-                constraint_list: ifs.constraint_list,
-                coherence_threshold: ifs.coherence_threshold,
-                max_attempts: ifs.max_attempts,
-                mode: schema::ifscale::MatchMode::Paper,
-                span: ifs.score_span,
-                files: &files,
-                client: p.client,
-            })?;
+            super::generate_ifscale(ifs, &chosen, m, p.ifscale_judge, p.rubric, &files, p.client)?;
             let (units, requests) = per_unit(&files.responses())?;
             rows.push(Row {
                 stage: "ifscale generation",
