@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::Write as _;
+use std::io::{Seek as _, SeekFrom, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
@@ -59,9 +59,7 @@ impl WriterLock {
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
-                let holder = std::fs::read_to_string(lock)
-                    .ok()
-                    .and_then(|t| t.trim().parse::<u32>().ok())
+                let holder = holder_pid(lock)
                     .map_or_else(|| "another process".to_owned(), |pid| format!("pid {pid}"));
                 tracing::warn!(
                     "Blocking waiting for file lock on {}, held by {holder} (another run writing the same files)",
@@ -71,10 +69,13 @@ impl WriterLock {
             }
             Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(lock, e)),
         }
-        // Say who holds it, for the next process that has to wait.
-        file.set_len(0).map_err(|e| Error::io(lock, e))?;
+        // Say who holds it, for the next process that has to wait: one fixed-width line written over the old one
+        // in place (never an empty file between a truncation and the write).
+        let line = format!("{:<PID_WIDTH$}\n", std::process::id());
         (&file)
-            .write_all(format!("{}\n", std::process::id()).as_bytes())
+            .seek(SeekFrom::Start(0))
+            .and_then(|_| (&file).write_all(line.as_bytes()))
+            .and_then(|()| file.set_len(line.len() as u64))
             .map_err(|e| Error::io(lock, e))?;
         let held = Arc::new(Held {
             path: lock.to_owned(),
@@ -95,6 +96,24 @@ impl WriterLock {
     pub fn path(&self) -> &Path {
         &self.held.path
     }
+}
+
+/// Width of the pid line in a lock file (`u32::MAX` has ten digits).
+const PID_WIDTH: usize = 10;
+
+/// The pid written in `lock` by the process that holds it. That process writes it just after taking the lock, so a
+/// process that found the lock taken may read the file before the pid is there: it reads again for up to a second.
+fn holder_pid(lock: &Path) -> Option<u32> {
+    for _ in 0..50 {
+        let pid = std::fs::read_to_string(lock)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok());
+        if pid.is_some() {
+            return pid;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    None
 }
 
 fn registry_get(key: &Path) -> Option<Arc<Held>> {
@@ -143,5 +162,33 @@ mod tests {
         // ...and can once the last holder is gone.
         drop(b);
         other.try_lock().expect("released");
+    }
+
+    #[test]
+    fn a_waiting_process_reads_the_pid_written_just_after_the_lock_was_taken() {
+        let dir = tempfile::tempdir().expect("dir");
+        let lock = dir.path().join(".out.jsonl.lock");
+        // The holder has created and locked the file but not yet written its pid.
+        std::fs::write(&lock, "").expect("create");
+        let writer = {
+            let lock = lock.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                std::fs::write(&lock, "4242      \n").expect("write");
+            })
+        };
+        assert_eq!(holder_pid(&lock), Some(4242));
+        writer.join().expect("writer");
+    }
+
+    #[test]
+    fn the_pid_line_replaces_a_longer_old_one() {
+        let dir = tempfile::tempdir().expect("dir");
+        let out = dir.path().join("responses.jsonl");
+        std::fs::write(lock_path(&out), "123456789012345\nstale\n").expect("old");
+        let held = WriterLock::for_output(&out).expect("lock");
+        let text = std::fs::read_to_string(held.path()).expect("read");
+        assert_eq!(text.trim(), std::process::id().to_string());
+        assert_eq!(text.len(), PID_WIDTH + 1);
     }
 }
