@@ -7,7 +7,10 @@
 //! 2. The default pipeline after the build: this binary's `pipeline` with `configs/default.toml`, in a temporary
 //!    folder that links the workspace's `configs/` and `datasets/`, so its `artifacts/` starts empty (an empty run:
 //!    every model call is made; the offline assets come from the usual cache, `~/.cache/ifstress`).
-//! 3. `cargo xtask test`: this binary's `test` in the workspace root (it compiles the test targets and runs them).
+//! 3. `cargo xtask setup`: this binary's `setup`. After the pipeline the offline assets are in the cache, so what
+//!    it measures is the one-time build of llama.cpp's own `llama-server` for the real-server tests (a few seconds
+//!    when it is already cached).
+//! 4. `cargo xtask test`: this binary's `test` in the workspace root (it compiles the test targets and runs them).
 //!
 //! The report says which steps were measured and which were left out.
 
@@ -25,6 +28,9 @@ pub struct ReadmeArgs {
     /// Leave out the default pipeline.
     #[arg(long)]
     pub skip_pipeline: bool,
+    /// Leave out `cargo xtask setup` (then `cargo xtask test` builds `llama-server` itself when it is not cached).
+    #[arg(long)]
+    pub skip_setup: bool,
     /// Leave out `cargo xtask test`.
     #[arg(long)]
     pub skip_test: bool,
@@ -35,6 +41,7 @@ pub struct ReadmeArgs {
 pub enum Step {
     ColdBuild,
     Pipeline,
+    Setup,
     Test,
 }
 
@@ -46,6 +53,7 @@ impl Step {
             Step::Pipeline => {
                 "default pipeline after the build (`cargo xtask pipeline`, empty artifacts dir)"
             }
+            Step::Setup => "`cargo xtask setup` after the pipeline (the one-time `llama-server` build)",
             Step::Test => "`cargo xtask test`",
         }
     }
@@ -55,6 +63,7 @@ impl Step {
         match self {
             Step::ColdBuild => "--skip-cold-build",
             Step::Pipeline => "--skip-pipeline",
+            Step::Setup => "--skip-setup",
             Step::Test => "--skip-test",
         }
     }
@@ -148,6 +157,7 @@ pub fn report(date: &str, machine: &Machine, measured: &[(Step, Option<f64>)]) -
                 let name = match step {
                     Step::ColdBuild => "the cold build",
                     Step::Pipeline => "the default pipeline after the build",
+                    Step::Setup => "the one-time `llama-server` build",
                     Step::Test => "`cargo xtask test`",
                 };
                 format!("{name} {}", duration_text(s))
@@ -243,6 +253,13 @@ fn default_pipeline(xtask: &Path, root: &Path) -> anyhow::Result<f64> {
     timed("the default pipeline", &mut cmd)
 }
 
+/// `cargo xtask setup` in the workspace root.
+fn xtask_setup(xtask: &Path, root: &Path) -> anyhow::Result<f64> {
+    let mut cmd = Command::new(xtask);
+    cmd.current_dir(root).arg("setup");
+    timed("`cargo xtask setup`", &mut cmd)
+}
+
 /// `cargo xtask test` in the workspace root.
 fn xtask_test(xtask: &Path, root: &Path) -> anyhow::Result<f64> {
     let mut cmd = Command::new(xtask);
@@ -255,10 +272,11 @@ fn xtask_test(xtask: &Path, root: &Path) -> anyhow::Result<f64> {
 pub fn run(args: &ReadmeArgs, xtask: &Path) -> anyhow::Result<()> {
     let root = workspace_root();
     let mut measured = Vec::new();
-    for step in [Step::ColdBuild, Step::Pipeline, Step::Test] {
+    for step in [Step::ColdBuild, Step::Pipeline, Step::Setup, Step::Test] {
         let secs = match step {
             Step::ColdBuild if !args.skip_cold_build => Some(cold_build(&root)?),
             Step::Pipeline if !args.skip_pipeline => Some(default_pipeline(xtask, &root)?),
+            Step::Setup if !args.skip_setup => Some(xtask_setup(xtask, &root)?),
             Step::Test if !args.skip_test => Some(xtask_test(xtask, &root)?),
             _ => None,
         };
@@ -322,13 +340,15 @@ mod tests {
             &[
                 (Step::ColdBuild, Some(1290.0)),
                 (Step::Pipeline, Some(67.2)),
+                (Step::Setup, Some(791.0)),
                 (Step::Test, Some(160.0)),
             ],
         );
         assert!(
             all.contains(
                 "For the README: measured on 2026-12-04 on AMD EPYC 9R14 96-Core Processor (2 cores): the cold \
-                 build 21.5 min, the default pipeline after the build 67 s, `cargo xtask test` 160 s."
+                 build 21.5 min, the default pipeline after the build 67 s, the one-time `llama-server` build 13.2 min, \
+                 `cargo xtask test` 160 s."
             ),
             "{all}"
         );
