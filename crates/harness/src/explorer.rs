@@ -171,7 +171,13 @@ pub fn write(
         for b in &models[i + 1..] {
             let (ma, mb) = (paths.model(Bench::Rift, a), paths.model(Bench::Rift, b));
             if ma.prompt_scores().is_file() && mb.prompt_scores().is_file() {
-                pairs.push(rift::write_pair((&ma, a), (&mb, b), &tmp, run_name, opts)?);
+                pairs.push(rift::write_pair(
+                    (&ma, a.as_str()),
+                    (&mb, b.as_str()),
+                    &tmp,
+                    run_name,
+                    opts,
+                )?);
             }
         }
     }

@@ -390,7 +390,7 @@ pub(super) fn write_pair(
     let mut pager = Pager::pair(
         dir,
         Bench::Ifscale,
-        (&a.model, &b.model),
+        (a.model.as_str(), b.model.as_str()),
         run,
         opts.max_page_bytes,
     );

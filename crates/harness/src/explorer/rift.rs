@@ -346,7 +346,7 @@ impl PairSource {
             })?,
             None => Vec::new(),
         };
-        v.sort_by_key(|a| a.depth);
+        v.sort_by_key(|a: &AnswerScore| a.depth);
         Ok(v)
     }
 
