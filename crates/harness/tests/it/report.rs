@@ -252,6 +252,13 @@ fn report_sections_count_from_the_files() {
         link per-answer scores: rift/answer-scores.jsonl
         link per-prompt scores: rift/prompt-scores.jsonl
         note: No LLM judge was configured: answers the deterministic pre-judge could not settle are unjudged (labelled pre_judge_only), neither correct nor incorrect; the tables show accuracy as bounds (unjudged counted wrong … unjudged counted right) beside the unjudged count.
+        ## Model comparison (paired)
+        link every comparison, per N and per structure (compare.md): compare/compare.md
+        link every number (compare.json): compare/compare.json
+        note: Paired comparison of alpha, beta: each difference is first − second in percentage points over the items both models hold (IFScale samples of the same N and seed, RIFT prompts), with its 95 % percentile bootstrap interval (200 resamples, seed 0), a sign-flip p-value and the minimum detectable difference (MDD) at α = 0.05 and 80 % power: a difference that is not significant with an MDD larger than it is not evidence that the models are equal. Definitions: docs/compare.md.
+        note: IFScale: with this many seeds the smallest possible per-N p-value is 1.0000, above α = 0.05, so no single N can be significant; the overall test over every (N, seed) sample is the headline.
+        note: RIFT: only alpha has RIFT results (beta has none), so there is no RIFT comparison.
+        note: IFScale alpha − beta: 1 of 2 samples left out (failed, every attempt rejected, or missing for one of the two models).
         ## What it cost
         note: Judge rows are filed under the model whose answers or reports were judged; judge check rows (control items with a known verdict) under the judge they checked. Spend is the provider's reported cost where a response carries one, else its tokens at the answering model's configured prices (answers served from the cache cost nothing).
         note: Spend recorded in the run's ledger (provider-reported where present, else tokens × the model's prices): 0.0025 USD.
