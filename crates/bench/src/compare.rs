@@ -286,7 +286,10 @@ mod tests {
             );
         }
         // A question set holds one linear and one jumping prompt.
-        assert_eq!(a["rift-g00002-linear"].group, a["rift-g00002-jumping"].group);
+        assert_eq!(
+            a["rift-g00002-linear"].group,
+            a["rift-g00002-jumping"].group
+        );
         assert_eq!(synthetic_pair(&small(3)).unwrap(), (a.clone(), b));
         assert_ne!(synthetic_pair(&small(4)).unwrap().0, a);
         assert!(

@@ -65,10 +65,7 @@ pub fn compare_run(
     }
     let mut notes = Vec::new();
     let ifscale_models = data.ifscale_models();
-    for (bench, has) in [
-        ("IFScale", &ifscale_models),
-        ("RIFT", &data.rift_models),
-    ] {
+    for (bench, has) in [("IFScale", &ifscale_models), ("RIFT", &data.rift_models)] {
         let (with, without): (Vec<&String>, Vec<&String>) =
             chosen.iter().copied().partition(|m| has.contains(m));
         if with.is_empty() || without.is_empty() {
@@ -129,7 +126,8 @@ pub fn compare_run(
     }
     if report.ifscale.is_empty() && report.rift.is_empty() {
         notes.push(
-            "No benchmark has results from two of the models, so nothing could be compared.".to_owned(),
+            "No benchmark has results from two of the models, so nothing could be compared."
+                .to_owned(),
         );
     }
     let tmp = paths.root.join(".compare.tmp");

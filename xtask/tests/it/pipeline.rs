@@ -311,17 +311,28 @@ fn a_run_of_two_models_compares_them_in_the_report_and_the_explorer() {
     let (code, summary) = pipeline(dir.path(), &[]);
     assert_eq!(code, 0, "{summary}");
     let run = dir.path().join("artifacts/runs/budget");
-    for f in ["compare.md", "compare.json", "compare_ifscale_difference.png", "compare_rift_forest.png"] {
+    for f in [
+        "compare.md",
+        "compare.json",
+        "compare_ifscale_difference.png",
+        "compare_rift_forest.png",
+    ] {
         assert!(run.join("compare").join(f).is_file(), "{f}");
     }
     let md = std::fs::read_to_string(run.join("compare/compare.md")).unwrap();
-    assert!(md.contains("## IFScale: writer − second") && md.contains("## RIFT: writer − second"), "{md}");
+    assert!(
+        md.contains("## IFScale: writer − second") && md.contains("## RIFT: writer − second"),
+        "{md}"
+    );
     let report = std::fs::read_to_string(run.join("report.html")).unwrap();
     assert!(report.contains("<h2>Model comparison (paired)</h2>"));
     assert!(report.contains("IFScale: overall accuracy difference per pair"));
     assert!(report.contains("href=\"compare/compare.md\""));
     assert!(report.contains("href=\"explorer/pair-rift-writer-vs-second.html\""));
-    assert!(run.join("explorer/pair-ifscale-writer-vs-second.html").is_file());
+    assert!(
+        run.join("explorer/pair-ifscale-writer-vs-second.html")
+            .is_file()
+    );
 }
 
 /// A model whose server is not there (nothing listens) is waited for up to its `server-wait-s`, then stops alone

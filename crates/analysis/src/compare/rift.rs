@@ -261,7 +261,8 @@ fn delta_diff(a: &Prompts, b: &Prompts, opts: &Options, pair: &str) -> Option<De
     if units.is_empty() {
         return None;
     }
-    let (gap_a, gap_b): (Vec<f64>, Vec<f64>) = units.iter().map(|g| (g[0] - g[1], g[2] - g[3])).unzip();
+    let (gap_a, gap_b): (Vec<f64>, Vec<f64>) =
+        units.iter().map(|g| (g[0] - g[1], g[2] - g[3])).unzip();
     let gap_diff = paired_diff(&gap_a, &gap_b, opts, &format!("{pair}:gap"))?;
     let (delta_a, delta_b) = deltas(units.iter());
     let delta_diff = delta_a.zip(delta_b).map(|(x, y)| x - y);

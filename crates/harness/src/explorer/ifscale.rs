@@ -168,17 +168,17 @@ impl IfscaleSource {
         pager.finish(
             super::List {
                 columns: &[
-                "id",
-                "N",
-                "seed",
-                "status",
-                "accuracy %",
-                "omitted",
-                "modified",
-                "attempts",
-                "coherence",
-                "output tokens",
-            ],
+                    "id",
+                    "N",
+                    "seed",
+                    "status",
+                    "accuracy %",
+                    "omitted",
+                    "modified",
+                    "attempts",
+                    "coherence",
+                    "output tokens",
+                ],
                 numeric: &[false, true, true, false, true, true, true, true, true, true],
                 filters: &["N", "status"],
                 note: None,
@@ -383,8 +383,9 @@ pub(super) fn write_pair(
     let total = paired.len();
     let differing = paired.iter().filter(|p| p.0 > 0).count();
     paired.sort_by(|x, y| {
-        y.0.cmp(&x.0)
-            .then_with(|| (x.1.num_rules, x.1.seed, &x.1.id).cmp(&(y.1.num_rules, y.1.seed, &y.1.id)))
+        y.0.cmp(&x.0).then_with(|| {
+            (x.1.num_rules, x.1.seed, &x.1.id).cmp(&(y.1.num_rules, y.1.seed, &y.1.id))
+        })
     });
     paired.truncate(opts.max_pair_samples);
     let mut pager = Pager::pair(

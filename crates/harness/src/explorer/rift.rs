@@ -209,20 +209,20 @@ pub(super) fn write(
     pager.finish(
         super::List {
             columns: &[
-            "id",
-            "structure",
-            "n",
-            "k",
-            "accuracy %",
-            "unjudged",
-            "wrong question",
-            "flagged, judged correct",
-            "output tokens",
-            "outcome",
-        ],
+                "id",
+                "structure",
+                "n",
+                "k",
+                "accuracy %",
+                "unjudged",
+                "wrong question",
+                "flagged, judged correct",
+                "output tokens",
+                "outcome",
+            ],
             numeric: &[
-            false, false, true, true, true, true, true, true, true, false,
-        ],
+                false, false, true, true, true, true, true, true, true, false,
+            ],
             filters: &["structure", "n", "flagged, judged correct", "outcome"],
             note: None,
         },
@@ -400,10 +400,7 @@ pub(super) fn write_pair(
         }
         total += 1;
         let none = Vec::new();
-        let (x, y) = discordant(
-            va.get(key).unwrap_or(&none),
-            vb.get(key).unwrap_or(&none),
-        );
+        let (x, y) = discordant(va.get(key).unwrap_or(&none), vb.get(key).unwrap_or(&none));
         if x + y > 0 {
             differ.push((x + y, key, x, y));
         }
@@ -488,10 +485,7 @@ pub(super) fn write_pair(
             page
         ]));
     }
-    let (only_a, only_b) = (
-        format!("right for {a} only"),
-        format!("right for {b} only"),
-    );
+    let (only_a, only_b) = (format!("right for {a} only"), format!("right for {b} only"));
     let (acc_a, acc_b) = (format!("{a} accuracy %"), format!("{b} accuracy %"));
     let entry = pager.finish(
         super::List {

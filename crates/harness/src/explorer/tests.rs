@@ -449,7 +449,10 @@ fn second_model(paths: &RunPaths) {
     let responses: Vec<ResponseRecord> = schema::read_jsonl(&m1.responses()).expect("responses");
     jsonl(&m2.responses(), &responses);
 
-    let (r1, r2) = (paths.model(Bench::Rift, "m1"), paths.model(Bench::Rift, "m2"));
+    let (r1, r2) = (
+        paths.model(Bench::Rift, "m1"),
+        paths.model(Bench::Rift, "m2"),
+    );
     let mut prompts: Vec<PromptScore> = schema::read_jsonl(&r1.prompt_scores()).expect("prompts");
     prompts[0].model = "m2".to_owned();
     prompts[0].correct = 2;
@@ -504,16 +507,26 @@ fn two_models_side_by_side_show_what_differs_and_hostile_text_stays_data() {
     let index = data_block(&std::fs::read_to_string(ex.join(&ifs)).expect("pair index"));
     assert_eq!(index["pair"], json!(["m1", "m2"]));
     // The sample with a difference first: [id, N, seed, accuracy m1, accuracy m2, m1 only, m2 only, page].
-    assert_eq!(index["rows"][0], json!(["ifscale-n003-s0", 3, 0, 66.67, 66.67, 1, 2, 0]));
+    assert_eq!(
+        index["rows"][0],
+        json!(["ifscale-n003-s0", 3, 0, 66.67, 66.67, 1, 2, 0])
+    );
     assert_eq!(index["rows"][1][5], json!(0));
-    let detail = data_block(&std::fs::read_to_string(ex.join("pair-ifscale-m1-vs-m2-p001.html")).expect("detail"));
+    let detail = data_block(
+        &std::fs::read_to_string(ex.join("pair-ifscale-m1-vs-m2-p001.html")).expect("detail"),
+    );
     let s0 = &detail["samples"][0];
     assert_eq!(s0["keywords"][0], json!(["growth", "e", "o"]));
     assert_eq!(s0["keywords"][2], json!(["leverage", "m", "e"]));
-    assert_eq!((s0["a_only"].clone(), s0["b_only"].clone()), (json!(1), json!(2)));
+    assert_eq!(
+        (s0["a_only"].clone(), s0["b_only"].clone()),
+        (json!(1), json!(2))
+    );
     assert!(s0["a"]["segs"].is_array() && s0["b"]["segs"].is_array());
 
-    let rift = data_block(&std::fs::read_to_string(ex.join("pair-rift-m1-vs-m2-p001.html")).expect("rift pair"));
+    let rift = data_block(
+        &std::fs::read_to_string(ex.join("pair-rift-m1-vs-m2-p001.html")).expect("rift pair"),
+    );
     let p = &rift["samples"][0];
     let which: Vec<&str> = p["steps"]
         .as_array()
@@ -524,7 +537,10 @@ fn two_models_side_by_side_show_what_differs_and_hostile_text_stays_data() {
     assert_eq!(which, ["a", "", "b"]);
     assert_eq!(p["steps"][0][4], json!("Oxygen"));
     assert_eq!(p["steps"][0][6], json!("Argon"));
-    assert_eq!((p["a_only"].clone(), p["b_only"].clone()), (json!(1), json!(1)));
+    assert_eq!(
+        (p["a_only"].clone(), p["b_only"].clone()),
+        (json!(1), json!(1))
+    );
     let home = data_block(&std::fs::read_to_string(ex.join("index.html")).expect("home"));
     assert_eq!(home["pairs"][1]["index"], json!("pair-rift-m1-vs-m2.html"));
 
@@ -540,7 +556,11 @@ fn two_models_side_by_side_show_what_differs_and_hostile_text_stays_data() {
         assert!(html.contains("default-src 'none'"), "{name}");
     }
     let rift_html = std::fs::read_to_string(ex.join("pair-rift-m1-vs-m2-p001.html")).expect("read");
-    assert!(data_block(&rift_html).to_string().contains("⟨U+202E⟩evil⟨U+200B⟩"));
+    assert!(
+        data_block(&rift_html)
+            .to_string()
+            .contains("⟨U+202E⟩evil⟨U+200B⟩")
+    );
 
     // One model: no side-by-side pages.
     let one = write(&paths, "run", &models[..1], &Options::default()).expect("write");
@@ -554,7 +574,13 @@ fn two_models_side_by_side_render_in_chromium() {
     let dir = tempfile::tempdir().expect("tempdir");
     let paths = fixture(dir.path(), 2, 50);
     second_model(&paths);
-    write(&paths, "run", &["m1".to_owned(), "m2".to_owned()], &Options::default()).expect("write");
+    write(
+        &paths,
+        "run",
+        &["m1".to_owned(), "m2".to_owned()],
+        &Options::default(),
+    )
+    .expect("write");
     let ex = dir.path().join("explorer");
     let dom = plots::screenshot::dump_dom(
         &chromium,
@@ -567,7 +593,10 @@ fn two_models_side_by_side_render_in_chromium() {
     assert!(dom.contains("Found by m2, missed by m1 (2)"));
     assert!(dom.contains("#1 growth (m2: omitted)"));
     assert!(dom.contains("<tr class=\"diff-a\">"));
-    assert!(dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "model text is text");
+    assert!(
+        dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "model text is text"
+    );
     assert_eq!(tags.matches("<script").count(), 2);
     assert!(!tags.contains("<img"), "{tags}");
     assert!(!javascript_link(&dom));
