@@ -86,14 +86,8 @@ pub fn synthetic_pair(cfg: &Synthetic) -> anyhow::Result<(Prompts, Prompts)> {
         bail!("--drop {}: must be between 0 and 100 points", cfg.drop);
     }
     let list_answers = cfg.answers - cfg.baseline_prompts;
-    let (per_list, extra) = if cfg.list_prompts == 0 {
-        (0, 0)
-    } else {
-        (
-            list_answers / cfg.list_prompts,
-            list_answers % cfg.list_prompts,
-        )
-    };
+    let per_list = list_answers.checked_div(cfg.list_prompts).unwrap_or(0);
+    let extra = list_answers.checked_rem(cfg.list_prompts).unwrap_or(0);
     let (mut a, mut b) = (Prompts::new(), Prompts::new());
     let mut add = |key: String, structure: &str, group: String, answers: usize, shift: f64| {
         // Each prompt draws from its own stream, so a prompt's answers do not depend on the others.
