@@ -2,16 +2,18 @@
 //!
 //! Each argument is `<run>` (every model of the run) or `<run>:<model>`; a run is a folder, or a name under
 //! `artifacts/runs/`. The runs' prompt files must hold the same items (checked through `analysis::compare::align`;
-//! a mismatch is one usage error naming what differs), then `analysis::compare::report::build` computes everything,
-//! the Markdown is printed, and `compare.md`, `compare.json` and the figures (`plots::compare`) are written to
-//! `--out`. With `--fail-if-worse`
+//! a mismatch is one usage error naming what differs; runs are read through `analysis::compare::runs`), then
+//! `analysis::compare::report::build` computes everything, `compare.md`, `compare.json` and the figures are written
+//! to `--out` (`harness::compare::write_files`, the writer the report of a multi-model run uses too) and the
+//! Markdown is printed. With `--fail-if-worse`
 //! the command exits 5 ([`crate::EXIT_REGRESSION`]) unless every candidate is shown non-inferior to the baseline.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use analysis::compare::report::{self, Entry};
-use analysis::compare::{Options, align, ifscale};
+use analysis::compare::Options;
+use analysis::compare::report;
+use analysis::compare::runs::{RunData, differences};
 
 use crate::{Regression, UsageError};
 
@@ -82,60 +84,10 @@ fn parse_spec(spec: &str) -> Result<Spec, UsageError> {
     )))
 }
 
-/// What one run holds, read once however many of its models are compared.
-struct RunData {
-    ifscale_items: Option<BTreeMap<String, align::IfscaleItem>>,
-    rift_items: Option<BTreeMap<String, align::RiftItem>>,
-    ifscale_scores: Option<Vec<schema::ifscale::SampleScore>>,
-    rift_models: Vec<String>,
-}
-
-impl RunData {
-    fn read(run: &Path) -> anyhow::Result<RunData> {
-        Ok(RunData {
-            ifscale_items: align::ifscale_items(run)?,
-            rift_items: align::rift_items(run)?,
-            ifscale_scores: align::ifscale_scores(run)?,
-            rift_models: align::rift_models(run)?,
-        })
-    }
-
-    fn models(&self) -> Vec<String> {
-        let mut m: Vec<String> = self
-            .ifscale_scores
-            .iter()
-            .flatten()
-            .map(|s| s.model.clone())
-            .chain(self.rift_models.iter().cloned())
-            .collect();
-        m.sort();
-        m.dedup();
-        m
-    }
-}
-
 fn run_name(run: &Path) -> String {
     run.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| run.display().to_string())
-}
-
-/// The items of `b` against those of `a`: one line naming every difference, or None when they are the same.
-fn differences(a: &RunData, b: &RunData) -> Option<String> {
-    let mut parts = Vec::new();
-    if let (Some(x), Some(y)) = (&a.ifscale_items, &b.ifscale_items) {
-        let d = align::ifscale_differences(x, y);
-        if !d.is_empty() {
-            parts.push(format!("IFScale: {}", d.join("; ")));
-        }
-    }
-    if let (Some(x), Some(y)) = (&a.rift_items, &b.rift_items) {
-        let d = align::rift_differences(x, y);
-        if !d.is_empty() {
-            parts.push(format!("RIFT: {}", d.join("; ")));
-        }
-    }
-    (!parts.is_empty()).then(|| parts.join(" | "))
 }
 
 fn safe(label: &str) -> String {
@@ -266,27 +218,12 @@ pub(crate) fn run(args: &CompareArgs) -> anyhow::Result<()> {
     let one_run = sides.iter().all(|s| s.0 == sides[0].0);
     let mut entries = Vec::new();
     for (run, model) in &sides {
-        let data = &runs[run];
         let label = if one_run {
             model.clone()
         } else {
             format!("{}:{model}", run_name(run))
         };
-        let ifscale = data
-            .ifscale_scores
-            .as_ref()
-            .map(|s| ifscale::samples_of(s, model))
-            .filter(|s| !s.is_empty());
-        let rift = if data.rift_models.contains(model) {
-            Some(align::rift_prompts(run, model, data.rift_items.as_ref())?)
-        } else {
-            None
-        };
-        entries.push(Entry {
-            label,
-            ifscale,
-            rift,
-        });
+        entries.push(runs[run].entry(run, model, label)?);
     }
     let opts = Options {
         alpha: args.alpha,
@@ -296,8 +233,6 @@ pub(crate) fn run(args: &CompareArgs) -> anyhow::Result<()> {
         level: args.level,
     };
     let report = report::build(&entries, baseline_side, args.fail_if_worse, &opts);
-    let markdown = report.markdown();
-    println!("{markdown}");
     let out = args.out.clone().unwrap_or_else(|| {
         Path::new("artifacts/compare").join(
             entries
@@ -307,10 +242,8 @@ pub(crate) fn run(args: &CompareArgs) -> anyhow::Result<()> {
                 .join("-vs-"),
         )
     });
-    schema::write_atomic(&out.join("compare.md"), markdown.as_bytes())?;
-    let json = serde_json::to_vec_pretty(&report)?;
-    schema::write_atomic(&out.join("compare.json"), &json)?;
-    let figures = plots::compare::draw(&report, &out)?;
+    let (markdown, figures) = harness::compare::write_files(&report, &out)?;
+    println!("{markdown}");
     tracing::info!(out = %out.display(), figures = figures.len(), "Wrote compare.md, compare.json and the figures.");
     if let Some(gate) = &report.gate {
         if gate.checks.is_empty() {

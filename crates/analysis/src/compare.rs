@@ -11,17 +11,21 @@
 //! - [`ifscale`] and [`rift`]: the comparisons of one pair of models on each benchmark, and IFScale's threshold N;
 //! - [`align`]: which items two runs hold and whether they are the same (vocabulary, seeds, template, question set,
 //!   prompt parameters);
-//! - [`report`]: everything for a list of models and a baseline, the gate's verdict, and its Markdown.
+//! - [`report`]: everything for a list of models and a baseline, the gate's verdict, and its Markdown;
+//!   [`headline`]: the few sentences and tables of it that a run's report shows;
+//! - [`runs`]: what a run folder holds for a comparison (items, IFScale scores, RIFT models) and one model's side.
 //!
 //! Definitions and when to use each statistic: `docs/compare.md`.
 
 pub mod align;
 pub mod binary;
 pub mod cluster;
+pub mod headline;
 pub mod ifscale;
 pub mod paired;
 pub mod report;
 pub mod rift;
+pub mod runs;
 pub mod ties;
 
 use serde::Serialize;

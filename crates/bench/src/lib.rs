@@ -1,7 +1,8 @@
 //! The benchmarks behind `cargo xtask bench <name>`: each runs both sides of a comparison in one go and prints them
 //! side by side (the client against a mock server, the embedded model against llama.cpp's own build, keyword
-//! scoring against Python's `re`, polars against pandas), the paper-scale rehearsal of the whole pipeline, and the
-//! README's timings measured on the machine at hand (`readme`). Each lives in its own module; xtask only parses the
+//! scoring against Python's `re`, polars against pandas), the paper-scale rehearsal of the whole pipeline, the
+//! paired comparison of two paper-size RIFT runs (`compare`, timed alone), and the README's timings measured on the
+//! machine at hand (`readme`). Each lives in its own module; xtask only parses the
 //! flags and resolves the offline assets. `llama_cpp` builds llama.cpp's own programs (the reference driver, and
 //! `llama-server` for the real-server tests) with the embedded engine's instruction-set options.
 
@@ -9,6 +10,7 @@ use std::path::PathBuf;
 
 pub mod analysis;
 pub mod client;
+pub mod compare;
 pub mod llama_cpp;
 pub mod local_model;
 pub mod pipeline;
@@ -19,6 +21,8 @@ pub mod scoring;
 pub enum Bench {
     /// RIFT answer-table aggregation at the paper's scale (≈ 18.6 M rows): polars vs pandas.
     Analysis(analysis::AnalysisArgs),
+    /// The paired comparison of two paper-size RIFT runs (2 × 3.2 M answers, 10 000 bootstrap resamples), timed.
+    Compare(compare::CompareArgs),
     /// The inference client against a local mock with fixed latency: requests/s and client CPU per request at 64 and 256 in flight.
     Client(client::ClientBenchArgs),
     /// The embedded model (SmolLM2 on llama.cpp via llama-cpp-2) against llama.cpp's own build: prompt and decode tok/s.
@@ -53,6 +57,7 @@ pub fn run(
     match bench {
         Bench::Analysis(args) => analysis::run(args),
         Bench::Client(args) => client::run(args),
+        Bench::Compare(args) => compare::run(args),
         Bench::LocalModel(args) => local_model::run(args, default_gguf),
         Bench::Pipeline(args) => pipeline::run(args, &std::env::current_exe()?),
         Bench::Readme(args) => readme::run(args, &std::env::current_exe()?),

@@ -6,13 +6,19 @@
 //!   the detail page that holds it (`…-p001.html#sample=<id>`);
 //! - detail pages hold the samples themselves (an IFScale report with its keywords marked, the keyword list and the
 //!   attempt history; a RIFT traversal table, the raw reply and its folded reasoning), split so that no page
-//!   exceeds [`Options::max_page_bytes`].
+//!   exceeds [`Options::max_page_bytes`];
+//! - with several models, `pair-<bench>-<a>-vs-<b>.html` shows two models side by side on the same samples (every
+//!   pair of models): on each IFScale sample (same N and seed) the keywords one found exactly and the other did not,
+//!   with both reports marked; on each RIFT prompt the answers one got right and the other wrong, in one traversal
+//!   table. The list holds the samples that differ most (at most [`Options::max_pair_samples`]), with detail pages
+//!   split like the others.
 //!
 //! Safety: all data travels as one JSON block whose `<`, `>` and `&` are escaped (so no string can close the block),
 //! the one script renders it with `textContent` only, control, bidirectional and zero-width characters are shown as
 //! visible `⟨U+…⟩` codes, and a Content-Security-Policy allows only this page's own script and style (by hash) and
-//! no network at all. Size: the samples are read one model at a time, RIFT answers and responses by key from a
-//! [`schema::LineIndex`], so memory stays bounded by one page whatever the run's size.
+//! no network at all. Size: the samples are read one model (two for a side-by-side view) at a time, RIFT answers and
+//! responses by key from a [`schema::LineIndex`], so memory stays bounded by one page (and a verdict byte per answer
+//! of the two models compared) whatever the run's size.
 
 mod ifscale;
 mod rift;
@@ -41,6 +47,8 @@ pub struct Options {
     pub max_field_bytes: usize,
     /// How IFScale reports were scored (whole answer or between the report tags).
     pub span: prompt_gen::ifscale::ScoreSpan,
+    /// Two models side by side: at most this many samples per pair and benchmark (those that differ most).
+    pub max_pair_samples: usize,
 }
 
 impl Default for Options {
@@ -49,6 +57,7 @@ impl Default for Options {
             max_page_bytes: 20_000_000,
             max_field_bytes: 1_000_000,
             span: prompt_gen::ifscale::ScoreSpan::Whole,
+            max_pair_samples: 2_000,
         }
     }
 }
@@ -73,12 +82,28 @@ pub struct Entry {
     pub showcase: Option<(String, usize)>,
 }
 
+/// Two models side by side on one benchmark's pages.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairEntry {
+    pub a: String,
+    pub b: String,
+    /// Samples both models hold (IFScale: same N and seed; RIFT: same prompt).
+    pub paired: usize,
+    /// Of those, the samples where one model got a keyword or an answer that the other missed.
+    pub differing: usize,
+    /// The pages (`entry.samples` is how many samples they show).
+    #[serde(flatten)]
+    pub entry: Entry,
+}
+
 /// What was written.
 #[derive(Debug, Clone)]
 pub struct Written {
     /// `<run>/explorer/index.html`.
     pub home: PathBuf,
     pub entries: Vec<Entry>,
+    /// Every pair of models side by side, per benchmark (empty with one model).
+    pub pairs: Vec<PairEntry>,
 }
 
 impl Written {
@@ -92,7 +117,7 @@ impl Written {
             .find_map(|e| {
                 let (id, page) = e.showcase.as_ref()?;
                 Some((
-                    dir.join(detail_name(bench, &e.model, page + 1)),
+                    dir.join(detail_name(&model_stem(bench, &e.model), page + 1)),
                     format!("sample={id}"),
                 ))
             })
@@ -127,6 +152,35 @@ pub fn write(
             entries.push(rift::write(&m, model, &tmp, run_name, opts)?);
         }
     }
+    // Every pair of models, each benchmark both have: two models' files open at a time.
+    let mut pairs = Vec::new();
+    for (i, a) in models.iter().enumerate() {
+        for b in &models[i + 1..] {
+            let (ma, mb) = (
+                paths.model(Bench::Ifscale, a),
+                paths.model(Bench::Ifscale, b),
+            );
+            if ma.scores().is_file() && mb.scores().is_file() {
+                let sa = IfscaleSource::open(paths, &ma, a)?;
+                let sb = IfscaleSource::open(paths, &mb, b)?;
+                pairs.push(ifscale::write_pair(&sa, &sb, &tmp, run_name, opts)?);
+            }
+        }
+    }
+    for (i, a) in models.iter().enumerate() {
+        for b in &models[i + 1..] {
+            let (ma, mb) = (paths.model(Bench::Rift, a), paths.model(Bench::Rift, b));
+            if ma.prompt_scores().is_file() && mb.prompt_scores().is_file() {
+                pairs.push(rift::write_pair(
+                    (&ma, a.as_str()),
+                    (&mb, b.as_str()),
+                    &tmp,
+                    run_name,
+                    opts,
+                )?);
+            }
+        }
+    }
     let controls = write_controls(paths, &tmp, run_name, opts)?;
     let home = Page {
         title: format!("Run explorer: {run_name}"),
@@ -135,6 +189,7 @@ pub fn write(
             "run": run_name,
             "max_page_mb": opts.max_page_bytes as f64 / 1e6,
             "entries": entries,
+            "pairs": pairs,
             "controls": controls,
         }),
     };
@@ -146,6 +201,7 @@ pub fn write(
     Ok(Written {
         home: dir.join("index.html"),
         entries,
+        pairs,
     })
 }
 
@@ -253,11 +309,30 @@ fn file_part(model: &str) -> String {
 
 /// The sample list page of one benchmark and model, under `<run>/explorer/`.
 pub fn index_name(bench: Bench, model: &str) -> String {
-    format!("{}-{}.html", bench.as_str(), file_part(model))
+    format!("{}.html", model_stem(bench, model))
 }
 
-fn detail_name(bench: Bench, model: &str, page: usize) -> String {
-    format!("{}-{}-p{page:03}.html", bench.as_str(), file_part(model))
+/// The list page of two models side by side on one benchmark, under `<run>/explorer/` (model pages start with the
+/// benchmark's name, these with `pair-`, so the two never share a name).
+pub fn pair_index_name(bench: Bench, a: &str, b: &str) -> String {
+    format!("{}.html", pair_stem(bench, a, b))
+}
+
+fn model_stem(bench: Bench, model: &str) -> String {
+    format!("{}-{}", bench.as_str(), file_part(model))
+}
+
+fn pair_stem(bench: Bench, a: &str, b: &str) -> String {
+    format!(
+        "pair-{}-{}-vs-{}",
+        bench.as_str(),
+        file_part(a),
+        file_part(b)
+    )
+}
+
+fn detail_name(stem: &str, page: usize) -> String {
+    format!("{stem}-p{page:03}.html")
 }
 
 /// Model or dataset text made safe to show: control, bidirectional-override and zero-width characters become a
@@ -351,11 +426,17 @@ fn escape_json_for_html(json: &str) -> String {
         .replace('\u{2029}', "\\u2029")
 }
 
-/// Detail pages of one benchmark and model, filled sample by sample and cut before a page would exceed the limit.
+/// Detail pages of one benchmark and model (or of two models side by side), filled sample by sample and cut before
+/// a page would exceed the limit.
 struct Pager<'a> {
     dir: &'a Path,
     bench: Bench,
-    model: &'a str,
+    /// The model, or "a vs b" for two models.
+    model: String,
+    /// The two models of a side-by-side view.
+    pair: Option<(&'a str, &'a str)>,
+    /// File names start with this (`model_stem`, `pair_stem`).
+    stem: String,
     run: &'a str,
     limit: usize,
     /// Serialized samples of the page being filled, and their bytes.
@@ -373,12 +454,37 @@ impl<'a> Pager<'a> {
         Pager {
             dir,
             bench,
-            model,
+            model: model.to_owned(),
+            pair: None,
+            stem: model_stem(bench, model),
             run,
             limit,
             current: Vec::new(),
             bytes: 0,
             written: Vec::new(),
+        }
+    }
+
+    /// The pages of models `a` and `b` side by side.
+    fn pair(
+        dir: &'a Path,
+        bench: Bench,
+        (a, b): (&'a str, &'a str),
+        run: &'a str,
+        limit: usize,
+    ) -> Pager<'a> {
+        Pager {
+            model: format!("{a} vs {b}"),
+            pair: Some((a, b)),
+            stem: pair_stem(bench, a, b),
+            ..Pager::new(dir, bench, a, run, limit)
+        }
+    }
+
+    fn pair_json(&self) -> String {
+        match self.pair {
+            Some((a, b)) => format!("[{},{}]", json_str(a), json_str(b)),
+            None => "null".to_owned(),
         }
     }
 
@@ -402,18 +508,19 @@ impl<'a> Pager<'a> {
         let page = self.written.len() + 1;
         let samples = format!("[{}]", self.current.join(","));
         let data = format!(
-            "{{\"kind\":\"detail\",\"bench\":{},\"model\":{},\"run\":{},\"index\":{},\"prev\":{},\"next\":{},\"samples\":{samples}}}",
+            "{{\"kind\":\"detail\",\"bench\":{},\"model\":{},\"pair\":{},\"run\":{},\"index\":{},\"prev\":{},\"next\":{},\"samples\":{samples}}}",
             json_str(self.bench.as_str()),
-            json_str(self.model),
+            json_str(&self.model),
+            self.pair_json(),
             json_str(self.run),
-            json_str(&index_name(self.bench, self.model)),
+            json_str(&format!("{}.html", self.stem)),
             if page > 1 {
-                json_str(&detail_name(self.bench, self.model, page - 1))
+                json_str(&detail_name(&self.stem, page - 1))
             } else {
                 "null".to_owned()
             },
             if more {
-                json_str(&detail_name(self.bench, self.model, page + 1))
+                json_str(&detail_name(&self.stem, page + 1))
             } else {
                 "null".to_owned()
             },
@@ -422,7 +529,7 @@ impl<'a> Pager<'a> {
             &format!("{} {} page {page}", self.bench.as_str(), self.model),
             &data,
         );
-        let path = self.dir.join(detail_name(self.bench, self.model, page));
+        let path = self.dir.join(detail_name(&self.stem, page));
         schema::write_atomic(&path, text.as_bytes())?;
         self.written.push(text.len() as u64);
         self.current.clear();
@@ -430,12 +537,11 @@ impl<'a> Pager<'a> {
         Ok(())
     }
 
-    /// Writes the last page and the sample list page; `rows` end with their page number.
+    /// Writes the last page and the sample list page; `rows` end with their page number; `note` is said above the
+    /// list.
     fn finish(
         mut self,
-        columns: &[&str],
-        numeric: &[bool],
-        filters: &[&str],
+        list: List<'_>,
         rows: Vec<Value>,
         showcase: Option<(String, usize)>,
     ) -> Result<Entry, Error> {
@@ -443,7 +549,7 @@ impl<'a> Pager<'a> {
             self.flush(false)?;
         }
         let pages: Vec<String> = (1..=self.written.len())
-            .map(|p| detail_name(self.bench, self.model, p))
+            .map(|p| detail_name(&self.stem, p))
             .collect();
         let samples = rows.len();
         let index = Page {
@@ -452,15 +558,17 @@ impl<'a> Pager<'a> {
                 "kind": "index",
                 "bench": self.bench.as_str(),
                 "model": self.model,
+                "pair": self.pair.map(|(a, b)| [a, b]),
                 "run": self.run,
-                "columns": columns,
-                "numeric": numeric,
-                "filters": filters,
+                "note": list.note,
+                "columns": list.columns,
+                "numeric": list.numeric,
+                "filters": list.filters,
                 "pages": pages,
                 "rows": rows,
             }),
         };
-        let name = index_name(self.bench, self.model);
+        let name = format!("{}.html", self.stem);
         let index_bytes = index.write(&self.dir.join(&name))?;
         let largest = self
             .written
@@ -472,7 +580,7 @@ impl<'a> Pager<'a> {
         let total: u64 = self.written.iter().sum::<u64>() + index_bytes;
         Ok(Entry {
             bench: self.bench.as_str(),
-            model: self.model.to_owned(),
+            model: self.model,
             samples,
             index: name,
             pages: self.written.len(),
@@ -482,6 +590,15 @@ impl<'a> Pager<'a> {
             showcase,
         })
     }
+}
+
+/// The columns of a sample list page.
+struct List<'a> {
+    columns: &'a [&'a str],
+    numeric: &'a [bool],
+    filters: &'a [&'a str],
+    /// Said above the list (what the list holds when it is not every sample).
+    note: Option<String>,
 }
 
 fn json_str(s: &str) -> String {

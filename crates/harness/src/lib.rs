@@ -1,7 +1,8 @@
 //! The benchmark loops that call models, as library functions with typed arguments: IFScale generation (attempts,
 //! the paper's retry rules, the coherence judge, the attempts log, failed samples), the RIFT stages (prep with
 //! optional rephrasing, prompts, run, judge, score), the IFScale score reports, and what a run's report and summary
-//! show (`report`, with `departures`: the vocabulary and output caps a run departs from the paper with), and
+//! show (`report`, with `departures`: the vocabulary and output caps a run departs from the paper with, and
+//! `compare`: the paired comparison of a multi-model run's models, its files and report section), and
 //! synthetic model output for benchmarks and rehearsals (`synthetic`); `helper` holds the configured settings of
 //! judge and rephrasing calls.
 //!
@@ -13,6 +14,7 @@
 //! embedded engine), and every loop here resumes from its files.
 
 pub mod audit;
+pub mod compare;
 pub mod cost;
 pub mod departures;
 pub mod estimate;
@@ -57,6 +59,9 @@ pub enum Error {
     /// The RIFT summary could not be aggregated.
     #[error(transparent)]
     Analysis(#[from] analysis::Error),
+    /// A figure (the comparison's) could not be drawn.
+    #[error(transparent)]
+    Plots(#[from] plots::Error),
     /// A file could not be written.
     #[error("{path}: {message}")]
     Output { path: PathBuf, message: String },

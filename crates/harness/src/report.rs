@@ -1,5 +1,6 @@
 //! The run's report and summary: what `report.html` shows (one section per benchmark, with denominators, links,
-//! excerpts, tables and figures in the papers' reading order) and the `summary.md` printed at the end.
+//! excerpts, tables and figures in the papers' reading order, and the comparison of the models when there are
+//! several) and the `summary.md` printed at the end.
 //!
 //! Everything is read from the run folder's files (`schema::paths::RunPaths`), so a rerun that skipped every stage
 //! reports the same numbers. Drawing the HTML is `plots::report`; this module only decides what goes in it.
@@ -34,6 +35,9 @@ pub struct RunReport<'a> {
     /// The output cap of each model's IFScale requests, where one is set (a departure from the paper's default
     /// parameters, said in the IFScale section with the replies that stopped at it).
     pub ifscale_caps: &'a [crate::departures::OutputCap],
+    /// The paired comparison of the run's models (`crate::compare::compare_run`), when it holds several: the
+    /// report's comparison section.
+    pub comparison: Option<&'a crate::compare::Written>,
 }
 
 /// Files under `dir` (recursively) ending in `.ext`, sorted.
@@ -132,6 +136,9 @@ pub fn report_input(run: &RunReport<'_>, paths: &RunPaths) -> Result<ReportInput
             }
             sections.push(section);
         }
+    }
+    if let Some(c) = run.comparison {
+        sections.push(crate::compare::section(paths, c));
     }
     let cost = crate::cost::cost_markdown(
         &crate::cost::cost_rows(paths, run.models, run.prices)?,

@@ -1,5 +1,6 @@
 //! The last stages: analysis and figures from the run's score files, then `report.html` (its content is
-//! `harness::report`'s).
+//! `harness::report`'s; with several models, the comparison of every pair from `harness::compare` first, written to
+//! `<run>/compare/`).
 
 use analysis::models::ReasoningRule;
 use harness::report::{RunReport, list_files};
@@ -47,7 +48,14 @@ pub(super) fn analyse_and_report(
         .file(&paths.judge_check())?
         .file(&paths.ifscale_prompts())?
         .file(&paths.ifscale_attempts())?
-        .file(&paths.root.join("explorer").join("index.html"))?;
+        .file(&paths.root.join("explorer").join("index.html"))?
+        // The comparison of the run's models (`harness::compare`) reads the scores themselves.
+        .value("compare-options", &analysis::compare::Options::default())?
+        .value("models", &cfg.run.models)?
+        .file(&ifscale_scores)?
+        .file(&rift_answers)?
+        .file(&rift_prompts)?
+        .file(&paths.rift_prompts())?;
     for f in figures.iter().chain(&tables) {
         fp = fp.file(f)?;
     }
@@ -72,6 +80,15 @@ pub(super) fn analyse_and_report(
                 ));
             }
         }
+        // Several models: every pair compared (`cargo xtask compare <run>`), written to `<run>/compare/`.
+        let comparison = harness::compare::compare_run(
+            paths,
+            &cfg.run.models,
+            &analysis::compare::Options::default(),
+        )?;
+        if let Some(c) = &comparison {
+            tracing::info!(dir = %c.dir.display(), pairs = c.report.ifscale.len().max(c.report.rift.len()), "Compared the run's models.");
+        }
         let run = RunReport {
             name: &cfg.run.name,
             models: &cfg.run.models,
@@ -90,6 +107,7 @@ pub(super) fn analyse_and_report(
             rift_table1: table1.as_deref(),
             prices,
             ifscale_caps,
+            comparison: comparison.as_ref(),
         };
         let input = harness::report::report_input(&run, paths)?;
         plots::report::write(&input, &report)?;

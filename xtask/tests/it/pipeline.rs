@@ -287,6 +287,54 @@ fn a_model_that_cannot_be_used_stops_alone() {
     assert!(run.join("rift/models/writer/answer-scores.jsonl").is_file());
 }
 
+/// A run of two models: the report has the comparison section (every pair compared, files in `<run>/compare/`)
+/// and the explorer shows the two side by side on each benchmark.
+#[test]
+fn a_run_of_two_models_compares_them_in_the_report_and_the_explorer() {
+    let mock = judged_mock(&[r#"{"reason": "A coherent report.", "score": 8}"#], &[]);
+    let dir = tempfile::tempdir().unwrap();
+    workspace(
+        dir.path(),
+        &mock,
+        &[
+            ("writer", "mock", ""),
+            ("second", "mock", ""),
+            ("coherence", "mock", ""),
+            ("grader", "mock", ""),
+        ],
+    );
+    std::fs::write(
+        dir.path().join("run.toml"),
+        both_benchmarks("\"writer\", \"second\"", ""),
+    )
+    .unwrap();
+    let (code, summary) = pipeline(dir.path(), &[]);
+    assert_eq!(code, 0, "{summary}");
+    let run = dir.path().join("artifacts/runs/budget");
+    for f in [
+        "compare.md",
+        "compare.json",
+        "compare_ifscale_difference.png",
+        "compare_rift_forest.png",
+    ] {
+        assert!(run.join("compare").join(f).is_file(), "{f}");
+    }
+    let md = std::fs::read_to_string(run.join("compare/compare.md")).unwrap();
+    assert!(
+        md.contains("## IFScale: writer − second") && md.contains("## RIFT: writer − second"),
+        "{md}"
+    );
+    let report = std::fs::read_to_string(run.join("report.html")).unwrap();
+    assert!(report.contains("<h2>Model comparison (paired)</h2>"));
+    assert!(report.contains("IFScale: overall accuracy difference per pair"));
+    assert!(report.contains("href=\"compare/compare.md\""));
+    assert!(report.contains("href=\"explorer/pair-rift-writer-vs-second.html\""));
+    assert!(
+        run.join("explorer/pair-ifscale-writer-vs-second.html")
+            .is_file()
+    );
+}
+
 /// A model whose server is not there (nothing listens) is waited for up to its `server-wait-s`, then stops alone
 /// with one error naming its URL; the other model's stages run and the run ends incomplete (exit 3).
 #[test]

@@ -292,7 +292,7 @@ fn gate(
     }
 }
 
-fn signed(v: f64, digits: usize) -> String {
+pub(super) fn signed(v: f64, digits: usize) -> String {
     if v.is_finite() {
         // A value that rounds to zero is shown as +0, never −0.
         let v = if v.abs() < 0.5 * 10f64.powi(-(digits as i32)) {
@@ -306,14 +306,14 @@ fn signed(v: f64, digits: usize) -> String {
     }
 }
 
-fn interval(lo: Option<f64>, hi: Option<f64>) -> String {
+pub(super) fn interval(lo: Option<f64>, hi: Option<f64>) -> String {
     match (lo, hi) {
         (Some(l), Some(h)) => format!("[{}, {}]", signed(l, 2), signed(h, 2)),
         _ => "–".to_owned(),
     }
 }
 
-fn p_cell(p: Option<f64>) -> String {
+pub(super) fn p_cell(p: Option<f64>) -> String {
     p.map_or_else(|| "–".to_owned(), fmt_p)
 }
 

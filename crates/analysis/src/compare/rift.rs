@@ -202,18 +202,33 @@ struct GroupSums {
     jump_n: f64,
 }
 
+/// One question set's mean accuracies: linear a, jumping a, linear b, jumping b (percent), computed once so that a
+/// bootstrap resample only adds them up.
+type GroupMeans = [f64; 4];
+
+impl GroupSums {
+    fn means(&self) -> GroupMeans {
+        [
+            self.lin_a / self.lin_n,
+            self.jump_a / self.jump_n,
+            self.lin_b / self.lin_n,
+            self.jump_b / self.jump_n,
+        ]
+    }
+}
+
 /// Δ of each model from the question sets' mean linear and jumping accuracies.
-fn deltas<'a>(picked: impl Iterator<Item = &'a GroupSums>) -> (Option<f64>, Option<f64>) {
-    let (mut la, mut ja, mut lb, mut jb, mut n) = (0.0, 0.0, 0.0, 0.0, 0.0);
+fn deltas<'a>(picked: impl Iterator<Item = &'a GroupMeans>) -> (Option<f64>, Option<f64>) {
+    let (mut sum, mut n) = ([0.0; 4], 0.0);
     for g in picked {
-        la += g.lin_a / g.lin_n;
-        ja += g.jump_a / g.jump_n;
-        lb += g.lin_b / g.lin_n;
-        jb += g.jump_b / g.jump_n;
+        for (s, v) in sum.iter_mut().zip(g) {
+            *s += v;
+        }
         n += 1.0;
     }
+    let [la, ja, lb, jb] = sum.map(|v| v / n);
     let rel = |l: f64, j: f64| (l > 0.0).then(|| (l - j) / l * 100.0);
-    (rel(la / n, ja / n), rel(lb / n, jb / n))
+    (rel(la, ja), rel(lb, jb))
 }
 
 fn delta_diff(a: &Prompts, b: &Prompts, opts: &Options, pair: &str) -> Option<DeltaDiff> {
@@ -238,20 +253,16 @@ fn delta_diff(a: &Prompts, b: &Prompts, opts: &Options, pair: &str) -> Option<De
             _ => {}
         }
     }
-    let units: Vec<GroupSums> = groups
+    let units: Vec<GroupMeans> = groups
         .into_values()
         .filter(|g| g.lin_n > 0.0 && g.jump_n > 0.0)
+        .map(|g| g.means())
         .collect();
     if units.is_empty() {
         return None;
     }
-    let gap = |g: &GroupSums| {
-        (
-            g.lin_a / g.lin_n - g.jump_a / g.jump_n,
-            g.lin_b / g.lin_n - g.jump_b / g.jump_n,
-        )
-    };
-    let (gap_a, gap_b): (Vec<f64>, Vec<f64>) = units.iter().map(gap).unzip();
+    let (gap_a, gap_b): (Vec<f64>, Vec<f64>) =
+        units.iter().map(|g| (g[0] - g[1], g[2] - g[3])).unzip();
     let gap_diff = paired_diff(&gap_a, &gap_b, opts, &format!("{pair}:gap"))?;
     let (delta_a, delta_b) = deltas(units.iter());
     let delta_diff = delta_a.zip(delta_b).map(|(x, y)| x - y);

@@ -45,7 +45,10 @@
     var nav = add(h, el('div'));
     var home = add(nav, el('a', '', 'All benchmarks and models'));
     home.href = 'index.html';
-    if (D.index) { var a = add(nav, el('a', '', 'All samples of ' + D.model)); a.href = safePage(D.index); }
+    if (D.index) {
+      var a = add(nav, el('a', '', D.pair ? 'All samples of ' + D.pair[0] + ' and ' + D.pair[1] : 'All samples of ' + D.model));
+      a.href = safePage(D.index);
+    }
     var rep = add(nav, el('a', '', 'Report'));
     rep.href = '../report.html';
     document.body.appendChild(root);
@@ -61,6 +64,15 @@
         var a = el('a', '', e.model); a.href = safePage(e.index);
         return [e.bench, a, e.samples, e.pages, e.largest_mb, e.total_mb];
       }), [false, false, true, true, true, true]);
+    if (D.pairs && D.pairs.length) {
+      add(root, el('h2', '', 'Two models side by side'));
+      add(root, el('p', 'note', 'The same IFScale sample (same N, seed and keywords) or RIFT prompt for two models: the keywords one found and the other did not, the answers one got right and the other wrong.'));
+      table(root, ['benchmark', 'models', 'samples both hold', 'samples that differ', 'listed', 'detail pages', 'all pages (MB)'],
+        D.pairs.map(function (e) {
+          var a = el('a', '', e.a + ' and ' + e.b); a.href = safePage(e.index);
+          return [e.bench, a, e.paired, e.differing, e.samples, e.pages, e.total_mb];
+        }), [false, false, true, true, true, true, true]);
+    }
     if (D.controls) {
       var p = add(root, el('p', 'note', 'Control items with a known verdict, sent to each judge blind, are listed apart from the results: '));
       var a = add(p, el('a', '', 'judge check')); a.href = safePage(D.controls);
@@ -77,7 +89,9 @@
 
   // ---- Index: every sample of one benchmark and model, filterable and sortable.
   function index() {
-    header((D.bench === 'ifscale' ? 'IFScale' : 'RIFT') + ' samples: ' + D.model);
+    var bench = D.bench === 'ifscale' ? 'IFScale' : 'RIFT';
+    header(D.pair ? bench + ': ' + D.pair[0] + ' and ' + D.pair[1] + ' side by side' : bench + ' samples: ' + D.model);
+    if (D.note) add(root, el('p', 'note', D.note));
     var bar = add(root, el('div', 'bar'));
     var filters = [];
     D.filters.forEach(function (f) {
@@ -127,7 +141,7 @@
 
   // ---- Detail: the samples of one page, one opened.
   function detail() {
-    header((D.bench === 'ifscale' ? 'IFScale' : 'RIFT') + ': ' + D.model);
+    header((D.bench === 'ifscale' ? 'IFScale' : 'RIFT') + ': ' + (D.pair ? D.pair[0] + ' and ' + D.pair[1] + ' side by side' : D.model));
     var grid = add(root, el('div', 'grid'));
     var side = add(grid, el('div', 'side'));
     var main = add(grid, el('div'));
@@ -143,10 +157,22 @@
       var s = D.samples.filter(function (x) { return x.id === id; })[0] || D.samples[0];
       Object.keys(links).forEach(function (k) { links[k].className = k === s.id ? 'cur' : ''; });
       main.textContent = '';
-      if (D.bench === 'ifscale') ifscale(main, s); else rift(main, s);
+      if (D.pair) { if (D.bench === 'ifscale') pairIfscale(main, s); else pairRift(main, s); }
+      else if (D.bench === 'ifscale') ifscale(main, s); else rift(main, s);
     }
     window.addEventListener('hashchange', open);
     open();
+  }
+
+  // An IFScale report with its keyword occurrences marked.
+  function report(parent, s) {
+    var text = add(parent, el('div', 'text'));
+    if (!s.segs) text.textContent = 'No accepted attempt: the sample failed and is scored as failed.';
+    else s.segs.forEach(function (g) {
+      if (g.length === 1) text.appendChild(document.createTextNode(g[0]));
+      else if (g[1] === -1) add(text, el('span', 'outside', g[0]));
+      else { var mk = add(text, el('mark', g[2], g[0])); mk.title = '#' + (g[1] + 1) + ' ' + (s.keywords[g[1]] || [''])[0]; }
+    });
   }
 
   function ifscale(main, s) {
@@ -156,13 +182,7 @@
       ['reasoning tokens', s.reasoning_tokens], ['latency s', s.latency_s]]);
     add(main, el('h3', '', 'Report' + (s.span === 'report' ? ' (scored between the report tags; grey text was not scored)' : '')));
     add(main, el('p', 'note', 'Green: the exact keyword. Orange: a modified form. Hover a mark for its keyword and position.'));
-    var text = add(main, el('div', 'text'));
-    if (!s.segs) text.textContent = 'No accepted attempt: the sample failed and is scored as failed.';
-    else s.segs.forEach(function (g) {
-      if (g.length === 1) text.appendChild(document.createTextNode(g[0]));
-      else if (g[1] === -1) add(text, el('span', 'outside', g[0]));
-      else { var mk = add(text, el('mark', g[2], g[0])); mk.title = '#' + (g[1] + 1) + ' ' + s.keywords[g[1]][0]; }
-    });
+    report(main, s);
     if (s.reasoning) { var d = add(main, el('details')); add(d, el('summary', '', 'Reasoning (' + s.reasoning.length + ' characters)')); add(d, el('div', 'text', s.reasoning)); }
     var omitted = s.keywords.map(function (k, i) { return [i, k]; }).filter(function (x) { return x[1][1] === 'o'; });
     add(main, el('h3', '', 'Omitted keywords, in list order (' + omitted.length + ')'));
@@ -209,6 +229,73 @@
     add(main, el('h3', '', 'Raw reply'));
     add(main, el('div', 'text', s.content === null ? 'No reply.' : s.content));
     if (s.reasoning) { var d = add(main, el('details')); add(d, el('summary', '', 'Reasoning (' + s.reasoning.length + ' characters)')); add(d, el('div', 'text', s.reasoning)); }
+  }
+
+  // ---- Two models on the same IFScale sample: the keywords one found exactly and the other did not.
+  function pairIfscale(main, s) {
+    var A = D.pair[0], B = D.pair[1];
+    var names = { e: 'exact', m: 'modified', o: 'omitted', '-': 'not scored' };
+    add(main, el('h2', '', s.id + ' · N = ' + s.n + ' · seed ' + s.seed));
+    stats(main, [[A + ' status', s.a.status], [B + ' status', s.b.status], [A + ' accuracy %', s.a.accuracy], [B + ' accuracy %', s.b.accuracy],
+      ['found by ' + A + ' only', s.a_only], ['found by ' + B + ' only', s.b_only]]);
+    [[A, B, 1, 2], [B, A, 2, 1]].forEach(function (w) {
+      var only = s.keywords.map(function (k, i) { return [i, k]; })
+        .filter(function (x) { return x[1][w[2]] === 'e' && x[1][w[3]] !== 'e' && x[1][w[3]] !== '-'; });
+      add(main, el('h3', '', 'Found by ' + w[0] + ', missed by ' + w[1] + ' (' + only.length + ')'));
+      var box = add(main, el('div', 'omitted'));
+      only.forEach(function (x) { add(box, el('span', '', '#' + (x[0] + 1) + ' ' + x[1][0] + ' (' + w[1] + ': ' + names[x[1][w[3]]] + ')')); });
+    });
+    add(main, el('h3', '', 'Keyword list'));
+    add(main, el('p', 'note', 'Rows where one model found the keyword exactly and the other did not are highlighted.'));
+    var t = table(main, ['#', 'keyword', A, B], s.keywords.map(function (k, i) {
+      return [i + 1, k[0], el('span', 'st-' + k[1], names[k[1]] || k[1]), el('span', 'st-' + k[2], names[k[2]] || k[2])];
+    }), [true, false, false, false]);
+    t.querySelectorAll('tbody tr').forEach(function (tr, i) {
+      var k = s.keywords[i];
+      if ((k[1] === 'e') !== (k[2] === 'e') && k[1] !== '-' && k[2] !== '-') tr.className = k[1] === 'e' ? 'diff-a' : 'diff-b';
+    });
+    add(main, el('h3', '', 'Reports'));
+    var two = add(main, el('div', 'pair'));
+    [[A, s.a], [B, s.b]].forEach(function (x) {
+      var col = add(two, el('div'));
+      add(col, el('h4', '', x[0]));
+      report(col, x[1]);
+    });
+  }
+
+  // ---- Two models on the same RIFT prompt: the answers one got right and the other wrong.
+  function pairRift(main, s) {
+    var A = D.pair[0], B = D.pair[1];
+    add(main, el('h2', '', s.id + ' · ' + s.structure + ' · n = ' + s.n + (s.k ? ' · k = ' + s.k : '')));
+    stats(main, [[A + ' accuracy % (judged)', s.a.accuracy], [B + ' accuracy % (judged)', s.b.accuracy],
+      ['right for ' + A + ' only', s.a_only], ['right for ' + B + ' only', s.b_only],
+      [A + ' outcome', s.a.outcome], [B + ' outcome', s.b.outcome]]);
+    add(main, el('h3', '', 'Traversal'));
+    var bar = add(main, el('div', 'bar'));
+    var only = add(bar, el('input'));
+    only.type = 'checkbox';
+    add(bar, el('label', '', 'only the answers one model got right and the other wrong'));
+    var holder = add(main, el('div'));
+    function draw() {
+      holder.textContent = '';
+      var steps = s.steps.filter(function (r) { return !only.checked || r[8] !== ''; });
+      var t = table(holder, ['step', 'question #', 'question', 'gold', A + ' reply', A + ' verdict', B + ' reply', B + ' verdict'],
+        steps.map(function (r) {
+          return [r[0], r[1], r[2], r[3], r[4], el('span', 'v-' + r[5], r[5]), r[6], el('span', 'v-' + r[7], r[7])];
+        }), [true, true, false, false, false, false, false, false]);
+      t.querySelectorAll('tbody tr').forEach(function (tr, i) {
+        if (steps[i][8] === 'a') tr.className = 'diff-a'; else if (steps[i][8] === 'b') tr.className = 'diff-b';
+      });
+    }
+    only.addEventListener('change', draw);
+    draw();
+    add(main, el('h3', '', 'Raw replies'));
+    var two = add(main, el('div', 'pair'));
+    [[A, s.a], [B, s.b]].forEach(function (x) {
+      var col = add(two, el('div'));
+      add(col, el('h4', '', x[0]));
+      add(col, el('div', 'text', x[1].content === null ? 'No reply.' : x[1].content));
+    });
   }
 
   if (D.kind === 'home') home(); else if (D.kind === 'index') index(); else if (D.kind === 'controls') controls(); else detail();

@@ -166,20 +166,23 @@ impl IfscaleSource {
             ]));
         }
         pager.finish(
-            &[
-                "id",
-                "N",
-                "seed",
-                "status",
-                "accuracy %",
-                "omitted",
-                "modified",
-                "attempts",
-                "coherence",
-                "output tokens",
-            ],
-            &[false, true, true, false, true, true, true, true, true, true],
-            &["N", "status"],
+            super::List {
+                columns: &[
+                    "id",
+                    "N",
+                    "seed",
+                    "status",
+                    "accuracy %",
+                    "omitted",
+                    "modified",
+                    "attempts",
+                    "coherence",
+                    "output tokens",
+                ],
+                numeric: &[false, true, true, false, true, true, true, true, true, true],
+                filters: &["N", "status"],
+                note: None,
+            },
             rows,
             showcase.map(|(_, id, page)| (id, page)),
         )
@@ -329,4 +332,143 @@ impl IfscaleSource {
         }
         out
     }
+}
+
+/// One IFScale sample of two models side by side.
+#[derive(Serialize)]
+struct PairSample<'a> {
+    id: &'a str,
+    n: u32,
+    seed: u64,
+    a: Sample<'a>,
+    b: Sample<'a>,
+    /// `[keyword, status in a, status in b]` in list order (`"e"`, `"m"`, `"o"`, or `"-"` when not scored).
+    keywords: Vec<(String, &'static str, &'static str)>,
+    /// Keywords a found exactly and b did not, and the reverse (counted when both samples are scored).
+    a_only: usize,
+    b_only: usize,
+}
+
+/// Each keyword's status code in list order, or None when the sample has no labels (failed).
+fn statuses(source: &IfscaleSource, s: &SampleScore) -> Option<Vec<&'static str>> {
+    let labels = source.labels.get(&s.id).filter(|l| !l.is_empty())?;
+    (s.status == SampleStatus::Scored).then(|| labels.iter().map(|l| code(l.status)).collect())
+}
+
+/// Writes models `a` and `b` side by side on every IFScale sample both hold (same id, so the same N, seed and
+/// keyword list), the samples with the most keywords found by one model only first.
+pub(super) fn write_pair(
+    a: &IfscaleSource,
+    b: &IfscaleSource,
+    dir: &Path,
+    run: &str,
+    opts: &Options,
+) -> Result<super::PairEntry, Error> {
+    let by_id: HashMap<&str, &SampleScore> = b.scores.iter().map(|s| (s.id.as_str(), s)).collect();
+    // (differences, sample of a, sample of b, a only, b only)
+    let mut paired: Vec<(usize, &SampleScore, &SampleScore, usize, usize)> = Vec::new();
+    for sa in &a.scores {
+        let Some(sb) = by_id.get(sa.id.as_str()) else {
+            continue;
+        };
+        let (mut a_only, mut b_only) = (0, 0);
+        if let (Some(x), Some(y)) = (statuses(a, sa), statuses(b, sb)) {
+            for (p, q) in x.iter().zip(&y) {
+                a_only += usize::from(*p == "e" && *q != "e");
+                b_only += usize::from(*q == "e" && *p != "e");
+            }
+        }
+        paired.push((a_only + b_only, sa, sb, a_only, b_only));
+    }
+    let total = paired.len();
+    let differing = paired.iter().filter(|p| p.0 > 0).count();
+    paired.sort_by(|x, y| {
+        y.0.cmp(&x.0).then_with(|| {
+            (x.1.num_rules, x.1.seed, &x.1.id).cmp(&(y.1.num_rules, y.1.seed, &y.1.id))
+        })
+    });
+    paired.truncate(opts.max_pair_samples);
+    let mut pager = Pager::pair(
+        dir,
+        Bench::Ifscale,
+        (a.model.as_str(), b.model.as_str()),
+        run,
+        opts.max_page_bytes,
+    );
+    // Two samples share a page entry: each long text gets at most a sixth of the page.
+    let field = opts
+        .max_field_bytes
+        .min(opts.max_page_bytes.saturating_sub(super::SHELL_BYTES) / 6);
+    let mut rows = Vec::with_capacity(paired.len());
+    for &(_, sa, sb, a_only, b_only) in &paired {
+        let (xa, xb) = (a.sample(sa, opts, field), b.sample(sb, opts, field));
+        let n = xa.keywords.len().max(xb.keywords.len());
+        let keywords = (0..n)
+            .map(|i| {
+                let kw = xa
+                    .keywords
+                    .get(i)
+                    .or_else(|| xb.keywords.get(i))
+                    .map(|k| k.0.clone())
+                    .unwrap_or_default();
+                let st = |s: &Sample<'_>| s.keywords.get(i).map_or("-", |k| k.1);
+                (kw, st(&xa), st(&xb))
+            })
+            .collect();
+        let sample = PairSample {
+            id: &sa.id,
+            n: sa.num_rules,
+            seed: sa.seed,
+            a: xa,
+            b: xb,
+            keywords,
+            a_only,
+            b_only,
+        };
+        let page = pager.push(&sample)?;
+        rows.push(serde_json::json!([
+            sa.id,
+            sa.num_rules,
+            sa.seed,
+            round(sa.accuracy, 2),
+            round(sb.accuracy, 2),
+            a_only,
+            b_only,
+            page
+        ]));
+    }
+    let (only_a, only_b) = (
+        format!("found by {} only", a.model),
+        format!("found by {} only", b.model),
+    );
+    let (acc_a, acc_b) = (
+        format!("{} accuracy %", a.model),
+        format!("{} accuracy %", b.model),
+    );
+    let entry = pager.finish(
+        super::List {
+            columns: &["id", "N", "seed", &acc_a, &acc_b, &only_a, &only_b],
+            numeric: &[false, true, true, true, true, true, true],
+            filters: &["N"],
+            note: Some(format!(
+                "Samples both models hold (the same N, seed and keyword list): {total}, of which {differing} have a \
+                 keyword that one model found exactly and the other did not (a modified form counts as not found, as \
+                 in accuracy){}. Listed with the most such keywords first.",
+                if paired.len() < total {
+                    format!("; the {} that differ most are listed", paired.len())
+                } else {
+                    String::new()
+                }
+            )),
+        },
+        rows,
+        None,
+    )?;
+    Ok(super::PairEntry {
+        a: a.model.clone(),
+        b: b.model.clone(),
+        paired: total,
+        differing,
+        entry,
+    })
 }

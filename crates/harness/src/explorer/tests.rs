@@ -398,3 +398,222 @@ fn a_sample_opens_from_the_url_fragment_in_chromium() {
     assert!(dom.contains("2 of 2 samples"), "the sample list");
     assert!(dom.contains("href=\"ifscale-m1-p001.html#sample=ifscale-n003-s1\""));
 }
+
+/// A second model `m2` on the fixture's samples: on IFScale sample s0 it omits `growth` (m1: exact) and finds the
+/// hostile keyword and `leverage` exactly (m1: omitted, modified); its sample s1 is scored where m1's failed. On the
+/// RIFT prompt it gets step 1 wrong (m1 right), step 2 right (m1 unjudged) and step 3 right (m1 wrong).
+fn second_model(paths: &RunPaths) {
+    let (m1, m2) = (
+        paths.model(Bench::Ifscale, "m1"),
+        paths.model(Bench::Ifscale, "m2"),
+    );
+    let mut scores: Vec<SampleScore> = schema::read_jsonl(&m1.scores()).expect("scores");
+    let kws: Vec<String> = schema::read_jsonl::<KeywordLabel>(&m1.labels())
+        .expect("labels")
+        .into_iter()
+        .filter(|l| l.id == "ifscale-n003-s0")
+        .map(|l| l.keyword)
+        .collect();
+    let mut labels = Vec::new();
+    for s in &mut scores {
+        s.model = "m2".to_owned();
+        s.status = SampleStatus::Scored;
+        let statuses = if s.seed == 0 {
+            [
+                KeywordStatus::Omitted,
+                KeywordStatus::Exact,
+                KeywordStatus::Exact,
+            ]
+        } else {
+            [KeywordStatus::Exact; 3]
+        };
+        for (p, (kw, st)) in kws.iter().zip(statuses).enumerate() {
+            labels.push(KeywordLabel {
+                id: s.id.clone(),
+                model: "m2".to_owned(),
+                position: p as u32,
+                keyword: kw.clone(),
+                status: st,
+                mode: MatchMode::Paper,
+            });
+        }
+    }
+    jsonl(&m2.scores(), &scores);
+    jsonl(&m2.labels(), &labels);
+    let mut attempts: Vec<AttemptLog> = schema::read_jsonl(&m1.attempts()).expect("attempts");
+    for a in &mut attempts {
+        a.model = "m2".to_owned();
+        a.accepted = a.attempt == 2;
+    }
+    jsonl(&m2.attempts(), &attempts);
+    let responses: Vec<ResponseRecord> = schema::read_jsonl(&m1.responses()).expect("responses");
+    jsonl(&m2.responses(), &responses);
+
+    let (r1, r2) = (
+        paths.model(Bench::Rift, "m1"),
+        paths.model(Bench::Rift, "m2"),
+    );
+    let mut prompts: Vec<PromptScore> = schema::read_jsonl(&r1.prompt_scores()).expect("prompts");
+    prompts[0].model = "m2".to_owned();
+    prompts[0].correct = 2;
+    prompts[0].unjudged = 0;
+    jsonl(&r2.prompt_scores(), &prompts);
+    let mut answers: Vec<AnswerScore> = schema::read_jsonl(&r1.answer_scores()).expect("answers");
+    for (a, (given, verdict)) in answers.iter_mut().zip([
+        ("Argon", Verdict::Incorrect),
+        ("Krypton", Verdict::Correct),
+        (NASTY, Verdict::Correct),
+    ]) {
+        a.model = "m2".to_owned();
+        a.given = Some(given.to_owned());
+        a.verdict = verdict;
+        a.judged_by = JudgeSource::PreJudge;
+        a.wrong_question_of = None;
+    }
+    jsonl(&r2.answer_scores(), &answers);
+    let responses: Vec<ResponseRecord> = schema::read_jsonl(&r1.responses()).expect("responses");
+    jsonl(&r2.responses(), &responses);
+}
+
+#[test]
+fn two_models_side_by_side_show_what_differs_and_hostile_text_stays_data() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let paths = fixture(dir.path(), 2, 50);
+    second_model(&paths);
+    let models = ["m1".to_owned(), "m2".to_owned()];
+    let written = write(&paths, "run", &models, &Options::default()).expect("write");
+    assert_eq!(written.entries.len(), 4);
+    let pairs: Vec<(&str, &str, &str, usize, usize)> = written
+        .pairs
+        .iter()
+        .map(|p| {
+            (
+                p.entry.bench,
+                p.a.as_str(),
+                p.b.as_str(),
+                p.paired,
+                p.differing,
+            )
+        })
+        .collect();
+    // IFScale: both samples paired, only s0 differs (m1's s1 failed); RIFT: the one prompt differs.
+    assert_eq!(
+        pairs,
+        [("ifscale", "m1", "m2", 2, 1), ("rift", "m1", "m2", 1, 1)]
+    );
+    let ex = dir.path().join("explorer");
+    let ifs = super::pair_index_name(Bench::Ifscale, "m1", "m2");
+    assert_eq!(ifs, "pair-ifscale-m1-vs-m2.html");
+    let index = data_block(&std::fs::read_to_string(ex.join(&ifs)).expect("pair index"));
+    assert_eq!(index["pair"], json!(["m1", "m2"]));
+    // The sample with a difference first: [id, N, seed, accuracy m1, accuracy m2, m1 only, m2 only, page].
+    assert_eq!(
+        index["rows"][0],
+        json!(["ifscale-n003-s0", 3, 0, 66.67, 66.67, 1, 2, 0])
+    );
+    assert_eq!(index["rows"][1][5], json!(0));
+    let detail = data_block(
+        &std::fs::read_to_string(ex.join("pair-ifscale-m1-vs-m2-p001.html")).expect("detail"),
+    );
+    let s0 = &detail["samples"][0];
+    assert_eq!(s0["keywords"][0], json!(["growth", "e", "o"]));
+    assert_eq!(s0["keywords"][2], json!(["leverage", "m", "e"]));
+    assert_eq!(
+        (s0["a_only"].clone(), s0["b_only"].clone()),
+        (json!(1), json!(2))
+    );
+    assert!(s0["a"]["segs"].is_array() && s0["b"]["segs"].is_array());
+
+    let rift = data_block(
+        &std::fs::read_to_string(ex.join("pair-rift-m1-vs-m2-p001.html")).expect("rift pair"),
+    );
+    let p = &rift["samples"][0];
+    let which: Vec<&str> = p["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .map(|r| r[8].as_str().expect("which"))
+        .collect();
+    assert_eq!(which, ["a", "", "b"]);
+    assert_eq!(p["steps"][0][4], json!("Oxygen"));
+    assert_eq!(p["steps"][0][6], json!("Argon"));
+    assert_eq!(
+        (p["a_only"].clone(), p["b_only"].clone()),
+        (json!(1), json!(1))
+    );
+    let home = data_block(&std::fs::read_to_string(ex.join("index.html")).expect("home"));
+    assert_eq!(home["pairs"][1]["index"], json!("pair-rift-m1-vs-m2.html"));
+
+    // Hostile text (keywords, replies, answers) stays data on every page, the side-by-side ones included.
+    for f in html_files(&ex) {
+        let html = std::fs::read_to_string(&f).expect("read");
+        let name = f.display();
+        assert_eq!(html.matches("<script").count(), 2, "{name}");
+        assert_eq!(html.matches("</script>").count(), 2, "{name}");
+        for bad in ["<img", "<a ", "<!--", "\u{202E}", "\u{200B}"] {
+            assert!(!html.contains(bad), "{name} contains {bad:?}");
+        }
+        assert!(html.contains("default-src 'none'"), "{name}");
+    }
+    let rift_html = std::fs::read_to_string(ex.join("pair-rift-m1-vs-m2-p001.html")).expect("read");
+    assert!(
+        data_block(&rift_html)
+            .to_string()
+            .contains("⟨U+202E⟩evil⟨U+200B⟩")
+    );
+
+    // One model: no side-by-side pages.
+    let one = write(&paths, "run", &models[..1], &Options::default()).expect("write");
+    assert!(one.pairs.is_empty());
+    assert!(!ex.join(&ifs).exists());
+}
+
+#[test]
+fn two_models_side_by_side_render_in_chromium() {
+    let chromium = plots::screenshot::find_chromium().expect("Chromium is installed by .ci/run");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let paths = fixture(dir.path(), 2, 50);
+    second_model(&paths);
+    write(
+        &paths,
+        "run",
+        &["m1".to_owned(), "m2".to_owned()],
+        &Options::default(),
+    )
+    .expect("write");
+    let ex = dir.path().join("explorer");
+    let dom = plots::screenshot::dump_dom(
+        &chromium,
+        &ex.join("pair-ifscale-m1-vs-m2-p001.html"),
+        Some("sample=ifscale-n003-s0"),
+    )
+    .expect("render");
+    let tags = elements_only(&dom);
+    assert!(dom.contains("Found by m1, missed by m2 (1)"), "{dom}");
+    assert!(dom.contains("Found by m2, missed by m1 (2)"));
+    assert!(dom.contains("#1 growth (m2: omitted)"));
+    assert!(dom.contains("<tr class=\"diff-a\">"));
+    assert!(
+        dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "model text is text"
+    );
+    assert_eq!(tags.matches("<script").count(), 2);
+    assert!(!tags.contains("<img"), "{tags}");
+    assert!(!javascript_link(&dom));
+
+    let dom = plots::screenshot::dump_dom(
+        &chromium,
+        &ex.join("pair-rift-m1-vs-m2-p001.html"),
+        Some("sample=rift-g00000-jumping"),
+    )
+    .expect("render");
+    let tags = elements_only(&dom);
+    assert!(dom.contains("m1 reply") && dom.contains("m2 reply"));
+    assert!(dom.contains("<tr class=\"diff-a\">") && dom.contains("<tr class=\"diff-b\">"));
+    assert!(!tags.contains("<img"), "{tags}");
+    assert!(!javascript_link(&dom));
+
+    let dom = plots::screenshot::dump_dom(&chromium, &ex.join("index.html"), None).expect("render");
+    assert!(dom.contains("Two models side by side"));
+    assert!(dom.contains("href=\"pair-rift-m1-vs-m2.html\""));
+}

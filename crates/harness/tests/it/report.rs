@@ -182,11 +182,22 @@ fn summary_markdown_of_a_fixed_run() {
     .assert_eq(&md);
 }
 
+/// Few resamples: the report tests check what is shown, not the statistics (`analysis`'s tests do).
+fn compare_options() -> analysis::compare::Options {
+    analysis::compare::Options {
+        resamples: 200,
+        ..Default::default()
+    }
+}
+
 #[test]
 fn report_sections_count_from_the_files() {
     let dir = tempfile::tempdir().unwrap();
     let paths = write_run(dir.path());
     let models: Vec<String> = MODELS.map(str::to_owned).to_vec();
+    let comparison = harness::compare::compare_run(&paths, &models, &compare_options())
+        .unwrap()
+        .expect("two models: a comparison");
     let run = RunReport {
         name: "fixture",
         models: &models,
@@ -198,6 +209,7 @@ fn report_sections_count_from_the_files() {
         rift_table1: None,
         prices: &Default::default(),
         ifscale_caps: &[],
+        comparison: Some(&comparison),
     };
     let input = report_input(&run, &paths).unwrap();
     let mut shown = format!("{}\n", input.title);
@@ -240,6 +252,13 @@ fn report_sections_count_from_the_files() {
         link per-answer scores: rift/answer-scores.jsonl
         link per-prompt scores: rift/prompt-scores.jsonl
         note: No LLM judge was configured: answers the deterministic pre-judge could not settle are unjudged (labelled pre_judge_only), neither correct nor incorrect; the tables show accuracy as bounds (unjudged counted wrong … unjudged counted right) beside the unjudged count.
+        ## Model comparison (paired)
+        link every comparison, per N and per structure (compare.md): compare/compare.md
+        link every number (compare.json): compare/compare.json
+        note: Paired comparison of alpha, beta: each difference is first − second in percentage points over the items both models hold (IFScale samples of the same N and seed, RIFT prompts), with its 95 % percentile bootstrap interval (200 resamples, seed 0), a sign-flip p-value and the minimum detectable difference (MDD) at α = 0.05 and 80 % power: a difference that is not significant with an MDD larger than it is not evidence that the models are equal. Definitions: docs/compare.md.
+        note: IFScale: with this many seeds the smallest possible per-N p-value is 1.0000, above α = 0.05, so no single N can be significant; the overall test over every (N, seed) sample is the headline.
+        note: RIFT: only alpha has RIFT results (beta has none), so there is no RIFT comparison.
+        note: IFScale alpha − beta: 1 of 2 samples left out (failed, every attempt rejected, or missing for one of the two models).
         ## What it cost
         note: Judge rows are filed under the model whose answers or reports were judged; judge check rows (control items with a known verdict) under the judge they checked. Spend is the provider's reported cost where a response carries one, else its tokens at the answering model's configured prices (answers served from the cache cost nothing).
         note: Spend recorded in the run's ledger (provider-reported where present, else tokens × the model's prices): 0.0025 USD.
@@ -296,6 +315,7 @@ fn table_one_gets_the_questions_per_prompt_of_the_run() {
         rift_table1: Some(table1),
         prices: &Default::default(),
         ifscale_caps: &[],
+        comparison: None,
     };
     let input = report_input(&run, &paths).unwrap();
     let rift = &input.sections[0];
@@ -370,6 +390,7 @@ fn an_audit_sample_and_its_agreement() {
         rift_table1: None,
         prices: &Default::default(),
         ifscale_caps: &[],
+        comparison: None,
     };
     let input = report_input(&run, &paths).unwrap();
     assert!(
@@ -464,6 +485,7 @@ fn a_judged_run_shows_each_judges_sensitivity_and_specificity() {
         rift_table1: None,
         prices: &Default::default(),
         ifscale_caps: &[],
+        comparison: None,
     };
     let input = report_input(&run, &paths).unwrap();
     let mut shown = String::new();
@@ -558,6 +580,7 @@ fn output_caps_and_the_vocabulary_are_labelled() {
         rift_table1: None,
         prices: &Default::default(),
         ifscale_caps: &caps,
+        comparison: None,
     };
     let notes = |run: &RunReport<'_>| {
         report_input(run, &paths).unwrap().sections[0]
@@ -631,4 +654,138 @@ fn output_caps_and_the_vocabulary_are_labelled() {
     .unwrap();
     assert!(md.contains("| alpha | 2 | 0 | 87.5 | 75.0 (N = 4) | – | 1 of 3 (in 1 sample) |"));
     assert!(!md.contains("vocabulary"), "{md}");
+}
+
+/// A run of two models has the comparison section (its tables from the paired statistics, both figures, links to
+/// the comparison's files), and its files are in `<run>/compare/`; the same run reported for one model has none.
+#[test]
+fn a_multi_model_run_has_the_comparison_section_and_a_single_model_run_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = write_run(dir.path());
+    // beta's RIFT answers: linear 2 of 3 right (alpha 3 of 3), jumping all wrong (alpha 1 of 2 judged).
+    let mut answers: Vec<AnswerScore> = schema::read_jsonl(&paths.rift_answer_scores()).unwrap();
+    let beta: Vec<AnswerScore> = answers
+        .iter()
+        .map(|a| {
+            let right = a.structure == Structure::Linear && a.depth < 2;
+            AnswerScore {
+                model: "beta".to_owned(),
+                verdict: if right {
+                    Verdict::Correct
+                } else {
+                    Verdict::Incorrect
+                },
+                judged_by: JudgeSource::PreJudge,
+                ..a.clone()
+            }
+        })
+        .collect();
+    answers.extend(beta);
+    schema::write_jsonl_atomic(&paths.rift_answer_scores(), &answers).unwrap();
+    let models: Vec<String> = MODELS.map(str::to_owned).to_vec();
+    let comparison = harness::compare::compare_run(&paths, &models, &compare_options())
+        .unwrap()
+        .expect("two models: a comparison");
+    let out = dir.path().join("compare");
+    for f in [
+        "compare.md",
+        "compare.json",
+        "compare_ifscale_difference.png",
+        "compare_rift_forest.png",
+    ] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    let run = RunReport {
+        name: "fixture",
+        models: &models,
+        config_text: "",
+        ifscale: Some(false),
+        ifscale_constraint_list: Default::default(),
+        rift: Some(false),
+        rift_notes: &[],
+        rift_table1: None,
+        prices: &Default::default(),
+        ifscale_caps: &[],
+        comparison: Some(&comparison),
+    };
+    let input = report_input(&run, &paths).unwrap();
+    let headings: Vec<&str> = input.sections.iter().map(|s| s.heading.as_str()).collect();
+    assert_eq!(
+        headings,
+        [
+            "IFScale: instruction density",
+            "RIFT: instruction topology",
+            "Model comparison (paired)",
+            "What it cost"
+        ]
+    );
+    let section = &input.sections[2];
+    let table = |start: &str| {
+        section
+            .tables
+            .iter()
+            .find(|t| t.caption.starts_with(start))
+            .unwrap_or_else(|| panic!("no table {start}"))
+    };
+    // IFScale: only N = 2 is scored for both (beta's N = 4 sample failed); both found both keywords.
+    let ifs = table("IFScale: overall accuracy difference");
+    assert_eq!(ifs.rows.len(), 1);
+    assert_eq!(
+        ifs.rows[0][..7],
+        ["alpha", "beta", "1", "1", "100.00", "100.00", "+0.00"]
+    );
+    // RIFT: linear 100 vs 66.67, jumping 50 (one of two judged) vs 0.
+    let rift = table("RIFT: prompt-level accuracy difference");
+    let rows: Vec<Vec<&str>> = rift
+        .rows
+        .iter()
+        .map(|r| {
+            [2, 5, 6, 7]
+                .iter()
+                .map(|&i| r[i].as_str())
+                .collect::<Vec<&str>>()
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ["linear", "100.00", "66.67", "+33.33"],
+            ["jumping", "50.00", "0.00", "+50.00"]
+        ]
+    );
+    assert_eq!(section.figures.len(), 2);
+    assert!(
+        section
+            .paragraphs
+            .iter()
+            .any(|p| p.contains("IFScale alpha − beta: 1 of 2 samples left out")),
+        "{:?}",
+        section.paragraphs
+    );
+    let hrefs: Vec<&str> = section.links.iter().map(|l| l.href.as_str()).collect();
+    assert_eq!(hrefs, ["compare/compare.md", "compare/compare.json"]);
+    let html = plots::report::render(&input).unwrap();
+    assert!(html.contains("<h2>Model comparison (paired)</h2>"));
+    assert!(html.contains("href=\"compare/compare.md\""));
+
+    // One model: no comparison, the old one removed, no section.
+    let one = vec!["alpha".to_owned()];
+    assert!(
+        harness::compare::compare_run(&paths, &one, &compare_options())
+            .unwrap()
+            .is_none()
+    );
+    assert!(!out.exists());
+    let run = RunReport {
+        models: &one,
+        comparison: None,
+        ..run
+    };
+    let input = report_input(&run, &paths).unwrap();
+    assert!(
+        input
+            .sections
+            .iter()
+            .all(|s| !s.heading.contains("comparison"))
+    );
 }
