@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use inference_client::mock::{Fault, MockConfig, MockServer};
+use mock_provider::{Fault, MockConfig, MockServer};
 use inference_client::{Client, ModelConfig, RunOptions};
 use schema::{Message, PromptRecord};
 

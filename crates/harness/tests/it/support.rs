@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use inference_client::mock::{MockConfig, MockServer};
+use mock_provider::{MockConfig, MockServer};
 use inference_client::{Client, ModelConfig, RunOptions};
 
 /// A mock whose replies are scripted per marker (see `MockConfig::replies`); other requests get the echo.

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use inference_client::mock::{BatchEnd, Fault, MockConfig, MockServer};
+use mock_provider::{BatchEnd, Fault, MockConfig, MockServer};
 use inference_client::{BatchMode, BatchOptions, Client, Error, ModelConfig, RunOptions};
 use schema::{Outcome, PromptRecord, ResponseRecord};
 

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use inference_client::mock::{MockConfig, MockServer};
+use mock_provider::{MockConfig, MockServer};
 use inference_client::{Cache, Client, InFlight};
 
 use crate::support::{model, opts, prompts, run};

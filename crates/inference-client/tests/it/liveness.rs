@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use inference_client::mock::{Fault, MockConfig, MockServer};
+use mock_provider::{Fault, MockConfig, MockServer};
 use inference_client::{Client, Error};
 use schema::{ErrorClass, Outcome, ResponseRecord};
 

@@ -1,6 +1,6 @@
 //! What a response record holds, resume, the cost limit and the dry run.
 
-use inference_client::mock::{MockConfig, MockServer};
+use mock_provider::{MockConfig, MockServer};
 use inference_client::{Client, estimate_input_tokens};
 use schema::{Logprobs, Outcome};
 

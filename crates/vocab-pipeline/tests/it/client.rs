@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use inference_client::mock::{MockConfig, MockServer};
+use mock_provider::{MockConfig, MockServer};
 use inference_client::{Client, ModelConfig, RunOptions};
 use vocab_pipeline::client::ClientRunner;
 use vocab_pipeline::difficulty::{self, DifficultyConfig, PromptRunner};
