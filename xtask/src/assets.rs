@@ -249,5 +249,3 @@ fn extract_member(wheel: &Path, member: &str) -> anyhow::Result<Vec<u8>> {
         .with_context(|| format!("reading {member} from {}", wheel.display()))?;
     Ok(bytes)
 }
-
-

@@ -191,7 +191,10 @@ async fn route(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bod
             &json!({"object": "list", "data": [{"id": state.engine.name(), "object": "model", "owned_by": "ifstress"}]}),
         ),
         (&Method::POST, "/v1/chat/completions") => {
-            match Limited::new(req.into_body(), MAX_BODY_BYTES).collect().await {
+            match Limited::new(req.into_body(), MAX_BODY_BYTES)
+                .collect()
+                .await
+            {
                 Ok(body) => chat(state, body.to_bytes()).await,
                 Err(e) if e.is::<LengthLimitError>() => json_response(
                     413,
@@ -202,15 +205,24 @@ async fn route(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bod
                 ),
                 Err(e) => json_response(
                     400,
-                    &error_body(&format!("reading the request body: {e}"), "invalid_request_error"),
+                    &error_body(
+                        &format!("reading the request body: {e}"),
+                        "invalid_request_error",
+                    ),
                 ),
             }
         }
         (_, "/health" | "/v1/models" | "/v1/chat/completions") => json_response(
             405,
-            &error_body(&format!("method {method} not allowed here"), "invalid_request_error"),
+            &error_body(
+                &format!("method {method} not allowed here"),
+                "invalid_request_error",
+            ),
         ),
-        (_, path) => json_response(404, &error_body(&format!("no route for {path}"), "not_found_error")),
+        (_, path) => json_response(
+            404,
+            &error_body(&format!("no route for {path}"), "not_found_error"),
+        ),
     };
     Ok(response)
 }
@@ -232,7 +244,9 @@ async fn chat(state: Arc<State>, body: Bytes) -> Response<Body> {
     let st = Arc::clone(&state);
     let answered = tokio::task::spawn_blocking(move || st.engine.generate(&request)).await;
     match answered {
-        Ok(Ok(completion)) => json_response(200, &completion_body(state.engine.name(), &completion)),
+        Ok(Ok(completion)) => {
+            json_response(200, &completion_body(state.engine.name(), &completion))
+        }
         Ok(Err(e)) => {
             let (status, body) = chat_error(e);
             json_response(status, &body)
@@ -309,7 +323,10 @@ fn generate_events(
         }
         v
     };
-    let send = |v: &Value| tx.blocking_send(Bytes::from(format!("data: {v}\n\n"))).is_ok();
+    let send = |v: &Value| {
+        tx.blocking_send(Bytes::from(format!("data: {v}\n\n")))
+            .is_ok()
+    };
     let mut start = Some(start);
     // Starts the stream (the headers and the role chunk) once; false when the client is gone.
     let begin = |start: &mut Option<Start>| match start.take() {
@@ -347,7 +364,9 @@ fn generate_events(
                 let mut err = body["error"].clone();
                 err["code"] = Value::from(status);
                 let _ = send(&chunk(json!([]), Some(("error", err))))
-                    && tx.blocking_send(Bytes::from_static(b"data: [DONE]\n\n")).is_ok();
+                    && tx
+                        .blocking_send(Bytes::from_static(b"data: [DONE]\n\n"))
+                        .is_ok();
             }
             return;
         }
@@ -441,4 +460,3 @@ fn completion_body(model: &str, c: &Completion) -> Value {
 fn error_body(message: &str, kind: &str) -> Value {
     json!({"error": {"message": message, "type": kind}})
 }
-

@@ -40,13 +40,11 @@ impl FileServer {
                 .get(hyper::header::USER_AGENT)
                 .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
                 .unwrap_or_default();
-            log.lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(Seen {
-                    path: path.clone(),
-                    user_agent,
-                    at,
-                });
+            log.lock().unwrap_or_else(|e| e.into_inner()).push(Seen {
+                path: path.clone(),
+                user_agent,
+                at,
+            });
             let (status, body) = files
                 .get(&path)
                 .cloned()

@@ -56,7 +56,11 @@ pub(crate) fn response(
 }
 
 /// A JSON response.
-pub(crate) fn json(status: u16, headers: &[(&str, &str)], body: impl Into<Bytes>) -> Response<Body> {
+pub(crate) fn json(
+    status: u16,
+    headers: &[(&str, &str)],
+    body: impl Into<Bytes>,
+) -> Response<Body> {
     response(status, "application/json", headers, whole(body))
 }
 

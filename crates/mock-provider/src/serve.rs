@@ -35,18 +35,30 @@ impl Request {
 }
 
 /// Answers one request; an `Err` closes the connection without a response.
-pub(crate) async fn handle(req: HttpRequest<Incoming>, sh: Arc<Shared>) -> io::Result<Response<Body>> {
+pub(crate) async fn handle(
+    req: HttpRequest<Incoming>,
+    sh: Arc<Shared>,
+) -> io::Result<Response<Body>> {
     let (parts, body) = req.into_parts();
     let headers: Vec<(String, String)> = parts
         .headers
         .iter()
-        .map(|(k, v)| (k.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+        .map(|(k, v)| {
+            (
+                k.as_str().to_owned(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
         .collect();
     let body = match http::read_body(body, sh.cfg.max_body_bytes).await {
         Ok(b) => b,
         Err(BodyError::TooLarge(limit)) => {
             let msg = format!("the request body is longer than the mock's limit of {limit} bytes");
-            return Ok(http::json(413, &[], json!({"error": {"message": msg}}).to_string()));
+            return Ok(http::json(
+                413,
+                &[],
+                json!({"error": {"message": msg}}).to_string(),
+            ));
         }
         Err(BodyError::Broken(e)) => return Err(e),
     };
@@ -62,7 +74,8 @@ pub(crate) async fn handle(req: HttpRequest<Incoming>, sh: Arc<Shared>) -> io::R
     };
     if req.path == "/stats" {
         let s = snapshot(&sh.stats);
-        let body = json!({"requests": s.requests, "ok": s.ok, "faults": s.faults, "ok_us": s.ok_us});
+        let body =
+            json!({"requests": s.requests, "ok": s.ok, "faults": s.faults, "ok_us": s.ok_us});
         return Ok(http::json(200, &[], body.to_string()));
     }
     // The Batch API's endpoints take faults from the same script, then answer.
@@ -75,7 +88,11 @@ pub(crate) async fn handle(req: HttpRequest<Incoming>, sh: Arc<Shared>) -> io::R
     }
     let embeddings = req.path.ends_with("/embeddings");
     if !embeddings && !req.path.ends_with("/chat/completions") {
-        return Ok(http::json(404, &[], r#"{"error":{"message":"no such route"}}"#));
+        return Ok(http::json(
+            404,
+            &[],
+            r#"{"error":{"message":"no such route"}}"#,
+        ));
     }
     sh.stats.requests.fetch_add(1, Ordering::Relaxed);
     let started = Instant::now();
@@ -84,7 +101,8 @@ pub(crate) async fn handle(req: HttpRequest<Incoming>, sh: Arc<Shared>) -> io::R
     } else {
         stream::requested(&req.body)
     };
-    if let Some(e) = emulate::emulate(&req.body, &req.headers, &sh.emu, |last| scripted(last, &sh)) {
+    if let Some(e) = emulate::emulate(&req.body, &req.headers, &sh.emu, |last| scripted(last, &sh))
+    {
         return Ok(emulated(e, streamed, &req, &sh));
     }
     let fault = pick_fault(&sh);
@@ -122,7 +140,12 @@ pub(crate) async fn handle(req: HttpRequest<Incoming>, sh: Arc<Shared>) -> io::R
 }
 
 /// The answer of an emulated provider.
-fn emulated(e: emulate::Emulated, streamed: Option<bool>, req: &Request, sh: &Shared) -> Response<Body> {
+fn emulated(
+    e: emulate::Emulated,
+    streamed: Option<bool>,
+    req: &Request,
+    sh: &Shared,
+) -> Response<Body> {
     match e {
         emulate::Emulated::Reply(200, _, body) if streamed.is_some() => {
             sh.stats.ok.fetch_add(1, Ordering::Relaxed);
@@ -136,14 +159,20 @@ fn emulated(e: emulate::Emulated, streamed: Option<bool>, req: &Request, sh: &Sh
             } else {
                 sh.stats.faults.fetch_add(1, Ordering::Relaxed);
             }
-            let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let headers: Vec<(&str, &str)> =
+                headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
             http::json(status, &headers, body)
         }
         emulate::Emulated::Stall if streamed.is_some() => {
             // The first event, then nothing; the client's idle timeout must end the wait.
             let first = stream::events(&completion(&req.body, sh), sh.cfg.chunk_chars, false);
             let first = first.into_iter().take(1).collect();
-            stream::respond(first, pace(sh, Duration::ZERO), stream::End::Silent(sh.cfg.hang), || {})
+            stream::respond(
+                first,
+                pace(sh, Duration::ZERO),
+                stream::End::Silent(sh.cfg.hang),
+                || {},
+            )
         }
         // Headers for a body that never comes; the client's idle timeout must end the wait.
         emulate::Emulated::Stall => stalled(Bytes::new(), 100, sh.cfg.hang),
@@ -186,7 +215,10 @@ fn stream_fault(fault: Fault, req: &Request, sh: &Shared, usage: bool) -> Option
             vec!["{\"choices\": [ this is not json".to_owned()],
             stream::End::Whole,
         ),
-        Fault::EmptyChoices => (vec![r#"{"id":"x","choices":[]}"#.to_owned()], stream::End::Whole),
+        Fault::EmptyChoices => (
+            vec![r#"{"id":"x","choices":[]}"#.to_owned()],
+            stream::End::Whole,
+        ),
         Fault::TruncatedBody => (
             stream::events(&completion(&req.body, sh), sh.cfg.chunk_chars, usage),
             stream::End::Cut,
@@ -197,7 +229,12 @@ fn stream_fault(fault: Fault, req: &Request, sh: &Shared, usage: bool) -> Option
         ),
         _ => return None,
     };
-    Some(stream::respond(events, pace(sh, Duration::ZERO), end, || {}))
+    Some(stream::respond(
+        events,
+        pace(sh, Duration::ZERO),
+        end,
+        || {},
+    ))
 }
 
 /// Answers a request with a fault; an `Err` drops the connection without a response.

@@ -156,7 +156,12 @@ pub(crate) fn respond(
 }
 
 /// Sends `events` paced and ended as asked; an error once the stream is cut, goes silent or the client is gone.
-async fn write(tx: &Sender<io::Result<Bytes>>, events: &[String], pace: &Pace, end: End) -> io::Result<()> {
+async fn write(
+    tx: &Sender<io::Result<Bytes>>,
+    events: &[String],
+    pace: &Pace,
+    end: End,
+) -> io::Result<()> {
     let upto = match end {
         End::Whole => events.len(),
         End::Cut | End::Silent(_) => events.len().div_ceil(2),
@@ -179,7 +184,11 @@ async fn write(tx: &Sender<io::Result<Bytes>>, events: &[String], pace: &Pace, e
 }
 
 /// Waits `d`, sending a keep-alive comment every `every` of it.
-async fn wait(tx: &Sender<io::Result<Bytes>>, d: Duration, every: Option<Duration>) -> io::Result<()> {
+async fn wait(
+    tx: &Sender<io::Result<Bytes>>,
+    d: Duration,
+    every: Option<Duration>,
+) -> io::Result<()> {
     let Some(every) = every.filter(|e| !e.is_zero()) else {
         if !d.is_zero() {
             tokio::time::sleep(d).await;

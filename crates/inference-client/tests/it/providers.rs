@@ -3,8 +3,8 @@
 
 use std::time::Instant;
 
-use mock_provider::{MockConfig, MockServer};
 use inference_client::{Client, Error, ModelConfig, TokenLimitField};
+use mock_provider::{MockConfig, MockServer};
 use schema::{ErrorClass, Outcome, ResponseRecord};
 
 use crate::support::{chat, model, opts, prompts, run};

@@ -44,7 +44,10 @@ fn answers_and_counts_over_keep_alive_connections() {
     let stats = fetch_stats(mock.addr()).unwrap();
     assert_eq!((stats.requests, stats.ok, stats.faults), (3, 3, 0));
     assert_eq!(stats, mock.stats());
-    let missing = c.get(format!("{}/nowhere", mock.base_url())).send().unwrap();
+    let missing = c
+        .get(format!("{}/nowhere", mock.base_url()))
+        .send()
+        .unwrap();
     assert_eq!(missing.status().as_u16(), 404);
     assert_eq!(mock.stop().requests, 3);
 }
@@ -261,7 +264,13 @@ fn the_batch_api_reads_a_multipart_upload_and_answers_its_lines() {
     );
     let stats = mock.batch_stats();
     assert_eq!(
-        (stats.uploads, stats.batches, stats.lines, stats.polls, stats.downloads),
+        (
+            stats.uploads,
+            stats.batches,
+            stats.lines,
+            stats.polls,
+            stats.downloads
+        ),
         (1, 1, 2, 3, 1)
     );
 }
@@ -280,11 +289,17 @@ fn the_file_server_serves_its_files_and_logs_each_request() {
         .unwrap();
     assert_eq!(found.status().as_u16(), 200);
     assert_eq!(found.text().unwrap(), "hello");
-    let missing = c.get(format!("{}/a/c.txt", server.base_url())).send().unwrap();
+    let missing = c
+        .get(format!("{}/a/c.txt", server.base_url()))
+        .send()
+        .unwrap();
     assert_eq!(missing.status().as_u16(), 404);
     let seen = server.seen();
     let paths: Vec<&str> = seen.iter().map(|s| s.path.as_str()).collect();
     assert_eq!(paths, ["/a/b.txt", "/a/c.txt"]);
-    assert!(seen.iter().all(|s| s.user_agent == "tester agent@example.org"));
+    assert!(
+        seen.iter()
+            .all(|s| s.user_agent == "tester agent@example.org")
+    );
     assert!(seen[1].at >= seen[0].at);
 }
