@@ -95,7 +95,7 @@ pub(crate) fn run_setup(args: &SetupArgs) -> anyhow::Result<()> {
     for asset in ALL {
         if args.check {
             let path = cached_path(&cache, asset);
-            let ok = path.is_file() && sha256_file(&path)? == asset.sha256;
+            let ok = path.is_file() && schema::sha256_file_hex(&path)? == asset.sha256;
             tracing::info!(asset = asset.name, present = ok, path = %path.display(), "Checked asset.");
         } else {
             let path = ensure(&cache, asset)?;
@@ -133,7 +133,7 @@ pub(crate) fn cached_path(cache: &Path, asset: &Asset) -> PathBuf {
 pub(crate) fn ensure(cache: &Path, asset: &Asset) -> anyhow::Result<PathBuf> {
     let path = cached_path(cache, asset);
     if path.is_file() {
-        if sha256_file(&path)? == asset.sha256 {
+        if schema::sha256_file_hex(&path)? == asset.sha256 {
             return Ok(path);
         }
         tracing::warn!(path = %path.display(), "Cached asset has the wrong checksum; fetching it again.");
@@ -218,14 +218,14 @@ pub(crate) fn ensure_llama_server(cache: &Path) -> anyhow::Result<PathBuf> {
     let sdist = bench::llama_cpp::LLAMA_SERVER_SDIST;
     let dir = cache.join("sdists");
     let file = dir.join(sdist.file);
-    if file.is_file() && sha256_file(&file)? != sdist.sha256 {
+    if file.is_file() && schema::sha256_file_hex(&file)? != sdist.sha256 {
         tracing::warn!(path = %file.display(), "Cached source distribution has the wrong checksum; fetching it again.");
         fs::remove_file(&file).with_context(|| format!("removing {}", file.display()))?;
     }
     if !file.is_file() {
         pip_download(sdist.pip_spec, sdist.file, &dir, true)?;
     }
-    let got = sha256_file(&file)?;
+    let got = schema::sha256_file_hex(&file)?;
     if got != sdist.sha256 {
         bail!(
             "{} has SHA-256 {got}, expected {}; delete it and run `cargo xtask setup` again",
@@ -248,9 +248,4 @@ fn extract_member(wheel: &Path, member: &str) -> anyhow::Result<Vec<u8>> {
         .read_to_end(&mut bytes)
         .with_context(|| format!("reading {member} from {}", wheel.display()))?;
     Ok(bytes)
-}
-
-fn sha256_file(path: &Path) -> anyhow::Result<String> {
-    let bytes = fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    Ok(schema::sha256_hex(&bytes))
 }

@@ -11,8 +11,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use inference_client::mock::{Fault, MockConfig, MockServer};
 use inference_client::{Client, ModelConfig, RunOptions};
+use mock_provider::{Fault, MockConfig, MockServer};
 use schema::{Message, PromptRecord};
 
 /// Set by the benchmark on its child mock: exit when stdin closes.

@@ -1,7 +1,7 @@
 //! `cargo xtask bench pipeline`: the paper-scale rehearsal. The RIFT paper grid for one model (10 000 linear +
 //! 10 000 jumping prompts of 10–300 questions, the baseline over every question, an LLM judge) and the IFScale
 //! paper grid for three models (250 prompts each, up to ten attempts, a coherence judge) run through the real
-//! `cargo xtask pipeline` against the inference client's mock serving realistic replies ([`replies`]).
+//! `cargo xtask pipeline` against the mock provider (crate `mock-provider`) serving realistic replies ([`replies`]).
 //!
 //! The mock runs in a child process (this binary with `--serve-mock`), and so does the pipeline (`xtask pipeline
 //! --stage-metrics`), which measures each of its stages: wall and CPU time, peak RSS, rows and bytes written, and
@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use inference_client::mock::{MockConfig, MockServer};
+use mock_provider::{MockConfig, MockServer};
 use schema::metrics::StageMetric;
 use schema::paths::{Bench, RunPaths};
 
@@ -420,8 +420,8 @@ impl MockChild {
         })
     }
 
-    fn stats(&self) -> anyhow::Result<inference_client::mock::MockStats> {
-        Ok(inference_client::mock::fetch_stats(self.addr)?)
+    fn stats(&self) -> anyhow::Result<mock_provider::MockStats> {
+        Ok(mock_provider::fetch_stats(self.addr)?)
     }
 
     /// Stops the mock; returns its per-kind counts.

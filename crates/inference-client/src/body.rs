@@ -151,11 +151,11 @@ fn gguf_digest(path: &Path) -> String {
     });
     let digest = match from_note {
         Some(d) => d,
-        None => match std::fs::read(path) {
-            Ok(bytes) => {
-                let hex = schema::sha256_hex(&bytes);
+        // Streamed through the hash, so a GGUF of any size is never held in memory.
+        None => match schema::sha256_file_hex(path) {
+            Ok(hex) => {
                 // A read-only folder just means the hash is computed again next time.
-                let _ = std::fs::write(&note, format!("{stamp} {hex}\n"));
+                let _ = schema::write_atomic(&note, format!("{stamp} {hex}\n").as_bytes());
                 format!("sha256:{hex}")
             }
             Err(_) => format!("unreadable:{}", path.display()),

@@ -35,8 +35,6 @@ mod health;
 mod http;
 mod in_flight;
 mod limiter;
-#[cfg(feature = "mock")]
-pub mod mock;
 mod parse;
 mod pool;
 mod redact;

@@ -7,7 +7,9 @@
 //! seeded sampling (temperature, top-p, repeat penalty), honour `max_tokens` and stop strings, report usage,
 //! `finish_reason` and per-token log-probabilities, and queue requests so at most `max_parallel` sequences
 //! share the CPU. [`Engine`] is the in-process interface; [`LocalServer`] wraps it in
-//! `/v1/chat/completions` + `/v1/models` on a free port and stops everything when dropped.
+//! `/v1/chat/completions` + `/v1/models` on a free port (hyper's HTTP/1.1 server on a tokio runtime of its own,
+//! generation on its blocking pool; request bodies up to [`MAX_BODY_BYTES`]) and, when dropped, fails the
+//! requests in flight, closes every connection at once and joins its threads.
 //!
 //! What it deliberately does not know: where the GGUF comes from (callers pass a path; the asset cache lives
 //! in xtask), environment variables, retries, caching of responses or the record files on disk (the inference
@@ -25,7 +27,7 @@ use std::path::PathBuf;
 
 pub use api::{ChatMessage, ChatRequest, Completion, FinishReason, StopStrings, TokenLogprob};
 pub use engine::{Engine, ThreadUse};
-pub use server::LocalServer;
+pub use server::{LocalServer, MAX_BODY_BYTES};
 pub use template::ChatTemplate;
 
 /// How to run the embedded model.

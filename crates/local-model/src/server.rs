@@ -1,41 +1,54 @@
-//! A minimal HTTP/1.1 server (std::net, one thread per connection, keep-alive) exposing the engine as
-//! `POST /v1/chat/completions`, `GET /v1/models` and `GET /health` on 127.0.0.1.
+//! The engine's OpenAI-compatible endpoint on 127.0.0.1: `POST /v1/chat/completions`, `GET /v1/models` and
+//! `GET /health`, served by hyper's HTTP/1.1 server (keep-alive, request parsing, chunked bodies) on a
+//! single-threaded tokio runtime in a thread of its own. The engine blocks (llama.cpp), so each generation waits
+//! on tokio's blocking pool and a streamed one feeds its events to the response body through a channel.
 //!
 //! A chat request with `stream: true` is answered with server-sent events on a chunked body, as OpenAI-compatible
 //! servers do: the text in pieces as it is generated, a last chunk with the finish reason (and the log-probs),
 //! a usage chunk when `stream_options.include_usage` is true, then `data: [DONE]`. The headers wait for the first
 //! piece, so a request the engine refuses (a prompt longer than the context) still gets its 400.
+//!
+//! A request body longer than [`MAX_BODY_BYTES`] gets a 413 with a JSON error. Dropping the server fails the
+//! engine's in-flight and queued requests, closes every connection at once and joins its threads.
 
-use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
 use std::thread::JoinHandle;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use bytes::Bytes;
+use http_body::Frame;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use hyper::body::Incoming;
+use hyper::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::{ChatRequest, Completion, Engine, EngineConfig, Error};
 
-const MAX_HEADER_BYTES: usize = 64 * 1024;
-const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+/// The largest request body the endpoint reads; a longer one gets a 413.
+pub const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+
+/// Events a streamed answer may have ready before the client reads them (the generation waits beyond that).
+const STREAM_BUFFER: usize = 16;
 
 struct State {
     engine: Engine,
-    stopping: AtomicBool,
-    next_id: AtomicU64,
-    connections: Mutex<HashMap<u64, TcpStream>>,
-    handlers: Mutex<Vec<JoinHandle<()>>>,
 }
 
 /// The embedded model behind an OpenAI-compatible endpoint on `127.0.0.1:<free port>`.
 /// Dropping it closes every connection, aborts in-flight generation and joins all threads.
 pub struct LocalServer {
     state: Arc<State>,
-    addr: SocketAddr,
     base_url: String,
-    acceptor: Option<JoinHandle<()>>,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for LocalServer {
@@ -50,28 +63,33 @@ impl LocalServer {
     /// Load the model once and start serving on a free port of 127.0.0.1.
     pub fn start(cfg: &EngineConfig) -> Result<LocalServer, Error> {
         let engine = Engine::load(cfg)?;
-        let listener = TcpListener::bind(("127.0.0.1", 0))?;
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+        listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
-        let state = Arc::new(State {
-            engine,
-            stopping: AtomicBool::new(false),
-            next_id: AtomicU64::new(0),
-            connections: Mutex::new(HashMap::new()),
-            handlers: Mutex::new(Vec::new()),
-        });
-        let acceptor = {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .thread_name("local-model-generate")
+            .build()?;
+        let state = Arc::new(State { engine });
+        let (stop, stopped) = oneshot::channel();
+        let thread = {
             let state = Arc::clone(&state);
             std::thread::Builder::new()
                 .name("local-model-http".to_owned())
-                .spawn(move || accept_loop(&state, &listener))?
+                .spawn(move || {
+                    runtime.block_on(accept_loop(state, listener, stopped));
+                    // Dropping the runtime drops every connection task (their sockets close now), then waits
+                    // for the generations on its blocking pool, which the engine's shutdown has failed.
+                    drop(runtime);
+                })?
         };
         let base_url = format!("http://{addr}/v1");
         tracing::info!(model = %state.engine.name(), "embedded model serving at {base_url}");
         Ok(LocalServer {
             state,
-            addr,
             base_url,
-            acceptor: Some(acceptor),
+            stop: Some(stop),
+            thread: Some(thread),
         })
     }
 
@@ -93,231 +111,156 @@ impl LocalServer {
 
 impl Drop for LocalServer {
     fn drop(&mut self) {
-        self.state.stopping.store(true, Ordering::SeqCst);
         self.state.engine.begin_shutdown();
-        // Wake the blocking accept() so the acceptor sees the flag.
-        let _ = TcpStream::connect(self.addr);
-        if let Some(handle) = self.acceptor.take() {
-            let _ = handle.join();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
         }
-        if let Ok(conns) = self.state.connections.lock() {
-            for stream in conns.values() {
-                let _ = stream.shutdown(Shutdown::Both);
-            }
-        }
-        let handlers = self
-            .state
-            .handlers
-            .lock()
-            .map(|mut h| std::mem::take(&mut *h))
-            .unwrap_or_default();
-        for handle in handlers {
+        if let Some(handle) = self.thread.take() {
             let _ = handle.join();
         }
         tracing::debug!("embedded model server at {} stopped", self.base_url);
     }
 }
 
-fn accept_loop(state: &Arc<State>, listener: &TcpListener) {
-    for stream in listener.incoming() {
-        if state.stopping.load(Ordering::SeqCst) {
+async fn accept_loop(
+    state: Arc<State>,
+    listener: std::net::TcpListener,
+    mut stopped: oneshot::Receiver<()>,
+) {
+    let listener = match tokio::net::TcpListener::from_std(listener) {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!("embedded model server: cannot listen: {e}");
             return;
         }
-        let Ok(stream) = stream else { continue };
-        let id = state.next_id.fetch_add(1, Ordering::Relaxed);
-        let Ok(clone) = stream.try_clone() else {
-            continue;
-        };
-        if let Ok(mut conns) = state.connections.lock() {
-            conns.insert(id, clone);
-        }
-        let st = Arc::clone(state);
-        let spawned = std::thread::Builder::new()
-            .name(format!("local-model-conn-{id}"))
-            .spawn(move || {
-                serve_connection(&st, stream);
-                if let Ok(mut conns) = st.connections.lock() {
-                    conns.remove(&id);
-                }
-            });
-        if let (Ok(handle), Ok(mut handlers)) = (spawned, state.handlers.lock()) {
-            handlers.retain(|h| !h.is_finished());
-            handlers.push(handle);
-        }
-    }
-}
-
-struct Request {
-    method: String,
-    path: String,
-    body: Vec<u8>,
-    close: bool,
-}
-
-enum ReadOutcome {
-    Request(Request),
-    Closed,
-    Malformed(String),
-}
-
-fn read_request(reader: &mut BufReader<TcpStream>) -> ReadOutcome {
-    let mut head_bytes = 0usize;
-    let mut line = String::new();
-    // Skip blank lines between requests (tolerated by RFC 9112).
-    loop {
-        line.clear();
-        match reader.read_line(&mut line) {
-            Ok(0) | Err(_) => return ReadOutcome::Closed,
-            Ok(n) => head_bytes += n,
-        }
-        if !line.trim().is_empty() {
-            break;
-        }
-    }
-    let mut parts = line.split_whitespace();
-    let (Some(method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next())
-    else {
-        return ReadOutcome::Malformed(format!("bad request line {:?}", line.trim_end()));
     };
-    let method = method.to_owned();
-    let path = target.split('?').next().unwrap_or("").to_owned();
-    let mut close = version == "HTTP/1.0";
-    let mut content_length = 0usize;
     loop {
-        line.clear();
-        match reader.read_line(&mut line) {
-            Ok(0) | Err(_) => return ReadOutcome::Closed,
-            Ok(n) => head_bytes += n,
-        }
-        if head_bytes > MAX_HEADER_BYTES {
-            return ReadOutcome::Malformed("request head too large".to_owned());
-        }
-        let l = line.trim_end();
-        if l.is_empty() {
-            break;
-        }
-        let Some((name, value)) = l.split_once(':') else {
-            return ReadOutcome::Malformed(format!("bad header line {l:?}"));
-        };
-        let value = value.trim();
-        match name.trim().to_ascii_lowercase().as_str() {
-            "content-length" => match value.parse() {
-                Ok(n) if n <= MAX_BODY_BYTES => content_length = n,
-                _ => {
-                    return ReadOutcome::Malformed(format!(
-                        "bad or too large Content-Length {value:?}"
-                    ));
-                }
-            },
-            "transfer-encoding" => {
-                return ReadOutcome::Malformed(
-                    "chunked request bodies are not supported".to_owned(),
-                );
+        tokio::select! {
+            _ = &mut stopped => return,
+            accepted = listener.accept() => {
+                let Ok((sock, _)) = accepted else { continue };
+                let _ = sock.set_nodelay(true);
+                let state = Arc::clone(&state);
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |req| route(Arc::clone(&state), req));
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(sock), service)
+                        .await;
+                });
             }
-            "connection" => {
-                let v = value.to_ascii_lowercase();
-                if v.contains("close") {
-                    close = true;
-                } else if v.contains("keep-alive") {
-                    close = false;
-                }
-            }
-            _ => {}
-        }
-    }
-    let mut body = vec![0; content_length];
-    if reader.read_exact(&mut body).is_err() {
-        return ReadOutcome::Closed;
-    }
-    ReadOutcome::Request(Request {
-        method,
-        path,
-        body,
-        close,
-    })
-}
-
-fn serve_connection(state: &State, stream: TcpStream) {
-    let Ok(mut writer) = stream.try_clone() else {
-        return;
-    };
-    let mut reader = BufReader::new(stream);
-    loop {
-        if state.stopping.load(Ordering::SeqCst) {
-            return;
-        }
-        let request = match read_request(&mut reader) {
-            ReadOutcome::Request(r) => r,
-            ReadOutcome::Closed => return,
-            ReadOutcome::Malformed(msg) => {
-                let _ = write_response(
-                    &mut writer,
-                    400,
-                    &error_body(&msg, "invalid_request_error"),
-                    true,
-                );
-                return;
-            }
-        };
-        if let Some(usage) = streamed_chat(&request) {
-            if stream_chat(state, &request.body, usage, &mut writer, request.close).is_err()
-                || request.close
-            {
-                return;
-            }
-            continue;
-        }
-        let (status, body) = route(state, &request);
-        if write_response(&mut writer, status, &body, request.close).is_err() || request.close {
-            return;
         }
     }
 }
 
-fn route(state: &State, request: &Request) -> (u16, Value) {
-    match (request.method.as_str(), request.path.trim_end_matches('/')) {
-        ("GET", "/health") => (200, json!({"status": "ok"})),
-        ("GET", "/v1/models") => (
+/// Every response body: a whole JSON document or a stream of events.
+type Body = BoxBody<Bytes, Infallible>;
+
+/// A body whose frames come from a channel; it ends when the sender is dropped.
+struct ChannelBody {
+    rx: mpsc::Receiver<Bytes>,
+}
+
+impl http_body::Body for ChannelBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.rx.poll_recv(cx).map(|b| b.map(|b| Ok(Frame::data(b))))
+    }
+}
+
+fn json_response(status: u16, body: &Value) -> Response<Body> {
+    let bytes = serde_json::to_vec(body).unwrap_or_default();
+    let mut r = Response::new(Full::new(Bytes::from(bytes)).boxed());
+    *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    r.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r
+}
+
+async fn route(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+    let path = req.uri().path().trim_end_matches('/').to_owned();
+    let method = req.method().clone();
+    let response = match (&method, path.as_str()) {
+        (&Method::GET, "/health") => json_response(200, &json!({"status": "ok"})),
+        (&Method::GET, "/v1/models") => json_response(
             200,
-            json!({"object": "list", "data": [{"id": state.engine.name(), "object": "model", "owned_by": "ifstress"}]}),
+            &json!({"object": "list", "data": [{"id": state.engine.name(), "object": "model", "owned_by": "ifstress"}]}),
         ),
-        ("POST", "/v1/chat/completions") => chat(state, &request.body),
-        (_, "/health" | "/v1/models" | "/v1/chat/completions") => (
+        (&Method::POST, "/v1/chat/completions") => {
+            match Limited::new(req.into_body(), MAX_BODY_BYTES)
+                .collect()
+                .await
+            {
+                Ok(body) => chat(state, body.to_bytes()).await,
+                Err(e) if e.is::<LengthLimitError>() => json_response(
+                    413,
+                    &error_body(
+                        &format!("the request body is longer than {MAX_BODY_BYTES} bytes"),
+                        "invalid_request_error",
+                    ),
+                ),
+                Err(e) => json_response(
+                    400,
+                    &error_body(
+                        &format!("reading the request body: {e}"),
+                        "invalid_request_error",
+                    ),
+                ),
+            }
+        }
+        (_, "/health" | "/v1/models" | "/v1/chat/completions") => json_response(
             405,
-            error_body(
-                &format!("method {} not allowed here", request.method),
+            &error_body(
+                &format!("method {method} not allowed here"),
                 "invalid_request_error",
             ),
         ),
-        (_, path) => (
+        (_, path) => json_response(
             404,
-            error_body(&format!("no route for {path}"), "not_found_error"),
+            &error_body(&format!("no route for {path}"), "not_found_error"),
         ),
-    }
+    };
+    Ok(response)
 }
 
-fn chat(state: &State, body: &[u8]) -> (u16, Value) {
-    let request: ChatRequest = match serde_json::from_slice(body) {
+/// A chat request: answered whole, or as events when it asks to stream.
+async fn chat(state: Arc<State>, body: Bytes) -> Response<Body> {
+    let request: ChatRequest = match serde_json::from_slice(&body) {
         Ok(r) => r,
         Err(e) => {
-            return (
+            return json_response(
                 400,
-                error_body(&format!("request body: {e}"), "invalid_request_error"),
+                &error_body(&format!("request body: {e}"), "invalid_request_error"),
             );
         }
     };
-    match state.engine.generate(&request) {
-        Ok(completion) => (200, completion_body(state.engine.name(), &completion)),
-        Err(e) => chat_error(e),
+    if let Some(usage) = streamed(&body) {
+        return stream_chat(state, request, usage).await;
+    }
+    let st = Arc::clone(&state);
+    let answered = tokio::task::spawn_blocking(move || st.engine.generate(&request)).await;
+    match answered {
+        Ok(Ok(completion)) => {
+            json_response(200, &completion_body(state.engine.name(), &completion))
+        }
+        Ok(Err(e)) => {
+            let (status, body) = chat_error(e);
+            json_response(status, &body)
+        }
+        Err(_) => {
+            let (status, body) = chat_error(Error::ShuttingDown);
+            json_response(status, &body)
+        }
     }
 }
 
 /// For a chat request that asks to stream: whether it wants the usage chunk.
-fn streamed_chat(request: &Request) -> Option<bool> {
-    if request.method != "POST" || request.path.trim_end_matches('/') != "/v1/chat/completions" {
-        return None;
-    }
-    let v: Value = serde_json::from_slice(&request.body).ok()?;
+fn streamed(body: &[u8]) -> Option<bool> {
+    let v: Value = serde_json::from_slice(body).ok()?;
     if v.get("stream").and_then(Value::as_bool) != Some(true) {
         return None;
     }
@@ -330,26 +273,45 @@ fn streamed_chat(request: &Request) -> Option<bool> {
 
 /// Answers a streaming chat request: events as the text comes, or an error status when the engine refuses the
 /// request before any text.
-fn stream_chat(
-    state: &State,
-    body: &[u8],
-    usage: bool,
-    w: &mut TcpStream,
-    close: bool,
-) -> std::io::Result<()> {
-    let request: ChatRequest = match serde_json::from_slice(body) {
-        Ok(r) => r,
-        Err(e) => {
-            let msg = format!("request body: {e}");
-            return write_response(w, 400, &error_body(&msg, "invalid_request_error"), close);
+async fn stream_chat(state: Arc<State>, request: ChatRequest, usage: bool) -> Response<Body> {
+    let (start_tx, start_rx) = oneshot::channel();
+    let (tx, rx) = mpsc::channel(STREAM_BUFFER);
+    tokio::task::spawn_blocking(move || generate_events(&state, &request, usage, start_tx, &tx));
+    match start_rx.await {
+        Ok(Ok(())) => {
+            let mut r = Response::new(ChannelBody { rx }.boxed());
+            let headers = r.headers_mut();
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+            headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+            r
         }
-    };
+        Ok(Err((status, body))) => json_response(status, &body),
+        Err(_) => {
+            let (status, body) = chat_error(Error::ShuttingDown);
+            json_response(status, &body)
+        }
+    }
+}
+
+/// Tells a streamed answer's handler whether its stream begins, or the status and body that refuse it.
+type Start = oneshot::Sender<Result<(), (u16, Value)>>;
+
+/// Runs one streamed generation on a blocking thread: says on `start` whether the stream begins (or the status
+/// and body that refuse it), then sends each event to `tx`. A client that goes away stops the generation (the
+/// engine's text receiver is dropped).
+fn generate_events(
+    state: &State,
+    request: &ChatRequest,
+    usage: bool,
+    start: Start,
+    tx: &mpsc::Sender<Bytes>,
+) {
     let (text_tx, text_rx) = std::sync::mpsc::channel::<String>();
-    let done = match state.engine.generate_streaming(&request, text_tx) {
+    let done = match state.engine.generate_streaming(request, text_tx) {
         Ok(rx) => rx,
         Err(e) => {
-            let (status, body) = chat_error(e);
-            return write_response(w, status, &body, close);
+            let _ = start.send(Err(chat_error(e)));
+            return;
         }
     };
     let (id, created) = completion_id();
@@ -361,104 +323,78 @@ fn stream_chat(
         }
         v
     };
-    let mut started = false;
+    let send = |v: &Value| {
+        tx.blocking_send(Bytes::from(format!("data: {v}\n\n")))
+            .is_ok()
+    };
+    let mut start = Some(start);
+    // Starts the stream (the headers and the role chunk) once; false when the client is gone.
+    let begin = |start: &mut Option<Start>| match start.take() {
+        None => true,
+        Some(s) => {
+            s.send(Ok(())).is_ok()
+                && send(&chunk(
+                    json!([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]),
+                    None,
+                ))
+        }
+    };
     let mut sent = 0usize;
     // The pieces end when the generation does (the worker drops the sender with the job).
     for piece in text_rx.iter() {
-        if !started {
-            start_events(w, close)?;
-            write_event(
-                w,
-                &chunk(
-                    json!([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]),
-                    None,
-                ),
-            )?;
-            started = true;
+        if !begin(&mut start) {
+            return;
         }
         sent += piece.len();
-        write_event(
-            w,
-            &chunk(
-                json!([{"index": 0, "delta": {"content": piece}, "finish_reason": null}]),
-                None,
-            ),
-        )?;
-    }
-    let result = done.recv().unwrap_or(Err(Error::ShuttingDown));
-    let c = match result {
-        Ok(c) => c,
-        Err(e) if !started => {
-            let (status, body) = chat_error(e);
-            return write_response(w, status, &body, close);
+        let event = chunk(
+            json!([{"index": 0, "delta": {"content": piece}, "finish_reason": null}]),
+            None,
+        );
+        if !send(&event) {
+            return;
         }
+    }
+    let c = match done.recv().unwrap_or(Err(Error::ShuttingDown)) {
+        Ok(c) => c,
         Err(e) => {
             let (status, body) = chat_error(e);
-            let mut err = body["error"].clone();
-            err["code"] = Value::from(status);
-            write_event(w, &chunk(json!([]), Some(("error", err))))?;
-            return end_events(w);
+            if let Some(s) = start.take() {
+                let _ = s.send(Err((status, body)));
+            } else {
+                let mut err = body["error"].clone();
+                err["code"] = Value::from(status);
+                let _ = send(&chunk(json!([]), Some(("error", err))))
+                    && tx
+                        .blocking_send(Bytes::from_static(b"data: [DONE]\n\n"))
+                        .is_ok();
+            }
+            return;
         }
     };
-    if !started {
-        start_events(w, close)?;
-        write_event(
-            w,
-            &chunk(
-                json!([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]),
-                None,
-            ),
-        )?;
+    if !begin(&mut start) {
+        return;
     }
     let rest = c.text.get(sent..).unwrap_or("");
-    if !rest.is_empty() {
-        write_event(
-            w,
-            &chunk(
-                json!([{"index": 0, "delta": {"content": rest}, "finish_reason": null}]),
-                None,
-            ),
-        )?;
+    if !rest.is_empty()
+        && !send(&chunk(
+            json!([{"index": 0, "delta": {"content": rest}, "finish_reason": null}]),
+            None,
+        ))
+    {
+        return;
     }
     let mut last = json!([{"index": 0, "delta": {}, "finish_reason": c.finish_reason.as_str()}]);
     let logprobs = logprobs_body(&c);
     if !logprobs.is_null() {
         last[0]["logprobs"] = logprobs;
     }
-    write_event(w, &chunk(last, None))?;
-    if usage {
-        write_event(w, &chunk(json!([]), Some(("usage", usage_body(&c)))))?;
+    if !send(&chunk(last, None)) {
+        return;
     }
-    end_events(w)
-}
-
-fn start_events(w: &mut TcpStream, close: bool) -> std::io::Result<()> {
-    let head = format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\nConnection: {}\r\n\r\n",
-        if close { "close" } else { "keep-alive" }
-    );
-    w.write_all(head.as_bytes())?;
-    w.flush()
-}
-
-/// One `data:` event as one chunk of the body.
-fn write_event(w: &mut TcpStream, v: &Value) -> std::io::Result<()> {
-    write_chunk(w, format!("data: {v}\n\n").as_bytes())
-}
-
-fn write_chunk(w: &mut TcpStream, data: &[u8]) -> std::io::Result<()> {
-    let mut buf = Vec::with_capacity(data.len() + 12);
-    buf.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
-    buf.extend_from_slice(data);
-    buf.extend_from_slice(b"\r\n");
-    w.write_all(&buf)?;
-    w.flush()
-}
-
-fn end_events(w: &mut TcpStream) -> std::io::Result<()> {
-    write_chunk(w, b"data: [DONE]\n\n")?;
-    w.write_all(b"0\r\n\r\n")?;
-    w.flush()
+    if usage && !send(&chunk(json!([]), Some(("usage", usage_body(&c))))) {
+        return;
+    }
+    let _ = tx.blocking_send(Bytes::from_static(b"data: [DONE]\n\n"));
 }
 
 /// The status and error body for a failed generation.
@@ -523,29 +459,4 @@ fn completion_body(model: &str, c: &Completion) -> Value {
 
 fn error_body(message: &str, kind: &str) -> Value {
     json!({"error": {"message": message, "type": kind}})
-}
-
-fn write_response(
-    w: &mut TcpStream,
-    status: u16,
-    body: &Value,
-    close: bool,
-) -> std::io::Result<()> {
-    let reason = match status {
-        200 => "OK",
-        400 => "Bad Request",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        503 => "Service Unavailable",
-        _ => "Internal Server Error",
-    };
-    let payload = serde_json::to_vec(body).unwrap_or_default();
-    let head = format!(
-        "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: {}\r\n\r\n",
-        payload.len(),
-        if close { "close" } else { "keep-alive" }
-    );
-    w.write_all(head.as_bytes())?;
-    w.write_all(&payload)?;
-    w.flush()
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use inference_client::mock::{MockConfig, MockServer};
+use mock_provider::{MockConfig, MockServer};
 use schema::{Message, PromptRecord, ResponseRecord};
 
 pub(crate) fn write_prompts(path: &Path, n: usize) {

@@ -1,4 +1,4 @@
-//! The judge check end to end (`cargo xtask pipeline` against the inference client's mock): a RIFT judge that says
+//! The judge check end to end (`cargo xtask pipeline` against the mock provider): a RIFT judge that says
 //! CORRECT to everything and the embedded SmolLM2-135M as judge both end the run with exit 4 and say why; a sound
 //! mock judge passes (exit 0), its sensitivity and specificity shown in `summary.md` and `report.html`; a failed
 //! judge kept on purpose exits 0 with the mark; and the result tables are byte-identical with the check on and off.
@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
-use inference_client::mock::{MockConfig, MockServer, Responder};
+use mock_provider::{MockConfig, MockServer, Responder};
 
 /// Runs the pipeline in `dir`; returns the exit code, the summary and the last lines of the log.
 fn pipeline(dir: &Path) -> (i32, String, String) {

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use inference_client::mock::{MockConfig, MockServer};
+use mock_provider::{MockConfig, MockServer};
 use schema::ResponseRecord;
 
 use crate::interrupt::{ifscale_workspace, infer, pipeline, wait, write_prompts};

@@ -7,7 +7,7 @@ use crate::repo;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use inference_client::mock::{MockConfig, MockServer};
+use mock_provider::{MockConfig, MockServer};
 
 /// Runs `cargo xtask <args>` in `dir` (no progress bars, plain logs, no Chromium).
 fn xtask(dir: &Path, args: &[&str]) -> Output {

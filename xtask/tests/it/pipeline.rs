@@ -1,4 +1,4 @@
-//! `cargo xtask pipeline` against the inference client's mock and its provider emulation: a run-wide cost limit
+//! `cargo xtask pipeline` against the mock provider (crate `mock-provider`) and its provider emulation: a run-wide cost limit
 //! (a budget-stopped run exits 3 and lists what is missing, a rerun with the same cap sends nothing, a higher cap
 //! finishes the run), reasoning judges that complete a run or leave it incomplete, a model that cannot be used, and
 //! one whose server is not there.
@@ -7,7 +7,7 @@ use crate::repo;
 use std::path::Path;
 use std::process::Command;
 
-use inference_client::mock::{MockConfig, MockServer};
+use mock_provider::{MockConfig, MockServer};
 
 /// Runs the pipeline in `dir` with extra flags; returns the exit code and the summary.
 fn pipeline(dir: &Path, flags: &[&str]) -> (i32, String) {

@@ -1,4 +1,4 @@
-//! What the paper-scale rehearsal's mock answers (a [`Responder`] for the inference client's mock), and the
+//! What the paper-scale rehearsal's mock answers (a [`Responder`] for the mock provider), and the
 //! synthetic Jeopardy!-shaped question set it answers from.
 //!
 //! Every reply is a deterministic function of the request (and, for IFScale, of how many times the same prompt was
@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use inference_client::mock::Responder;
+use mock_provider::Responder;
 use prompt_gen::rng::Mt19937;
 use schema::rift::Question;
 

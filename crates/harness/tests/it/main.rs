@@ -1,4 +1,4 @@
-//! The harness's loops against the inference client's mock server (127.0.0.1 only, scripted replies).
+//! The harness's loops against the mock provider (127.0.0.1 only, scripted replies).
 
 mod ifscale;
 mod pairs;

@@ -4,7 +4,7 @@
 
 use harness::helper::{HelperCall, UNJUDGED_ALERT_SHARE};
 use harness::rift::{Judge, JudgeSummary, Score, ScoreSummary, judge, run, score};
-use inference_client::mock::MockServer;
+use mock_provider::MockServer;
 use schema::paths::ModelPaths;
 use schema::rift::{AnswerScore, JudgeSource, JudgeVerdict, PromptScore, Structure, Verdict};
 use schema::{PromptRecord, ResponseRecord};

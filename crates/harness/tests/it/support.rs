@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
-use inference_client::mock::{MockConfig, MockServer};
 use inference_client::{Client, ModelConfig, RunOptions};
+use mock_provider::{MockConfig, MockServer};
 
 /// A mock whose replies are scripted per marker (see `MockConfig::replies`); other requests get the echo.
 pub(crate) fn mock(replies: &[(&str, &[&str])]) -> MockServer {

@@ -64,28 +64,18 @@ struct WithId {
 impl Api<'_> {
     /// Uploads an input file; returns its file id.
     pub(crate) async fn upload(&self, name: &str, bytes: &[u8]) -> Result<String, Error> {
-        let boundary = format!("ifstress-{}", &schema::sha256_hex(bytes)[..24]);
-        let mut form = Vec::with_capacity(bytes.len() + 512);
-        form.extend_from_slice(
-            format!(
-                "--{boundary}\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nbatch\r\n\
-                 --{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n\
-                 Content-Type: application/jsonl\r\n\r\n"
-            )
-            .as_bytes(),
-        );
-        form.extend_from_slice(bytes);
-        form.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
         let url = self.url("files");
         let reply = self
             .call("uploading the batch input file", &url, || {
-                self.http
-                    .post(&url)
-                    .header(
-                        reqwest::header::CONTENT_TYPE,
-                        format!("multipart/form-data; boundary={boundary}"),
-                    )
-                    .body(form.clone())
+                // A form is consumed by its request, so each attempt builds its own.
+                let file = reqwest::multipart::Part::bytes(bytes.to_vec())
+                    .file_name(name.to_owned())
+                    .mime_str("application/jsonl")
+                    .expect("`application/jsonl` is a valid MIME type");
+                let form = reqwest::multipart::Form::new()
+                    .text("purpose", "batch")
+                    .part("file", file);
+                self.http.post(&url).multipart(form)
             })
             .await?;
         self.id_of(&url, &reply)

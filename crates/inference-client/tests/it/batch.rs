@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use inference_client::mock::{BatchEnd, Fault, MockConfig, MockServer};
 use inference_client::{BatchMode, BatchOptions, Client, Error, ModelConfig, RunOptions};
+use mock_provider::{BatchEnd, Fault, MockConfig, MockServer};
 use schema::{Outcome, PromptRecord, ResponseRecord};
 
 use crate::support::{self, expected_content, prompt};

@@ -1,7 +1,7 @@
 //! The cache key covers what determines an answer, and nothing else.
 
 use inference_client::Cache;
-use inference_client::mock::{MockConfig, MockServer};
+use mock_provider::{MockConfig, MockServer};
 
 use crate::support::{model, opts, prompts, run};
 

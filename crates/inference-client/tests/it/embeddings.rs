@@ -1,7 +1,7 @@
 //! `Client::embed` against the mock's `/embeddings` route: order, batching, retries, cache, budget, key hygiene.
 
-use inference_client::mock::{Fault, MockConfig, MockServer};
 use inference_client::{Client, Error};
+use mock_provider::{Fault, MockConfig, MockServer};
 
 use crate::support::{model, opts};
 

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use inference_client::Error;
-use inference_client::mock::{Fault, MockConfig, MockServer};
+use mock_provider::{Fault, MockConfig, MockServer};
 use schema::{ErrorClass, Outcome};
 
 use crate::support::{chat, expected_content, model, opts, prompt, prompts, run};

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use inference_client::mock::{MockConfig, MockServer};
 use inference_client::{Cache, Client, InFlight};
+use mock_provider::{MockConfig, MockServer};
 
 use crate::support::{model, opts, prompts, run};
 

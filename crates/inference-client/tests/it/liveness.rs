@@ -3,8 +3,8 @@
 
 use std::time::{Duration, Instant};
 
-use inference_client::mock::{Fault, MockConfig, MockServer};
 use inference_client::{Client, Error};
+use mock_provider::{Fault, MockConfig, MockServer};
 use schema::{ErrorClass, Outcome, ResponseRecord};
 
 use crate::support::{chat, contents, expected_content, model, opts, prompts};

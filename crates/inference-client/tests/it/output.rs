@@ -1,7 +1,7 @@
 //! What a response record holds, resume, the cost limit and the dry run.
 
-use inference_client::mock::{MockConfig, MockServer};
 use inference_client::{Client, estimate_input_tokens};
+use mock_provider::{MockConfig, MockServer};
 use schema::{Logprobs, Outcome};
 
 use crate::support::{chat, contents, model, opts, prompt, prompts, run};

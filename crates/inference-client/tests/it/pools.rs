@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use inference_client::Client;
-use inference_client::mock::{MockConfig, MockServer};
+use mock_provider::{MockConfig, MockServer};
 use schema::ResponseRecord;
 
 use crate::support::{model, opts, prompts};

@@ -1,10 +1,10 @@
-//! The client against the mock's provider emulation (`inference_client::mock`, module `emulate`): request styles,
+//! The client against the mock's provider emulation (`mock_provider`, module `emulate`): request styles,
 //! providers' error shapes, fatal answers, retry hints, stalled bodies, provenance, dead replicas and the budget.
 
 use std::time::Instant;
 
-use inference_client::mock::{MockConfig, MockServer};
 use inference_client::{Client, Error, ModelConfig, TokenLimitField};
+use mock_provider::{MockConfig, MockServer};
 use schema::{ErrorClass, Outcome, ResponseRecord};
 
 use crate::support::{chat, model, opts, prompts, run};
@@ -322,7 +322,7 @@ fn a_budget_ledger_carries_the_cap_across_clients() {
 #[test]
 fn a_401_without_a_key_says_how_to_name_one() {
     let mut cfg = MockConfig::new();
-    cfg.script = vec![inference_client::mock::Fault::Unauthorized];
+    cfg.script = vec![mock_provider::Fault::Unauthorized];
     let mock = MockServer::start(cfg, 0).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let err = chat(

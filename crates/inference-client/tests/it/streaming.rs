@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use inference_client::estimate_input_tokens;
-use inference_client::mock::{Fault, MockConfig, MockServer, Responder};
+use mock_provider::{Fault, MockConfig, MockServer, Responder};
 use schema::{ErrorClass, ResponseRecord};
 
 use crate::support::{model, opts, prompt, prompts, run};

@@ -1,13 +1,12 @@
 //! Integration tests against the real GGUF (SmolLM2-135M-Instruct). The model is loaded once per test binary
 //! behind one `LocalServer`; most tests call its engine in-process, one goes through HTTP.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use local_model::{
-    ChatMessage, ChatRequest, EngineConfig, Error, FinishReason, LocalServer, StopStrings,
+    ChatMessage, ChatRequest, EngineConfig, Error, FinishReason, LocalServer, MAX_BODY_BYTES,
+    StopStrings,
 };
 use serde_json::Value;
 
@@ -178,25 +177,25 @@ fn invalid_requests_are_rejected() {
     ));
 }
 
-/// A bare HTTP/1.1 request on a fresh connection; returns the status and the JSON body.
-fn http(method: &str, path: &str, body: &str) -> (u16, Value) {
-    let base = server().base_url();
-    let host = base
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
+/// One request through a real HTTP client; returns the status, the headers and the body.
+fn exchange(method: &str, path: &str, body: &str) -> (u16, reqwest::header::HeaderMap, String) {
+    let url = format!("{}{path}", server().base_url());
+    let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+    let response = reqwest::blocking::Client::new()
+        .request(method, url)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(body.to_owned())
+        .send()
         .unwrap();
-    let mut stream = TcpStream::connect(host).unwrap();
-    let req = format!(
-        "{method} /v1{path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(req.as_bytes()).unwrap();
-    let mut raw = String::new();
-    stream.read_to_string(&mut raw).unwrap();
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
-    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-    (status, serde_json::from_str(body).unwrap())
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    (status, headers, response.text().unwrap())
+}
+
+/// One request; returns the status and the JSON body.
+fn http(method: &str, path: &str, body: &str) -> (u16, Value) {
+    let (status, _, body) = exchange(method, path, body);
+    (status, serde_json::from_str(&body).unwrap())
 }
 
 #[test]
@@ -244,31 +243,25 @@ fn http_endpoint_speaks_openai() {
     assert!(err["error"]["message"].is_string());
     let (status, _) = http("GET", "/nowhere", "");
     assert_eq!(status, 404);
-}
-
-/// A chunked HTTP/1.1 body without its chunk framing.
-fn dechunk(mut raw: &str) -> String {
-    let mut out = String::new();
-    loop {
-        let (size, rest) = raw.split_once("\r\n").expect("a chunk size line");
-        let n = usize::from_str_radix(size.trim(), 16).expect("a hex chunk size");
-        if n == 0 {
-            return out;
-        }
-        out.push_str(&rest[..n]);
-        raw = &rest[n + 2..];
-    }
+    let (status, err) = http("GET", "/chat/completions", "");
+    assert_eq!(status, 405);
+    assert!(err["error"]["message"].is_string());
+    // A body over the limit gets a 413 with a JSON error.
+    let big = "x".repeat(MAX_BODY_BYTES + 1);
+    let (status, err) = http("POST", "/chat/completions", &big);
+    assert_eq!(status, 413);
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("longer than"),
+        "{err}"
+    );
 }
 
 #[test]
 fn http_endpoint_streams_server_sent_events() {
     let srv = server();
-    let base = srv.base_url();
-    let host = base
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap();
     let body = serde_json::json!({
         "model": "smollm2-135m",
         "messages": [{"role": "user", "content": CAPITAL}],
@@ -279,18 +272,17 @@ fn http_endpoint_streams_server_sent_events() {
         "stream_options": {"include_usage": true},
     })
     .to_string();
-    let mut stream = TcpStream::connect(host).unwrap();
-    let req = format!(
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
+    let (status, headers, text) = exchange("POST", "/chat/completions", &body);
+    assert_eq!(status, 200, "{text}");
+    assert_eq!(
+        headers.get(reqwest::header::CONTENT_TYPE).unwrap(),
+        "text/event-stream",
+        "{headers:?}"
     );
-    stream.write_all(req.as_bytes()).unwrap();
-    let mut raw = String::new();
-    stream.read_to_string(&mut raw).unwrap();
-    let (head, chunked) = raw.split_once("\r\n\r\n").unwrap();
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    assert!(head.contains("text/event-stream"), "{head}");
-    let text = dechunk(chunked);
+    assert!(
+        headers.get(reqwest::header::TRANSFER_ENCODING).is_some(),
+        "a chunked body: {headers:?}"
+    );
     let events: Vec<&str> = text
         .split("\n\n")
         .filter(|e| !e.is_empty())
@@ -335,6 +327,44 @@ fn http_endpoint_streams_server_sent_events() {
     let (status, err) = http("POST", "/chat/completions", &long.to_string());
     assert_eq!(status, 400);
     assert!(err["error"]["message"].is_string());
+}
+
+#[test]
+fn dropping_the_server_closes_a_stream_in_flight() {
+    use std::io::Read;
+    // A server of its own: the shared one lives as long as the test binary.
+    let cfg = EngineConfig {
+        gguf: gguf_path(),
+        threads: 1,
+        ctx_size: 1024,
+        max_parallel: 1,
+    };
+    let srv = LocalServer::start(&cfg).unwrap();
+    let body = serde_json::json!({
+        "messages": [{"role": "user", "content": "Count from one to one thousand in words."}],
+        "max_tokens": 900,
+        "ignore_eos": true,
+        "stream": true,
+    });
+    let mut response = reqwest::blocking::Client::new()
+        .post(format!("{}/chat/completions", srv.base_url()))
+        .json(&body)
+        .send()
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    // The first bytes of the first event: the generation is under way.
+    let mut first = [0u8; 6];
+    response.read_exact(&mut first).unwrap();
+    assert_eq!(&first, b"data: ");
+    // Dropping returns once the generation has been failed and every connection closed...
+    drop(srv);
+    // ...so the stream ends without its `[DONE]`, long before 900 tokens.
+    let mut rest = Vec::new();
+    let read = response.read_to_end(&mut rest);
+    let rest = String::from_utf8_lossy(&rest);
+    assert!(read.is_err() || !rest.contains("[DONE]"), "{rest}");
+    let pieces = rest.matches("\"content\"").count();
+    assert!(pieces < 900, "{pieces} pieces after the server was dropped");
 }
 
 /// The prompt behind the committed greedy output in `golden/lighthouse-48.txt`.

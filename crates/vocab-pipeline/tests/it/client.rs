@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use inference_client::mock::{MockConfig, MockServer};
 use inference_client::{Client, ModelConfig, RunOptions};
+use mock_provider::{MockConfig, MockServer};
 use vocab_pipeline::client::ClientRunner;
 use vocab_pipeline::difficulty::{self, DifficultyConfig, PromptRunner};
 

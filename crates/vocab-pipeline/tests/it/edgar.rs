@@ -1,75 +1,41 @@
 //! `fetch_10k` against a mock EDGAR on 127.0.0.1: no request leaves the machine.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::collections::HashMap;
+use std::time::Duration;
 
+use mock_provider::files::FileServer;
 use vocab_pipeline::edgar::{FetchConfig, fetch_10k, validate_user_agent};
 
-#[derive(Debug, Clone)]
-struct Seen {
-    path: String,
-    user_agent: String,
-    at: Instant,
-}
-
-fn mock() -> (String, Arc<Mutex<Vec<Seen>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = Arc::clone(&seen);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut line = String::new();
-            reader.read_line(&mut line).unwrap();
-            let path = line.split_whitespace().nth(1).unwrap_or("").to_owned();
-            let mut ua = String::new();
-            loop {
-                let mut h = String::new();
-                if reader.read_line(&mut h).unwrap() == 0 || h == "\r\n" {
-                    break;
-                }
-                if let Some(v) = h.to_ascii_lowercase().strip_prefix("user-agent:") {
-                    ua = v.trim().to_owned();
-                }
-            }
-            log.lock().unwrap().push(Seen {
-                path: path.clone(),
-                user_agent: ua,
-                at: Instant::now(),
-            });
-            let (status, body): (&str, String) = match path.as_str() {
-                "/submissions/CIK0000001234.json" => (
-                    "200 OK",
-                    r#"{"cik":"1234","name":"Widget Co","filings":{"recent":{
-                        "accessionNumber":["0000001234-21-000010","0000001234-21-000011","0000001234-20-000005"],
-                        "filingDate":["2021-03-01","2021-05-01","2020-03-02"],
-                        "form":["10-K","10-Q","10-K"],
-                        "primaryDocument":["wid-10k2020.htm","wid-10q.htm","wid-10k2019.htm"]},
-                        "files":[{"name":"CIK0000001234-submissions-001.json"}]}}"#
-                        .to_owned(),
-                ),
-                "/submissions/CIK0000001234-submissions-001.json" => (
-                    "200 OK",
-                    r#"{"accessionNumber":["0000001234-99-000001"],"filingDate":["1999-03-30"],"form":["10-K405"],"primaryDocument":["old.txt"]}"#.to_owned(),
-                ),
-                "/Archives/edgar/data/1234/000000123421000010/wid-10k2020.htm" => {
-                    ("200 OK", "<html><body><p>Revenue grew.</p></body></html>".to_owned())
-                }
-                "/Archives/edgar/data/1234/000000123499000001/old.txt" => ("200 OK", "Old revenue text.".to_owned()),
-                _ => ("404 Not Found", "no".to_owned()),
-            };
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    (base, seen)
+/// EDGAR's index and documents for one company (CIK 1234), served on 127.0.0.1.
+fn mock() -> FileServer {
+    let files: [(&str, &str); 4] = [
+        (
+            "/submissions/CIK0000001234.json",
+            r#"{"cik":"1234","name":"Widget Co","filings":{"recent":{
+                "accessionNumber":["0000001234-21-000010","0000001234-21-000011","0000001234-20-000005"],
+                "filingDate":["2021-03-01","2021-05-01","2020-03-02"],
+                "form":["10-K","10-Q","10-K"],
+                "primaryDocument":["wid-10k2020.htm","wid-10q.htm","wid-10k2019.htm"]},
+                "files":[{"name":"CIK0000001234-submissions-001.json"}]}}"#,
+        ),
+        (
+            "/submissions/CIK0000001234-submissions-001.json",
+            r#"{"accessionNumber":["0000001234-99-000001"],"filingDate":["1999-03-30"],"form":["10-K405"],"primaryDocument":["old.txt"]}"#,
+        ),
+        (
+            "/Archives/edgar/data/1234/000000123421000010/wid-10k2020.htm",
+            "<html><body><p>Revenue grew.</p></body></html>",
+        ),
+        (
+            "/Archives/edgar/data/1234/000000123499000001/old.txt",
+            "Old revenue text.",
+        ),
+    ];
+    let files: HashMap<String, (u16, Vec<u8>)> = files
+        .iter()
+        .map(|(path, body)| ((*path).to_owned(), (200, body.as_bytes().to_vec())))
+        .collect();
+    FileServer::start(files).unwrap()
 }
 
 fn cfg(base: &str) -> FetchConfig {
@@ -84,7 +50,8 @@ fn cfg(base: &str) -> FetchConfig {
 
 #[test]
 fn downloads_the_10ks_of_the_requested_years_politely() {
-    let (base, seen) = mock();
+    let server = mock();
+    let base = server.base_url();
     let dir = tempfile::tempdir().unwrap();
     let got = fetch_10k(&cfg(&base), &[1234], &[1999, 2021], dir.path()).unwrap();
     let names: Vec<String> = got
@@ -102,7 +69,7 @@ fn downloads_the_10ks_of_the_requested_years_politely() {
         std::fs::read_to_string(&got[1].path).unwrap(),
         "Old revenue text."
     );
-    let seen = seen.lock().unwrap().clone();
+    let seen = server.seen();
     assert_eq!(seen.len(), 4, "{seen:?}");
     assert!(
         seen.iter()
@@ -146,7 +113,8 @@ fn refuses_anonymous_or_too_fast_clients() {
 
 #[test]
 fn http_errors_name_the_url() {
-    let (base, _) = mock();
+    let server = mock();
+    let base = server.base_url();
     let dir = tempfile::tempdir().unwrap();
     let err = fetch_10k(&cfg(&base), &[999], &[2020], dir.path())
         .unwrap_err()

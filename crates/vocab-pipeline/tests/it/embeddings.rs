@@ -1,10 +1,10 @@
-//! Stage 7's `/v1/embeddings` embedder: the inference client's mock on 127.0.0.1 embeds each term `w` as
+//! Stage 7's `/v1/embeddings` embedder: the mock provider (crate `mock-provider`) on 127.0.0.1 embeds each term `w` as
 //! `[len(w), 1, 0]`; the embedder hands back unit vectors in term order.
 
 use std::sync::Arc;
 
-use inference_client::mock::{MockConfig, MockServer};
 use inference_client::{Client, ModelConfig, RunOptions};
+use mock_provider::{MockConfig, MockServer};
 use vocab_pipeline::embed::{ClientEmbedder, Embedder};
 
 fn terms(ws: &[&str]) -> Vec<String> {

@@ -3,8 +3,7 @@
 //! drop; or, when `IFSTRESS_REAL_SERVER_URL` names a base URL (vLLM, Ollama, a llama-server started by hand), that
 //! server, for the tests that do not stop it or depend on llama-server's own errors.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -229,57 +228,16 @@ impl Drop for LlamaServer {
     }
 }
 
-/// A plain HTTP/1.1 GET of an `http://host:port/path` URL: the status and the body.
+/// A GET of a URL through a real HTTP client: the status and the body.
 pub(crate) fn http_get(url: &str) -> std::io::Result<(u16, String)> {
-    let bad =
-        |m: &str| std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("{m}: {url}"));
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or_else(|| bad("only http:// URLs are supported"))?;
-    let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
-    let mut stream = TcpStream::connect(host)?;
-    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-    write!(
-        stream,
-        "GET /{path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
-    )?;
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw)?;
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or_else(|| bad("no header end"))?;
-    let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
-    let body = &raw[split + 4..];
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| bad("no status"))?;
-    let body = if head.contains("transfer-encoding: chunked") {
-        dechunk(body)
-    } else {
-        body.to_vec()
-    };
-    Ok((status, String::from_utf8_lossy(&body).into_owned()))
-}
-
-/// The body of a chunked transfer encoding.
-fn dechunk(mut body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    while let Some(eol) = body.windows(2).position(|w| w == b"\r\n") {
-        let size = String::from_utf8_lossy(&body[..eol]);
-        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
-            break;
-        };
-        let rest = &body[eol + 2..];
-        if n == 0 || rest.len() < n {
-            break;
-        }
-        out.extend_from_slice(&rest[..n]);
-        body = rest[n..].strip_prefix(b"\r\n").unwrap_or(&rest[n..]);
-    }
-    out
+    let failed = |e: reqwest::Error| std::io::Error::other(format!("GET {url}: {e}"));
+    let response = reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .and_then(|c| c.get(url).send())
+        .map_err(failed)?;
+    let status = response.status().as_u16();
+    Ok((status, response.text().map_err(failed)?))
 }
 
 /// Lines of a JSONL file that exist so far (0 when it does not exist yet).

@@ -24,7 +24,7 @@ use std::sync::Mutex;
 use serde_json::{Value, json};
 
 /// What the emulated provider does with one request.
-pub(super) enum Emulated {
+pub(crate) enum Emulated {
     /// Status, extra headers, body.
     Reply(u16, Vec<(&'static str, String)>, String),
     /// Headers promising a body that never comes.
@@ -33,7 +33,7 @@ pub(super) enum Emulated {
 
 /// Per-emulation counters (requests per prompt, successes).
 #[derive(Default)]
-pub(super) struct EmuState {
+pub(crate) struct EmuState {
     per_prompt: Mutex<HashMap<String, u32>>,
     successes: Mutex<u64>,
 }
@@ -68,7 +68,7 @@ fn answer(
 
 /// The emulated reply for a request, or `None` when its model is not an emulated one. `script` gives the
 /// scripted content for a last message (`MockConfig::replies`), which replaces the default "Reply to: …".
-pub(super) fn emulate(
+pub(crate) fn emulate(
     body: &[u8],
     headers: &[(String, String)],
     st: &EmuState,

@@ -1,4 +1,5 @@
-//! The OpenAI Batch API, mocked: `POST /v1/files` (multipart, `purpose=batch`), `POST /v1/batches`,
+//! The OpenAI Batch API, mocked: `POST /v1/files` (a multipart form, read with `multer`, whose `purpose` is
+//! `batch`), `POST /v1/batches`,
 //! `GET /v1/batches/{id}` and `GET /v1/files/{id}/content`.
 //!
 //! A batch reads `validating` on its first poll, `in_progress` on its second, and ends on the third as
@@ -15,7 +16,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Value, json};
 
-use super::{Request, Shared, completion, emulate, scripted};
+use crate::Shared;
+use crate::answer::{completion, scripted};
+use crate::emulate;
+use crate::serve::Request;
 
 /// How the mock's batches end.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -52,7 +56,7 @@ struct MockBatch {
 
 /// The uploaded files, the batches and the counters.
 #[derive(Default)]
-pub(super) struct BatchState {
+pub(crate) struct BatchState {
     files: Mutex<HashMap<String, Vec<u8>>>,
     batches: Mutex<HashMap<String, MockBatch>>,
     /// Requests (by `custom_id`) that already failed once through a marker.
@@ -66,7 +70,7 @@ pub(super) struct BatchState {
 }
 
 impl BatchState {
-    pub(super) fn stats(&self) -> BatchStats {
+    pub(crate) fn stats(&self) -> BatchStats {
         BatchStats {
             uploads: self.uploads.load(Ordering::Relaxed),
             batches: self.created.load(Ordering::Relaxed),
@@ -98,23 +102,21 @@ fn error(status: u16, message: &str) -> (u16, Vec<u8>) {
 }
 
 /// Whether a path is one of the Batch API's (`/v1/files…`, `/v1/batches…`).
-pub(super) fn handles(path: &str) -> bool {
+pub(crate) fn handles(path: &str) -> bool {
     let path = path.strip_prefix("/v1").unwrap_or(path);
     path.starts_with("/files") || path.starts_with("/batches")
 }
 
 /// The answer to a Batch API request: status and body.
-pub(super) fn route(method: &str, path: &str, req: &Request, sh: &Shared) -> (u16, Vec<u8>) {
-    let path = path.strip_prefix("/v1").unwrap_or(path);
+pub(crate) async fn route(req: &Request, sh: &Shared) -> (u16, Vec<u8>) {
+    let path = req.path.strip_prefix("/v1").unwrap_or(&req.path);
     let st = &sh.batches;
     let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
-    match (method, parts.as_slice()) {
+    match (req.method.as_str(), parts.as_slice()) {
         ("POST", ["files"]) => {
-            let Some(bytes) = multipart_file(req) else {
-                return error(
-                    400,
-                    "expected a multipart body with `purpose=batch` and a `file`",
-                );
+            let bytes = match multipart_file(req).await {
+                Ok(bytes) => bytes,
+                Err(why) => return error(400, &why),
             };
             let id = st.id("file");
             let size = bytes.len();
@@ -301,39 +303,35 @@ fn answer(body: &Value, sh: &Shared) -> (u16, String) {
     }
 }
 
-/// The `file` part of a multipart upload whose `purpose` is `batch`.
-fn multipart_file(req: &Request) -> Option<Vec<u8>> {
-    let ctype = req
-        .headers
-        .iter()
-        .find(|(k, _)| k == "content-type")
-        .map(|(_, v)| v.as_str())?;
-    let boundary = ctype.split("boundary=").nth(1)?.trim_matches('"');
-    let delim = format!("--{boundary}");
-    let body = &req.body;
-    let mut file = None;
-    let mut purpose_batch = false;
-    let mut rest: &[u8] = body;
-    while let Some(start) = find(rest, delim.as_bytes()) {
-        rest = &rest[start + delim.len()..];
-        if rest.starts_with(b"--") {
-            break;
+/// The `file` part of a multipart upload whose `purpose` is `batch`, or why the upload is not one.
+async fn multipart_file(req: &Request) -> Result<Vec<u8>, String> {
+    let ctype = req.header("content-type").unwrap_or("");
+    let boundary =
+        multer::parse_boundary(ctype).map_err(|e| format!("content-type {ctype:?}: {e}"))?;
+    let body = req.body.clone();
+    let mut form = multer::Multipart::new(
+        futures_util::stream::once(async move { Ok::<_, std::convert::Infallible>(body) }),
+        boundary,
+    );
+    let (mut file, mut purpose) = (None, None);
+    while let Some(field) = form
+        .next_field()
+        .await
+        .map_err(|e| format!("multipart body: {e}"))?
+    {
+        let name = field.name().unwrap_or("").to_owned();
+        let bytes = field
+            .bytes()
+            .await
+            .map_err(|e| format!("multipart field {name:?}: {e}"))?;
+        match name.as_str() {
+            "file" => file = Some(bytes.to_vec()),
+            "purpose" => purpose = Some(bytes),
+            _ => {}
         }
-        let head_end = find(rest, b"\r\n\r\n")?;
-        let head = String::from_utf8_lossy(&rest[..head_end]).to_string();
-        let content_start = head_end + 4;
-        let end = find(&rest[content_start..], format!("\r\n{delim}").as_bytes())?;
-        let content = &rest[content_start..content_start + end];
-        if head.contains("name=\"file\"") {
-            file = Some(content.to_vec());
-        } else if head.contains("name=\"purpose\"") {
-            purpose_batch = content == b"batch";
-        }
-        rest = &rest[content_start + end + 2..];
     }
-    file.filter(|_| purpose_batch)
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
+    if purpose.as_deref() != Some(b"batch".as_slice()) {
+        return Err("the multipart form needs `purpose` = `batch`".to_owned());
+    }
+    file.ok_or_else(|| "the multipart form has no `file` field".to_owned())
 }

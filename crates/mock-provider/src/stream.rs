@@ -1,5 +1,5 @@
 //! The mock's streamed replies: a request with `stream: true` gets its answer as server-sent events over a chunked
-//! HTTP body, cut from the same reply document it would get whole, so every answer and every emulated provider
+//! HTTP body (fed through a channel by a task of its own, one event a chunk), cut from the same reply document it would get whole, so every answer and every emulated provider
 //! behaves alike in both modes.
 //!
 //! The events are what OpenAI-compatible servers send: a first chunk with the role, the reasoning
@@ -13,12 +13,15 @@
 use std::io;
 use std::time::Duration;
 
+use bytes::Bytes;
+use hyper::Response;
 use serde_json::{Map, Value, json};
-use tokio::io::AsyncWriteExt;
-use tokio::net::tcp::OwnedWriteHalf;
+use tokio::sync::mpsc::Sender;
+
+use crate::http::{self, Body};
 
 /// What a request asks of streaming: `None` when it does not stream, else whether it wants the usage chunk.
-pub(super) fn requested(body: &[u8]) -> Option<bool> {
+pub(crate) fn requested(body: &[u8]) -> Option<bool> {
     let v: Value = serde_json::from_slice(body).ok()?;
     if v.get("stream").and_then(Value::as_bool) != Some(true) {
         return None;
@@ -32,7 +35,7 @@ pub(super) fn requested(body: &[u8]) -> Option<bool> {
 
 /// How a stream ends.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum End {
+pub(crate) enum End {
     /// Every event, then `[DONE]` and the body's end.
     Whole,
     /// Half the events, then the connection closes (a cut-off body).
@@ -42,17 +45,17 @@ pub(super) enum End {
 }
 
 /// How events are paced.
-pub(super) struct Pace {
+pub(crate) struct Pace {
     /// Waited before the first event.
-    pub(super) latency: Duration,
+    pub(crate) latency: Duration,
     /// Waited between two events.
-    pub(super) delay: Duration,
+    pub(crate) delay: Duration,
     /// Interval of keep-alive comments while waiting.
-    pub(super) keep_alive: Option<Duration>,
+    pub(crate) keep_alive: Option<Duration>,
 }
 
 /// The data of each event for a whole reply document `reply` (without `[DONE]`).
-pub(super) fn events(reply: &str, chunk_chars: usize, include_usage: bool) -> Vec<String> {
+pub(crate) fn events(reply: &str, chunk_chars: usize, include_usage: bool) -> Vec<String> {
     let Ok(v) = serde_json::from_str::<Value>(reply) else {
         // Not JSON: sent as it is, so the client sees an invalid chunk.
         return vec![reply.replace('\n', " ")];
@@ -125,33 +128,53 @@ fn pieces(text: &str, n: usize) -> Vec<String> {
     chars.chunks(n.max(1)).map(|c| c.iter().collect()).collect()
 }
 
-/// Writes a 200 with `events` as a chunked `text/event-stream` body, paced and ended as asked.
-pub(super) async fn write(
-    w: &mut OwnedWriteHalf,
+/// A 200 with `events` as a `text/event-stream` body, paced and ended as asked by a task of its own; `done` is
+/// called when the task has sent what it would send.
+pub(crate) fn respond(
+    events: Vec<String>,
+    pace: Pace,
+    end: End,
+    done: impl FnOnce() + Send + 'static,
+) -> Response<Body> {
+    let (tx, body) = http::channel();
+    tokio::spawn(async move {
+        let sent = write(&tx, &events, &pace, end).await;
+        done();
+        if let Err(e) = sent
+            && matches!(end, End::Cut | End::Silent(_))
+        {
+            // The connection is aborted mid-body, as a provider that dies does.
+            let _ = tx.send(Err(e)).await;
+        }
+    });
+    http::response(
+        200,
+        "text/event-stream",
+        &[("cache-control", "no-cache")],
+        body,
+    )
+}
+
+/// Sends `events` paced and ended as asked; an error once the stream is cut, goes silent or the client is gone.
+async fn write(
+    tx: &Sender<io::Result<Bytes>>,
     events: &[String],
     pace: &Pace,
     end: End,
 ) -> io::Result<()> {
-    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n";
-    w.write_all(head.as_bytes()).await?;
-    w.flush().await?;
     let upto = match end {
         End::Whole => events.len(),
         End::Cut | End::Silent(_) => events.len().div_ceil(2),
     };
-    wait(w, pace.latency, pace.keep_alive).await?;
+    wait(tx, pace.latency, pace.keep_alive).await?;
     for (i, e) in events[..upto].iter().enumerate() {
         if i > 0 {
-            wait(w, pace.delay, pace.keep_alive).await?;
+            wait(tx, pace.delay, pace.keep_alive).await?;
         }
-        write_chunk(w, format!("data: {e}\n\n").as_bytes()).await?;
+        send(tx, format!("data: {e}\n\n")).await?;
     }
     match end {
-        End::Whole => {
-            write_chunk(w, b"data: [DONE]\n\n").await?;
-            w.write_all(b"0\r\n\r\n").await?;
-            w.flush().await
-        }
+        End::Whole => send(tx, "data: [DONE]\n\n".to_owned()).await,
         End::Cut => Err(io::Error::other("cut")),
         End::Silent(hang) => {
             tokio::time::sleep(hang).await;
@@ -161,7 +184,11 @@ pub(super) async fn write(
 }
 
 /// Waits `d`, sending a keep-alive comment every `every` of it.
-async fn wait(w: &mut OwnedWriteHalf, d: Duration, every: Option<Duration>) -> io::Result<()> {
+async fn wait(
+    tx: &Sender<io::Result<Bytes>>,
+    d: Duration,
+    every: Option<Duration>,
+) -> io::Result<()> {
     let Some(every) = every.filter(|e| !e.is_zero()) else {
         if !d.is_zero() {
             tokio::time::sleep(d).await;
@@ -176,16 +203,14 @@ async fn wait(w: &mut OwnedWriteHalf, d: Duration, every: Option<Duration>) -> i
         }
         tokio::time::sleep((until - now).min(every)).await;
         if tokio::time::Instant::now() < until {
-            write_chunk(w, b": keep-alive\n\n").await?;
+            send(tx, ": keep-alive\n\n".to_owned()).await?;
         }
     }
 }
 
-async fn write_chunk(w: &mut OwnedWriteHalf, data: &[u8]) -> io::Result<()> {
-    let mut buf = Vec::with_capacity(data.len() + 12);
-    buf.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
-    buf.extend_from_slice(data);
-    buf.extend_from_slice(b"\r\n");
-    w.write_all(&buf).await?;
-    w.flush().await
+/// One chunk of the body; an error when the client is gone.
+async fn send(tx: &Sender<io::Result<Bytes>>, text: String) -> io::Result<()> {
+    tx.send(Ok(Bytes::from(text)))
+        .await
+        .map_err(|_| io::Error::other("the client closed the stream"))
 }
