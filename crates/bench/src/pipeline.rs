@@ -132,7 +132,7 @@ pub fn run(args: &PipelineBenchArgs, exe: &Path) -> anyhow::Result<()> {
     if let Some(questions) = &args.serve_mock {
         return serve(args, questions);
     }
-    let r = rehearse(args, exe, &[])?;
+    let r = rehearse(args, exe, &std::env::current_dir()?, &[])?;
     print(&r.markdown);
     Ok(())
 }
@@ -142,19 +142,22 @@ fn print(s: &str) {
     println!("{s}");
 }
 
-/// Runs the rehearsal and its cached rerun; `env` is set on the pipeline's processes.
+/// Runs the rehearsal and its cached rerun in the workspace `root` (where the pipeline runs: `args.dir`, when
+/// relative, and the run folders are below it); `env` is set on the pipeline's processes.
 pub fn rehearse(
     args: &PipelineBenchArgs,
     exe: &Path,
+    root: &Path,
     env: &[(&str, &str)],
 ) -> anyhow::Result<Rehearsal> {
     let scale = match args.scale {
         Scale::Paper => "paper",
         Scale::Small => "small",
     };
-    let dir = args.dir.join(scale);
+    let root = std::path::absolute(root)?;
+    let dir = root.join(&args.dir).join(scale);
     let run_dir =
-        |bench: &str| PathBuf::from("artifacts/runs").join(format!("rehearsal-{scale}-{bench}"));
+        |bench: &str| root.join("artifacts/runs").join(format!("rehearsal-{scale}-{bench}"));
     let cache = dir.join("cache.sqlite");
     if args.fresh {
         for p in [run_dir("rift"), run_dir("ifscale"), dir.clone()] {
@@ -197,11 +200,11 @@ pub fn rehearse(
         let before = mock.stats()?;
         let first_metrics = dir.join(format!("{bench}-metrics-first.jsonl"));
         let log = dir.join(format!("{bench}-first.log"));
-        let first_wall_s = pipeline(exe, args, &config, &first_metrics, &log, env)?;
+        let first_wall_s = pipeline(exe, &root, args, &config, &first_metrics, &log, env)?;
         let middle = mock.stats()?;
         let rerun_metrics = dir.join(format!("{bench}-metrics-rerun.jsonl"));
         let log = dir.join(format!("{bench}-rerun.log"));
-        let rerun_wall_s = pipeline(exe, args, &config, &rerun_metrics, &log, env)?;
+        let rerun_wall_s = pipeline(exe, &root, args, &config, &rerun_metrics, &log, env)?;
         let after = mock.stats()?;
         parts.push(Part {
             bench,
@@ -346,9 +349,10 @@ fn config_toml(
         ))
 }
 
-/// One `xtask pipeline` run with stage metrics; returns its wall time. Its log goes to `log`.
+/// One `xtask pipeline` run in `root` with stage metrics; returns its wall time. Its log goes to `log`.
 fn pipeline(
     exe: &Path,
+    root: &Path,
     args: &PipelineBenchArgs,
     config: &Path,
     metrics: &Path,
@@ -359,6 +363,7 @@ fn pipeline(
         std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
     let started = Instant::now();
     let status = Command::new(exe)
+        .current_dir(root)
         .arg("pipeline")
         .arg("--config")
         .arg(config)
