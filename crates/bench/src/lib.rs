@@ -11,6 +11,7 @@ pub mod analysis;
 pub mod client;
 pub mod llama_cpp;
 pub mod local_model;
+mod mock_child;
 pub mod pipeline;
 pub mod readme;
 pub mod scoring;

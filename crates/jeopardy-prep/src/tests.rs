@@ -128,24 +128,9 @@ fn rephrasing_round_trip() {
             .contains("Clue: This river flows through Cairo")
     );
     let response = |id: &str, content: &str| schema::ResponseRecord {
-        schema_version: schema::SCHEMA_VERSION,
-        id: id.to_owned(),
-        sample_index: 0,
-        model: "m".to_owned(),
-        outcome: schema::Outcome::Ok,
         content: Some(content.to_owned()),
-        reasoning: None,
         finish_reason: Some("stop".to_owned()),
-        usage: Default::default(),
-        logprobs: None,
-        latency_s: None,
-        wall_s: 0.0,
-        attempts: vec![],
-        error: None,
-        cache_key: String::new(),
-        cached: false,
-        prompt_meta: Default::default(),
-        served: None,
+        ..schema::ResponseRecord::new(id, "m")
     };
     let rephrasings = parse_rephrasings(&[response(
         &reqs[0].id,

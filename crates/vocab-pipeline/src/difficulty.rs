@@ -193,24 +193,11 @@ mod tests {
 
     fn resp(id: &str, s: u32, mean: Option<f64>, outcome: Outcome) -> ResponseRecord {
         ResponseRecord {
-            schema_version: schema::SCHEMA_VERSION,
-            id: id.into(),
             sample_index: s,
-            model: "m".into(),
             outcome,
             content: Some("x".into()),
-            reasoning: None,
-            finish_reason: None,
-            usage: Usage::default(),
             logprobs: mean.map(|mean| Logprobs { mean, tokens: 10 }),
-            latency_s: None,
-            wall_s: 0.0,
-            attempts: vec![],
-            error: None,
-            cache_key: String::new(),
-            cached: false,
-            prompt_meta: serde_json::Map::new(),
-            served: None,
+            ..ResponseRecord::new(id, "m")
         }
     }
 

@@ -47,24 +47,12 @@ struct Scripted {
 
 fn response(p: &PromptRecord, content: &str, logprob: Option<f64>) -> ResponseRecord {
     ResponseRecord {
-        schema_version: schema::SCHEMA_VERSION,
-        id: p.id.clone(),
         sample_index: p.sample_index,
-        model: "scripted".into(),
-        outcome: Outcome::Ok,
         content: Some(content.into()),
-        reasoning: None,
         finish_reason: Some("stop".into()),
-        usage: Usage::default(),
         logprobs: logprob.map(|mean| Logprobs { mean, tokens: 12 }),
-        latency_s: None,
-        wall_s: 0.0,
-        attempts: vec![],
-        error: None,
-        cache_key: String::new(),
-        cached: false,
         prompt_meta: p.extra.clone(),
-        served: None,
+        ..ResponseRecord::new(&p.id, "scripted")
     }
 }
 
