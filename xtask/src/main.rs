@@ -159,7 +159,10 @@ fn main() -> ExitCode {
     if let Some(root) = schema::env::workspace_root(&cwd)
         && let Err(e) = std::env::set_current_dir(&root)
     {
-        tracing::error!("{}: cannot change into the workspace root: {e}", root.display());
+        tracing::error!(
+            "{}: cannot change into the workspace root: {e}",
+            root.display()
+        );
         return ExitCode::from(EXIT_RUNTIME);
     }
     let result = match cli.command {
@@ -354,9 +357,9 @@ mod tests {
         let matches = typed_paths_from(Cli::command(), Path::new(cwd))
             .try_get_matches_from(argv)
             .unwrap();
-        let sub = path.iter().fold(&matches, |m, name| {
-            m.subcommand_matches(name).unwrap()
-        });
+        let sub = path
+            .iter()
+            .fold(&matches, |m, name| m.subcommand_matches(name).unwrap());
         sub.get_many::<PathBuf>(id)
             .map(|v| v.cloned().collect())
             .unwrap_or_default()
@@ -365,14 +368,26 @@ mod tests {
     #[test]
     fn typed_paths_are_relative_to_where_they_were_typed_and_defaults_to_the_root() {
         let cwd = "/ws/crates/analysis";
-        let typed = ["pipeline", "--config", "../../configs/x.toml", "--cache", "/abs/c.sqlite"];
+        let typed = [
+            "pipeline",
+            "--config",
+            "../../configs/x.toml",
+            "--cache",
+            "/abs/c.sqlite",
+        ];
         assert_eq!(
             parsed(cwd, &typed, &["pipeline"], "config"),
             [Path::new("/ws/crates/analysis/../../configs/x.toml")]
         );
-        assert_eq!(parsed(cwd, &typed, &["pipeline"], "cache"), [Path::new("/abs/c.sqlite")]);
+        assert_eq!(
+            parsed(cwd, &typed, &["pipeline"], "cache"),
+            [Path::new("/abs/c.sqlite")]
+        );
         let default = ["pipeline", "--dry-run"];
-        assert_eq!(parsed(cwd, &default, &["pipeline"], "config"), [Path::new("configs/default.toml")]);
+        assert_eq!(
+            parsed(cwd, &default, &["pipeline"], "config"),
+            [Path::new("configs/default.toml")]
+        );
         assert!(parsed(cwd, &default, &["pipeline"], "cache").is_empty());
         // Nested subcommands and repeated paths too.
         let nested = ["bench", "pipeline", "--dir", "rehearsal"];
@@ -385,10 +400,19 @@ mod tests {
             parsed(cwd, &default, &["bench", "pipeline"], "dir"),
             [Path::new("artifacts/rehearsal")]
         );
-        let repeated = ["plots", "--ifscale-labels", "a.jsonl", "--ifscale-labels", "/b.jsonl"];
+        let repeated = [
+            "plots",
+            "--ifscale-labels",
+            "a.jsonl",
+            "--ifscale-labels",
+            "/b.jsonl",
+        ];
         assert_eq!(
             parsed(cwd, &repeated, &["plots"], "ifscale_labels"),
-            [Path::new("/ws/crates/analysis/a.jsonl"), Path::new("/b.jsonl")]
+            [
+                Path::new("/ws/crates/analysis/a.jsonl"),
+                Path::new("/b.jsonl")
+            ]
         );
     }
 

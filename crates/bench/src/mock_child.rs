@@ -56,7 +56,9 @@ impl MockChild {
             .strip_prefix("http://")
             .and_then(|u| u.strip_suffix("/v1"))
             .and_then(|a| a.parse().ok())
-            .with_context(|| format!("the mock server did not start (it printed {url:?}, not its URL)"))?;
+            .with_context(|| {
+                format!("the mock server did not start (it printed {url:?}, not its URL)")
+            })?;
         Ok(MockChild {
             child,
             url,

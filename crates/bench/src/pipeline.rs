@@ -157,8 +157,10 @@ pub fn rehearse(
     };
     let root = std::path::absolute(root)?;
     let dir = root.join(&args.dir).join(scale);
-    let run_dir =
-        |bench: &str| root.join("artifacts/runs").join(format!("rehearsal-{scale}-{bench}"));
+    let run_dir = |bench: &str| {
+        root.join("artifacts/runs")
+            .join(format!("rehearsal-{scale}-{bench}"))
+    };
     let cache = dir.join("cache.sqlite");
     if args.fresh {
         for p in [run_dir("rift"), run_dir("ifscale"), dir.clone()] {

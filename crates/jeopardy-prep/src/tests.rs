@@ -193,12 +193,7 @@ fn team_dataset_is_clean() {
 #[test]
 #[ignore = "needs ../shared/data/jeopardy"]
 fn shared_samples_prepare_cleanly() {
-    let dir = schema::env::shared_data_dir().join("jeopardy");
-    assert!(
-        dir.is_dir(),
-        "{} is absent (set IFSTRESS_SHARED_DATA to the shared data folder)",
-        dir.display()
-    );
+    let dir = schema::env::shared_data("jeopardy").unwrap();
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())

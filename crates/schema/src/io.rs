@@ -59,11 +59,11 @@ pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, Error> {
 
 /// Reads several JSONL files into one list, in the order given (the same rules as [`read_jsonl`] for each).
 pub fn read_jsonl_files<T: DeserializeOwned>(
-    paths: impl IntoIterator<Item = impl AsRef<Path>>,
+    paths: &[std::path::PathBuf],
 ) -> Result<Vec<T>, Error> {
     let mut out = Vec::new();
     for p in paths {
-        out.extend(read_jsonl(p.as_ref())?);
+        out.extend(read_jsonl(p)?);
     }
     Ok(out)
 }

@@ -27,7 +27,10 @@ fn the_default_dry_run_works_from_a_crate_folder_and_typed_paths_stay_where_they
     // templates, the clue file) read from the root.
     let (out, default, stderr) = dry_run(&[]);
     assert_eq!(out.status.code(), Some(0), "{default}\n{stderr}");
-    for row in ["| ifscale generation | smollm2-135m |", "| rift generation | smollm2-135m |"] {
+    for row in [
+        "| ifscale generation | smollm2-135m |",
+        "| rift generation | smollm2-135m |",
+    ] {
         assert!(default.contains(row), "{row}: {default}");
     }
     // The same config typed relative to `crates/analysis` is the same run.

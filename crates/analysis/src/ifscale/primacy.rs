@@ -130,7 +130,15 @@ pub fn write_tables(rows: &[ThirdsRow], dir: &Path) -> Result<Vec<PathBuf>, Erro
         caption: "Primacy ingredients: error rate (%) in the early, middle and late thirds of the keyword list (b = \
                   max(1, N div 3) keywords in the early and late thirds), pooled over samples; late ÷ early of the \
                   pooled rates.",
-        header: &["model", "N", "samples", "early err %", "middle err %", "late err %", "late ÷ early"],
+        header: &[
+            "model",
+            "N",
+            "samples",
+            "early err %",
+            "middle err %",
+            "late err %",
+            "late ÷ early",
+        ],
     };
     written.push(table.write_rows(
         dir,

@@ -155,8 +155,16 @@ pub fn write_tables(summary: &IfscaleSummary, dir: &Path) -> Result<Vec<PathBuf>
                       effort is named) and at high effort; gain = high − lower accuracy (pp); latency in seconds; \
                       reasoning tokens as reported (– when the records carry none).",
             header: &[
-                "base", "N", "lower effort", "acc lower", "acc high", "gain", "latency lower", "latency high",
-                "reasoning tok lower", "reasoning tok high",
+                "base",
+                "N",
+                "lower effort",
+                "acc lower",
+                "acc high",
+                "gain",
+                "latency lower",
+                "latency high",
+                "reasoning tok lower",
+                "reasoning tok high",
             ],
         };
         written.push(table.write_rows(
@@ -195,7 +203,14 @@ pub fn write_tables(summary: &IfscaleSummary, dir: &Path) -> Result<Vec<PathBuf>
             name: "ifscale_reasoning_tokens",
             caption: "Reasoning tokens vs N (mean over scored samples that report them) beside the visible output \
                       tokens; the two are never summed.",
-            header: &["model", "N", "accuracy", "reasoning tokens", "visible output tokens", "latency (s)"],
+            header: &[
+                "model",
+                "N",
+                "accuracy",
+                "reasoning tokens",
+                "visible output tokens",
+                "latency (s)",
+            ],
         };
         written.push(table.write_rows(
             dir,

@@ -94,7 +94,16 @@ pub fn write_tables(summary: &IfscaleSummary, dir: &Path) -> Result<Vec<PathBuf>
                   (with 5 seeds the bootstrap interval is narrow by construction; the t-interval is the honest one), \
                   O:M ratio, primacy ratio and mean latency (s).",
         header: &[
-            "model", "N", "scored", "accuracy", "std", &t_head, &b_head, "O:M", "primacy", "latency (s)",
+            "model",
+            "N",
+            "scored",
+            "accuracy",
+            "std",
+            &t_head,
+            &b_head,
+            "O:M",
+            "primacy",
+            "latency (s)",
         ],
     };
     written.push(table.write_rows(
@@ -102,18 +111,18 @@ pub fn write_tables(summary: &IfscaleSummary, dir: &Path) -> Result<Vec<PathBuf>
         &headline_rows(summary),
         |_| true,
         |r| {
-                vec![
-                    r.model.clone(),
-                    r.num_rules.to_string(),
-                    format!("{}/{}", r.n_samples - r.n_failed, r.n_samples),
-                    tables::fmt_opt(r.accuracy, 1),
-                    tables::fmt_opt(r.accuracy_std, 1),
-                    interval(r.accuracy_t_low, r.accuracy_t_high),
-                    interval(r.accuracy_ci_low, r.accuracy_ci_high),
-                    tables::fmt_opt(r.om_ratio, 2),
-                    tables::fmt_opt(r.primacy_ratio, 2),
-                    tables::fmt_opt(r.latency, 1),
-                ]
+            vec![
+                r.model.clone(),
+                r.num_rules.to_string(),
+                format!("{}/{}", r.n_samples - r.n_failed, r.n_samples),
+                tables::fmt_opt(r.accuracy, 1),
+                tables::fmt_opt(r.accuracy_std, 1),
+                interval(r.accuracy_t_low, r.accuracy_t_high),
+                interval(r.accuracy_ci_low, r.accuracy_ci_high),
+                tables::fmt_opt(r.om_ratio, 2),
+                tables::fmt_opt(r.primacy_ratio, 2),
+                tables::fmt_opt(r.latency, 1),
+            ]
         },
     )?);
     Ok(written)

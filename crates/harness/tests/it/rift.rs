@@ -127,7 +127,14 @@ impl Tiny {
         let answers: Vec<AnswerScore> = schema::read_jsonl(&self.files.answer_scores()).unwrap();
         let mut got: Vec<(&str, &str, Verdict, JudgeSource)> = answers
             .iter()
-            .map(|a| (a.prompt_id.as_str(), a.expected.as_str(), a.verdict, a.judged_by))
+            .map(|a| {
+                (
+                    a.prompt_id.as_str(),
+                    a.expected.as_str(),
+                    a.verdict,
+                    a.judged_by,
+                )
+            })
             .collect();
         got.sort_by_key(|a| a.0);
         assert_eq!(

@@ -148,7 +148,7 @@ fn resources<'a>(
     }
 }
 
-fn lemmatizer() -> Lemmatizer {
+pub(crate) fn lemmatizer() -> Lemmatizer {
     let dir = Path::new("/usr/share/wordnet/");
     assert!(
         dir.join("index.noun").is_file(),
