@@ -30,7 +30,6 @@ mod vocab;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::builder::TypedValueParser as _;
 use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
 /// ifstress: measure how well language models follow instructions under stress (IFScale density, RIFT topology).

@@ -53,7 +53,9 @@ impl Step {
             Step::Pipeline => {
                 "default pipeline after the build (`cargo xtask pipeline`, empty artifacts dir)"
             }
-            Step::Setup => "`cargo xtask setup` after the pipeline (the one-time `llama-server` build)",
+            Step::Setup => {
+                "`cargo xtask setup` after the pipeline (the one-time `llama-server` build)"
+            }
             Step::Test => "`cargo xtask test`",
         }
     }

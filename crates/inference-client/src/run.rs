@@ -10,7 +10,6 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use schema::metrics::InFlight;
 use schema::{
     Attempt, ErrorClass, JsonlAppender, Outcome, PromptRecord, ResponseKey, ResponseRecord,
-    SCHEMA_VERSION,
 };
 use serde_json::{Map, Value};
 use tokio::sync::Semaphore;

@@ -66,7 +66,6 @@ pub fn read_latest_responses(path: &Path) -> Result<Vec<ResponseRecord>, Error> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::{Outcome, Usage};
 
     fn rec(id: &str, sample_index: u32, content: &str) -> ResponseRecord {
         ResponseRecord {

@@ -176,7 +176,7 @@ pub fn rank(mut scored: Vec<(String, f64)>, keep: usize) -> Vec<(String, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use schema::{Logprobs, Usage};
+    use schema::Logprobs;
 
     fn cfg() -> DifficultyConfig {
         DifficultyConfig {

@@ -171,7 +171,7 @@ impl Early<'_> {
     /// Runs stages 1–6; stage 2's LLM extractor sends its prompts through `runner`.
     fn run(
         self,
-        runner: Option<&mut dyn PromptRunner>,
+        runner: Option<&mut (dyn PromptRunner + '_)>,
         stages: &mut Stages,
         models: &mut serde_json::Map<String, Value>,
     ) -> Result<Lemmatized, Error> {

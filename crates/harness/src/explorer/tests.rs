@@ -3,12 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
+use schema::ResponseRecord;
 use schema::ifscale::{
     AttemptLog, KeywordLabel, KeywordStatus, MatchMode, SampleScore, SampleStatus,
 };
 use schema::paths::{Bench, RunPaths};
 use schema::rift::{AnswerScore, JudgeSource, PromptScore, ReplyOutcome, Structure, Verdict};
-use schema::{Outcome, ResponseRecord, Usage};
 use serde_json::json;
 
 use super::{Options, write};

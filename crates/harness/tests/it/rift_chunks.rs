@@ -4,7 +4,7 @@
 use harness::rift::{SCORE_CHUNK, Score, score};
 use schema::paths::ModelPaths;
 use schema::rift::{AnswerScore, JudgeRequest, PromptScore, Structure};
-use schema::{Outcome, PromptRecord, ResponseRecord};
+use schema::{PromptRecord, ResponseRecord};
 use scoring::rift::ScoreOptions;
 
 use crate::rift::prompt;

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use schema::{Logprobs, Outcome, PromptRecord, ResponseRecord, Usage};
+use schema::{Logprobs, PromptRecord, ResponseRecord};
 use vocab_pipeline::difficulty::{DifficultyMethod, PromptRunner};
 use vocab_pipeline::embed::Embedder;
 use vocab_pipeline::lemma::Lemmatizer;
