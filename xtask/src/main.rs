@@ -3,6 +3,10 @@
 //! Each subcommand is a thin layer over a library entry point (the benchmark loops are in `harness`): it parses
 //! flags, reads configs, calls the library and prints; [`exit_code`] is the one place errors become exit codes.
 //!
+//! It works from any folder of the workspace: a path typed on the command line is made absolute against the folder
+//! it was typed in ([`parse_cli`]), then the command runs in the workspace root, so the default config and every
+//! path inside a config are the root's.
+//!
 //! Ctrl-C (SIGINT or SIGTERM) in a command that calls models keeps what is paid for: the first signal stops
 //! sending new requests and says so on one line, the requests in flight are waited for (`--drain-s`, 120 s by
 //! default) and their answers written to the responses file and the cache, and the command exits 3 (incomplete:
@@ -23,9 +27,10 @@ mod signals;
 mod test;
 mod vocab;
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
 /// ifstress: measure how well language models follow instructions under stress (IFScale density, RIFT topology).
 #[derive(Debug, Parser)]
@@ -137,8 +142,28 @@ impl std::fmt::Display for JudgeFailed {
 impl std::error::Error for JudgeFailed {}
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(e) => {
+            init_tracing();
+            tracing::error!("cannot read the working directory: {e}");
+            return ExitCode::from(EXIT_RUNTIME);
+        }
+    };
+    let cli = parse_cli(&cwd);
     init_tracing();
+    // Every command runs in the workspace root, wherever in the tree it was typed: the default config and the
+    // paths inside configs are relative to the root, the paths typed on the command line were made absolute by
+    // `parse_cli`. Outside any workspace (the binary run directly, as tests do) the working directory stays.
+    if let Some(root) = schema::env::workspace_root(&cwd)
+        && let Err(e) = std::env::set_current_dir(&root)
+    {
+        tracing::error!(
+            "{}: cannot change into the workspace root: {e}",
+            root.display()
+        );
+        return ExitCode::from(EXIT_RUNTIME);
+    }
     let result = match cli.command {
         Command::Pipeline(args) => pipeline::run(&args),
         Command::Setup(args) => assets::run_setup(&args),
@@ -162,6 +187,59 @@ fn main() -> ExitCode {
             tracing::error!("{err:#}");
             ExitCode::from(exit_code(&err))
         }
+    }
+}
+
+/// Parses the command line with every path argument that the user typed (or set in its environment variable)
+/// made absolute against `cwd`, the folder it was typed in; a path argument's default stays relative, to the
+/// workspace root.
+fn parse_cli(cwd: &Path) -> Cli {
+    let mut matches = typed_paths_from(Cli::command(), cwd).get_matches();
+    Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.exit())
+}
+
+/// `cmd` and its subcommands with every `PathBuf` argument parsed by [`TypedPath`].
+fn typed_paths_from(cmd: clap::Command, cwd: &Path) -> clap::Command {
+    cmd.mut_args(|arg| {
+        if arg.get_value_parser().type_id() == std::any::TypeId::of::<PathBuf>() {
+            arg.value_parser(TypedPath(cwd.to_owned()))
+        } else {
+            arg
+        }
+    })
+    .mut_subcommands(|sub| typed_paths_from(sub, cwd))
+}
+
+/// A path argument: absolute against the folder the command was typed in when the user gave it, as it is when it
+/// is the argument's default (relative to the workspace root, where the command runs).
+#[derive(Debug, Clone)]
+struct TypedPath(PathBuf);
+
+impl clap::builder::TypedValueParser for TypedPath {
+    type Value = PathBuf;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<PathBuf, clap::Error> {
+        self.parse_ref_(cmd, arg, value, clap::parser::ValueSource::CommandLine)
+    }
+
+    fn parse_ref_(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+        source: clap::parser::ValueSource,
+    ) -> Result<PathBuf, clap::Error> {
+        let path = clap::builder::PathBufValueParser::new().parse_ref(cmd, arg, value)?;
+        Ok(if source == clap::parser::ValueSource::DefaultValue {
+            path
+        } else {
+            self.0.join(path)
+        })
     }
 }
 
@@ -270,6 +348,71 @@ mod tests {
         for other in [EXIT_RUNTIME, EXIT_USAGE, EXIT_INCOMPLETE] {
             assert_ne!(EXIT_JUDGE_FAILED, other);
         }
+    }
+
+    /// The value of `--<id>` of the (nested) subcommand `path` of `args` as parsed in `cwd`.
+    fn parsed(cwd: &str, args: &[&str], path: &[&str], id: &str) -> Vec<PathBuf> {
+        let argv = std::iter::once(&"cargo xtask").chain(args);
+        let matches = typed_paths_from(Cli::command(), Path::new(cwd))
+            .try_get_matches_from(argv)
+            .unwrap();
+        let sub = path
+            .iter()
+            .fold(&matches, |m, name| m.subcommand_matches(name).unwrap());
+        sub.get_many::<PathBuf>(id)
+            .map(|v| v.cloned().collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn typed_paths_are_relative_to_where_they_were_typed_and_defaults_to_the_root() {
+        let cwd = "/ws/crates/analysis";
+        let typed = [
+            "pipeline",
+            "--config",
+            "../../configs/x.toml",
+            "--cache",
+            "/abs/c.sqlite",
+        ];
+        assert_eq!(
+            parsed(cwd, &typed, &["pipeline"], "config"),
+            [Path::new("/ws/crates/analysis/../../configs/x.toml")]
+        );
+        assert_eq!(
+            parsed(cwd, &typed, &["pipeline"], "cache"),
+            [Path::new("/abs/c.sqlite")]
+        );
+        let default = ["pipeline", "--dry-run"];
+        assert_eq!(
+            parsed(cwd, &default, &["pipeline"], "config"),
+            [Path::new("configs/default.toml")]
+        );
+        assert!(parsed(cwd, &default, &["pipeline"], "cache").is_empty());
+        // Nested subcommands and repeated paths too.
+        let nested = ["bench", "pipeline", "--dir", "rehearsal"];
+        assert_eq!(
+            parsed(cwd, &nested, &["bench", "pipeline"], "dir"),
+            [Path::new("/ws/crates/analysis/rehearsal")]
+        );
+        let default = ["bench", "pipeline"];
+        assert_eq!(
+            parsed(cwd, &default, &["bench", "pipeline"], "dir"),
+            [Path::new("artifacts/rehearsal")]
+        );
+        let repeated = [
+            "plots",
+            "--ifscale-labels",
+            "a.jsonl",
+            "--ifscale-labels",
+            "/b.jsonl",
+        ];
+        assert_eq!(
+            parsed(cwd, &repeated, &["plots"], "ifscale_labels"),
+            [
+                Path::new("/ws/crates/analysis/a.jsonl"),
+                Path::new("/b.jsonl")
+            ]
+        );
     }
 
     #[test]

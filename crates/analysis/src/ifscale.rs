@@ -71,10 +71,7 @@ pub const REFERENCE_COLUMNS: [&str; 8] = [
 
 /// Reads `SampleScore` JSONL files (one per run or model) into the normalized per-sample frame.
 pub fn load_scores(paths: &[PathBuf]) -> Result<DataFrame, Error> {
-    let mut records = Vec::new();
-    for path in paths {
-        records.extend(schema::read_jsonl::<schema::ifscale::SampleScore>(path)?);
-    }
+    let records: Vec<schema::ifscale::SampleScore> = schema::read_jsonl_files(paths)?;
     samples_frame(&records)
 }
 

@@ -42,7 +42,7 @@ use wrong::{pooled_wrong_question, wrong_question_rows};
 
 use crate::Error;
 use crate::models::ReasoningRule;
-use crate::tables::{f64_col, i64_col, str_col};
+use crate::tables::{self, f64_col, i64_col, str_col};
 
 /// Columns of the canonical answer table: the answer's model, structure and prompt key (strings, for people and
 /// labels), the same two keys as integer codes (`group`: the (model, structure) pair, `prompt`: the prompt key,
@@ -202,113 +202,40 @@ fn answers_frame_coded(
                 .or_insert(next)
         })
         .collect();
-    let flag = |f: &dyn Fn(&schema::rift::AnswerScore) -> bool| {
-        records.iter().map(f).collect::<Vec<bool>>()
-    };
-    let columns = vec![
-        Column::new(
-            "model".into(),
-            records.iter().map(|r| r.model.as_str()).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "structure".into(),
-            records
-                .iter()
-                .map(|r| structure_name(r.structure))
-                .collect::<Vec<_>>(),
-        ),
-        Column::new("prompt_id".into(), prompt_ids),
-        Column::new("group".into(), group),
-        Column::new("prompt".into(), prompt),
-        Column::new(
-            "depth".into(),
-            records.iter().map(|r| r.depth).collect::<Vec<u32>>(),
-        ),
-        Column::new("correct".into(), flag(&|r| r.verdict == Verdict::Correct)),
-        Column::new(
-            "incorrect".into(),
-            flag(&|r| r.verdict == Verdict::Incorrect),
-        ),
-        Column::new("unjudged".into(), flag(&|r| r.verdict == Verdict::Unjudged)),
-        Column::new(
-            "wrong_question".into(),
-            flag(&|r| r.verdict == Verdict::Incorrect && r.wrong_question_of.is_some()),
-        ),
-        Column::new(
-            "wrong_question_correct".into(),
-            flag(&|r| r.verdict == Verdict::Correct && r.wrong_question_of.is_some()),
-        ),
-        Column::new(
-            "value_normalized".into(),
-            records
-                .iter()
-                .map(|r| r.value_normalized)
-                .collect::<Vec<Option<u32>>>(),
-        ),
-    ];
-    DataFrame::new(records.len(), columns).map_err(Error::polars("building the RIFT answer table"))
+    tables::Columns::of(records)
+        .col("model", |r| r.model.as_str())
+        .col("structure", |r| structure_name(r.structure))
+        .values("prompt_id", prompt_ids)
+        .values("group", group)
+        .values("prompt", prompt)
+        .col("depth", |r| r.depth)
+        .col("correct", |r| r.verdict == Verdict::Correct)
+        .col("incorrect", |r| r.verdict == Verdict::Incorrect)
+        .col("unjudged", |r| r.verdict == Verdict::Unjudged)
+        .col("wrong_question", |r| {
+            r.verdict == Verdict::Incorrect && r.wrong_question_of.is_some()
+        })
+        .col("wrong_question_correct", |r| {
+            r.verdict == Verdict::Correct && r.wrong_question_of.is_some()
+        })
+        .col("value_normalized", |r| r.value_normalized)
+        .frame("RIFT answer table")
 }
 
 /// The prompt table from `PromptScore` records.
 pub fn prompts_frame(records: &[schema::rift::PromptScore]) -> Result<DataFrame, Error> {
-    let columns = vec![
-        Column::new(
-            "model".into(),
-            records.iter().map(|r| r.model.as_str()).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "structure".into(),
-            records
-                .iter()
-                .map(|r| structure_name(r.structure))
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "prompt_id".into(),
-            records
-                .iter()
-                .map(|r| prompt_key(&r.prompt_id, r.sample_index))
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "num_questions".into(),
-            records
-                .iter()
-                .map(|r| r.num_questions)
-                .collect::<Vec<u32>>(),
-        ),
-        Column::new(
-            "correct".into(),
-            records.iter().map(|r| r.correct).collect::<Vec<u32>>(),
-        ),
-        Column::new(
-            "unjudged".into(),
-            records.iter().map(|r| r.unjudged).collect::<Vec<u32>>(),
-        ),
-        Column::new(
-            "prompt_tokens".into(),
-            records
-                .iter()
-                .map(|r| r.prompt_tokens)
-                .collect::<Vec<Option<u64>>>(),
-        ),
-        Column::new(
-            "outcome".into(),
-            records
-                .iter()
-                .map(|r| outcome_name(r.outcome))
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "stopped_early".into(),
-            records.iter().map(|r| r.stopped_early).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "ran_long".into(),
-            records.iter().map(|r| r.ran_long).collect::<Vec<_>>(),
-        ),
-    ];
-    DataFrame::new(records.len(), columns).map_err(Error::polars("building the RIFT prompt table"))
+    tables::Columns::of(records)
+        .col("model", |r| r.model.as_str())
+        .col("structure", |r| structure_name(r.structure))
+        .col("prompt_id", |r| prompt_key(&r.prompt_id, r.sample_index))
+        .col("num_questions", |r| r.num_questions)
+        .col("correct", |r| r.correct)
+        .col("unjudged", |r| r.unjudged)
+        .col("prompt_tokens", |r| r.prompt_tokens)
+        .col("outcome", |r| outcome_name(r.outcome))
+        .col("stopped_early", |r| r.stopped_early)
+        .col("ran_long", |r| r.ran_long)
+        .frame("RIFT prompt table")
 }
 
 /// Reads a RIFT run folder (`<run>/rift/`): the answers lazily from the per-model Parquet tables listed in

@@ -49,6 +49,67 @@ fn csv_safe(df: &DataFrame) -> PolarsResult<DataFrame> {
     Ok(out)
 }
 
+/// A frame built from rows of `R` one column at a time: each column is a name and its value per row.
+pub(crate) struct Columns<'r, R> {
+    rows: &'r [R],
+    columns: Vec<Column>,
+}
+
+impl<'r, R> Columns<'r, R> {
+    pub(crate) fn of(rows: &'r [R]) -> Columns<'r, R> {
+        Columns {
+            rows,
+            columns: Vec::new(),
+        }
+    }
+
+    /// Adds column `name` with `value(row)` for every row.
+    pub(crate) fn col<T, F>(self, name: &str, value: F) -> Columns<'r, R>
+    where
+        F: FnMut(&'r R) -> T,
+        Series: NamedFrom<Vec<T>, [T]>,
+    {
+        let values: Vec<T> = self.rows.iter().map(value).collect();
+        self.values(name, values)
+    }
+
+    /// Adds column `name` with values computed beforehand, one per row.
+    pub(crate) fn values<T>(mut self, name: &str, values: Vec<T>) -> Columns<'r, R>
+    where
+        Series: NamedFrom<Vec<T>, [T]>,
+    {
+        self.columns.push(Column::new(name.into(), values));
+        self
+    }
+
+    /// The frame; `what` names the table in an error.
+    pub(crate) fn frame(self, what: &str) -> Result<DataFrame, Error> {
+        DataFrame::new(self.rows.len(), self.columns)
+            .map_err(Error::polars(format!("building the {what}")))
+    }
+}
+
+/// A Markdown table: its file `<name>.md`, the caption above it and its header.
+pub(crate) struct MdTable<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) caption: &'a str,
+    pub(crate) header: &'a [&'a str],
+}
+
+impl MdTable<'_> {
+    /// Writes `<dir>/<name>.md`: one line for each of `rows` that `keep` keeps, with the cells `cells` gives.
+    pub(crate) fn write_rows<R>(
+        &self,
+        dir: &Path,
+        rows: &[R],
+        keep: impl Fn(&R) -> bool,
+        cells: impl Fn(&R) -> Vec<String>,
+    ) -> Result<PathBuf, Error> {
+        let md: Vec<Vec<String>> = rows.iter().filter(|r| keep(r)).map(cells).collect();
+        write_markdown(dir, self.name, self.caption, self.header, &md)
+    }
+}
+
 /// Writes a Markdown table `<dir>/<name>.md` with a one-line caption above it.
 pub fn write_markdown(
     dir: &Path,

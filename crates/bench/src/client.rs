@@ -5,18 +5,16 @@
 //! runs in the same invocation and the results are printed side by side. `--serve-mock` on its own also serves
 //! fault-injection runs of `cargo xtask infer` (`--fault-rate 0.3 --port 8099`).
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use inference_client::{Client, ModelConfig, RunOptions};
-use mock_provider::{Fault, MockConfig, MockServer};
+use mock_provider::{Fault, MockConfig};
 use schema::{Message, PromptRecord};
 
-/// Set by the benchmark on its child mock: exit when stdin closes.
-const EXIT_ON_EOF: &str = "IFSTRESS_MOCK_EXIT_ON_EOF";
+use crate::mock_child::MockChild;
 
 #[derive(Debug, clap::Args)]
 pub struct ClientBenchArgs {
@@ -62,7 +60,6 @@ pub fn run(args: &ClientBenchArgs) -> anyhow::Result<()> {
     bench(args)
 }
 
-#[allow(clippy::print_stdout)]
 fn serve(args: &ClientBenchArgs) -> anyhow::Result<()> {
     let mut cfg = MockConfig::new();
     cfg.latency = Duration::from_millis(args.latency_ms);
@@ -80,19 +77,12 @@ fn serve(args: &ClientBenchArgs) -> anyhow::Result<()> {
             })
             .collect::<Result<_, _>>()?;
     }
-    let mock = MockServer::start(cfg, args.port).context("starting the mock server")?;
-    println!("{}", mock.base_url());
-    std::io::stdout().flush()?;
-    tracing::info!(url = %mock.base_url(), fault_rate = args.fault_rate, "Mock server running; GET /stats for counters; close stdin or kill to stop.");
+    tracing::info!(
+        fault_rate = args.fault_rate,
+        "Mock server starting; GET /stats for counters; close stdin or kill to stop."
+    );
     // The benchmark stops its child mock by closing stdin; started by hand, the mock serves until killed.
-    if std::env::var_os(EXIT_ON_EOF).is_some() {
-        let mut sink = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut sink);
-    } else {
-        loop {
-            std::thread::sleep(Duration::from_secs(3600));
-        }
-    }
+    let mock = crate::mock_child::serve(cfg, args.port)?;
     let s = mock.stats();
     tracing::info!(
         requests = s.requests,
@@ -121,28 +111,18 @@ fn bench(args: &ClientBenchArgs) -> anyhow::Result<()> {
         ));
     }
     let exe = std::env::current_exe().context("locating the xtask binary")?;
-    let mut child = Command::new(exe)
-        .args([
-            "bench",
-            "client",
-            "--serve-mock",
-            "--latency-ms",
-            &args.latency_ms.to_string(),
-        ])
-        .env(EXIT_ON_EOF, "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .context("starting the mock server process")?;
-    let mock_pid = child.id();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().context("mock stdout")?).read_line(&mut first)?;
-    let base_url = first.trim().to_owned();
-    if !base_url.starts_with("http://") {
-        let _ = child.kill();
-        bail!("the mock server did not start (printed {first:?})");
-    }
+    let mut cmd = Command::new(exe);
+    cmd.args([
+        "bench",
+        "client",
+        "--serve-mock",
+        "--latency-ms",
+        &args.latency_ms.to_string(),
+    ])
+    .stderr(Stdio::null());
+    let child = MockChild::start(cmd)?;
+    let mock_pid = child.pid();
+    let base_url = child.url.clone();
 
     let tmp = std::env::temp_dir().join(format!("ifstress-bench-client-{}", std::process::id()));
     std::fs::create_dir_all(&tmp)?;
@@ -196,8 +176,7 @@ fn bench(args: &ClientBenchArgs) -> anyhow::Result<()> {
         }
         Ok(rows)
     })();
-    drop(child.stdin.take());
-    let _ = child.wait();
+    drop(child);
     let _ = std::fs::remove_dir_all(&tmp);
     let rows = result?;
 

@@ -13,6 +13,7 @@ pub mod client;
 pub mod compare;
 pub mod llama_cpp;
 pub mod local_model;
+mod mock_child;
 pub mod pipeline;
 pub mod readme;
 pub mod scoring;

@@ -14,19 +14,19 @@
 pub mod replies;
 
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use mock_provider::{MockConfig, MockServer};
+use mock_provider::MockConfig;
 use schema::metrics::StageMetric;
 use schema::paths::{Bench, RunPaths};
 
-/// Set on the child mock: exit when stdin closes.
-const EXIT_ON_EOF: &str = "IFSTRESS_REHEARSAL_MOCK_EXIT_ON_EOF";
+use crate::mock_child::MockChild;
+
 /// The paper's prepared dataset: 83 453 questions (the baseline's n).
 const PAPER_QUESTIONS: usize = 83_453;
 
@@ -132,7 +132,7 @@ pub fn run(args: &PipelineBenchArgs, exe: &Path) -> anyhow::Result<()> {
     if let Some(questions) = &args.serve_mock {
         return serve(args, questions);
     }
-    let r = rehearse(args, exe, &[])?;
+    let r = rehearse(args, exe, &std::env::current_dir()?, &[])?;
     print(&r.markdown);
     Ok(())
 }
@@ -142,19 +142,24 @@ fn print(s: &str) {
     println!("{s}");
 }
 
-/// Runs the rehearsal and its cached rerun; `env` is set on the pipeline's processes.
+/// Runs the rehearsal and its cached rerun in the workspace `root` (where the pipeline runs: `args.dir`, when
+/// relative, and the run folders are below it); `env` is set on the pipeline's processes.
 pub fn rehearse(
     args: &PipelineBenchArgs,
     exe: &Path,
+    root: &Path,
     env: &[(&str, &str)],
 ) -> anyhow::Result<Rehearsal> {
     let scale = match args.scale {
         Scale::Paper => "paper",
         Scale::Small => "small",
     };
-    let dir = args.dir.join(scale);
-    let run_dir =
-        |bench: &str| PathBuf::from("artifacts/runs").join(format!("rehearsal-{scale}-{bench}"));
+    let root = std::path::absolute(root)?;
+    let dir = root.join(&args.dir).join(scale);
+    let run_dir = |bench: &str| {
+        root.join("artifacts/runs")
+            .join(format!("rehearsal-{scale}-{bench}"))
+    };
     let cache = dir.join("cache.sqlite");
     if args.fresh {
         for p in [run_dir("rift"), run_dir("ifscale"), dir.clone()] {
@@ -175,7 +180,7 @@ pub fn rehearse(
         let qs = replies::synthetic_questions(n_questions);
         schema::write_jsonl_atomic(&questions_file, &qs)?;
     }
-    let mock = MockChild::start(exe, args, &questions_file)?;
+    let mock = start_mock(exe, args, &questions_file)?;
     let models_file = dir.join("models.toml");
     schema::write_atomic(
         &models_file,
@@ -194,15 +199,15 @@ pub fn rehearse(
             &questions_file,
         )?;
         schema::write_atomic(&config, text.as_bytes())?;
-        let before = mock.stats()?;
+        let before = stats(&mock)?;
         let first_metrics = dir.join(format!("{bench}-metrics-first.jsonl"));
         let log = dir.join(format!("{bench}-first.log"));
-        let first_wall_s = pipeline(exe, args, &config, &first_metrics, &log, env)?;
-        let middle = mock.stats()?;
+        let first_wall_s = pipeline(exe, &root, args, &config, &first_metrics, &log, env)?;
+        let middle = stats(&mock)?;
         let rerun_metrics = dir.join(format!("{bench}-metrics-rerun.jsonl"));
         let log = dir.join(format!("{bench}-rerun.log"));
-        let rerun_wall_s = pipeline(exe, args, &config, &rerun_metrics, &log, env)?;
-        let after = mock.stats()?;
+        let rerun_wall_s = pipeline(exe, &root, args, &config, &rerun_metrics, &log, env)?;
+        let after = stats(&mock)?;
         parts.push(Part {
             bench,
             run_dir: run_dir(bench),
@@ -346,9 +351,10 @@ fn config_toml(
         ))
 }
 
-/// One `xtask pipeline` run with stage metrics; returns its wall time. Its log goes to `log`.
+/// One `xtask pipeline` run in `root` with stage metrics; returns its wall time. Its log goes to `log`.
 fn pipeline(
     exe: &Path,
+    root: &Path,
     args: &PipelineBenchArgs,
     config: &Path,
     metrics: &Path,
@@ -359,6 +365,7 @@ fn pipeline(
         std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
     let started = Instant::now();
     let status = Command::new(exe)
+        .current_dir(root)
         .arg("pipeline")
         .arg("--config")
         .arg(config)
@@ -383,64 +390,6 @@ fn pipeline(
     Ok(wall)
 }
 
-/// The rehearsal's mock in a child process.
-struct MockChild {
-    child: Child,
-    url: String,
-    addr: std::net::SocketAddr,
-    stdout: BufReader<std::process::ChildStdout>,
-}
-
-impl MockChild {
-    fn start(exe: &Path, args: &PipelineBenchArgs, questions: &Path) -> anyhow::Result<MockChild> {
-        let mut child = Command::new(exe)
-            .args(["bench", "pipeline", "--latency-ms"])
-            .arg(args.latency_ms.to_string())
-            .arg("--serve-mock")
-            .arg(questions)
-            .env(EXIT_ON_EOF, "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .context("starting the rehearsal's mock")?;
-        let mut stdout = BufReader::new(child.stdout.take().context("mock stdout")?);
-        let mut url = String::new();
-        stdout.read_line(&mut url)?;
-        let url = url.trim().to_owned();
-        let addr = url
-            .trim_start_matches("http://")
-            .trim_end_matches("/v1")
-            .parse()
-            .with_context(|| format!("the mock printed {url:?}, not its URL"))?;
-        Ok(MockChild {
-            child,
-            url,
-            addr,
-            stdout,
-        })
-    }
-
-    fn stats(&self) -> anyhow::Result<mock_provider::MockStats> {
-        Ok(mock_provider::fetch_stats(self.addr)?)
-    }
-
-    /// Stops the mock; returns its per-kind counts.
-    fn stop(mut self) -> anyhow::Result<String> {
-        drop(self.child.stdin.take());
-        let mut line = String::new();
-        self.stdout.read_line(&mut line)?;
-        self.child.wait()?;
-        Ok(line.trim().to_owned())
-    }
-}
-
-impl Drop for MockChild {
-    fn drop(&mut self) {
-        drop(self.child.stdin.take());
-        let _ = self.child.wait();
-    }
-}
-
 #[allow(clippy::print_stdout)]
 fn serve(args: &PipelineBenchArgs, questions: &Path) -> anyhow::Result<()> {
     let qs: Vec<schema::rift::Question> = schema::read_jsonl(questions)?;
@@ -449,21 +398,24 @@ fn serve(args: &PipelineBenchArgs, questions: &Path) -> anyhow::Result<()> {
     cfg.latency = Duration::from_millis(args.latency_ms);
     cfg.responder = Some(replies::responder(&qs, Arc::clone(&counts)));
     drop(qs);
-    let mock = MockServer::start(cfg, 0).context("starting the mock server")?;
-    println!("{}", mock.base_url());
-    std::io::stdout().flush()?;
-    if std::env::var_os(EXIT_ON_EOF).is_some() {
-        let mut sink = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut sink);
-    } else {
-        loop {
-            std::thread::sleep(Duration::from_secs(3600));
-        }
-    }
-    mock.stop();
+    crate::mock_child::serve(cfg, 0)?.stop();
     println!("{}", counts.line());
     std::io::stdout().flush()?;
     Ok(())
+}
+
+/// The rehearsal's mock in a child process; `stats` reads its counters.
+fn start_mock(exe: &Path, args: &PipelineBenchArgs, questions: &Path) -> anyhow::Result<MockChild> {
+    let mut cmd = Command::new(exe);
+    cmd.args(["bench", "pipeline", "--latency-ms"])
+        .arg(args.latency_ms.to_string())
+        .arg("--serve-mock")
+        .arg(questions);
+    MockChild::start(cmd)
+}
+
+fn stats(mock: &MockChild) -> anyhow::Result<mock_provider::MockStats> {
+    Ok(mock_provider::fetch_stats(mock.addr)?)
 }
 
 /// Answers, judge requests before and after the pre-judge and de-duplication, and IFScale attempts.

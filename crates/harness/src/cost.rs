@@ -202,29 +202,17 @@ mod tests {
 
     fn line(model: &str, cost: Option<f64>, cached: bool) -> String {
         let r = ResponseRecord {
-            schema_version: schema::SCHEMA_VERSION,
-            id: format!("p-{model}-{cached}-{}", cost.is_some()),
-            sample_index: 0,
-            model: model.to_owned(),
-            outcome: Outcome::Ok,
             content: Some("x".to_owned()),
-            reasoning: None,
-            finish_reason: None,
             usage: Usage {
                 prompt_tokens: 1_000,
                 completion_tokens: 500,
                 reasoning_tokens: Some(200),
                 cost_usd: cost,
             },
-            logprobs: None,
             latency_s: Some(2.0),
             wall_s: 2.0,
-            attempts: Vec::new(),
-            error: None,
-            cache_key: String::new(),
             cached,
-            prompt_meta: Default::default(),
-            served: None,
+            ..ResponseRecord::new(format!("p-{model}-{cached}-{}", cost.is_some()), model)
         };
         serde_json::to_string(&r).expect("json") + "\n"
     }

@@ -36,6 +36,50 @@ pub struct RunOptions {
     /// After [`StopHandle::stop_sending`], how long the requests in flight are waited for (their answers written)
     /// before they are abandoned.
     pub drain: std::time::Duration,
+    /// Where the variables that models name (`api-key-env`, a header's `{ env = "…" }`) are read.
+    pub env: Env,
+}
+
+/// Where a client reads the variables that models name: the process's environment (the default), or a fixed set
+/// given in code, so a test hands a key to one client without changing the process's environment. Debug output
+/// shows the names only, never the values.
+#[derive(Clone, Default)]
+pub enum Env {
+    #[default]
+    Process,
+    Fixed(std::collections::BTreeMap<String, String>),
+}
+
+impl Env {
+    /// A fixed environment holding these variables and no other.
+    pub fn fixed<K: Into<String>, V: Into<String>>(vars: impl IntoIterator<Item = (K, V)>) -> Env {
+        Env::Fixed(
+            vars.into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        )
+    }
+
+    /// The variable's value; `None` when it is unset or blank.
+    pub fn var(&self, name: &str) -> Option<String> {
+        match self {
+            Env::Process => std::env::var(name).ok(),
+            Env::Fixed(vars) => vars.get(name).cloned(),
+        }
+        .filter(|v| !v.trim().is_empty())
+    }
+}
+
+impl std::fmt::Debug for Env {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Env::Process => f.write_str("Process"),
+            Env::Fixed(vars) => f
+                .debug_tuple("Fixed")
+                .field(&vars.keys().collect::<Vec<_>>())
+                .finish(),
+        }
+    }
 }
 
 /// How batch jobs are run: see [`Client::chat_batch`] and the `batch` module.
@@ -76,6 +120,7 @@ impl RunOptions {
             ledger: None,
             batch: None,
             drain: std::time::Duration::from_secs(120),
+            env: Env::Process,
         }
     }
 
@@ -637,17 +682,13 @@ impl Client {
     }
 }
 
-/// The API key a model names, read from its environment variable; `None` when it names none.
-pub(crate) fn api_key(model: &ModelConfig) -> Result<Option<String>, Error> {
+/// The API key a model names, read from its variable in `env`; `None` when it names none.
+pub(crate) fn api_key(model: &ModelConfig, env: &Env) -> Result<Option<String>, Error> {
     match &model.api_key_env {
-        Some(var) => std::env::var(var)
-            .ok()
-            .filter(|k| !k.trim().is_empty())
-            .map(Some)
-            .ok_or_else(|| Error::MissingKey {
-                model: model.name.clone(),
-                var: var.clone(),
-            }),
+        Some(var) => env.var(var).map(Some).ok_or_else(|| Error::MissingKey {
+            model: model.name.clone(),
+            var: var.clone(),
+        }),
         None => Ok(None),
     }
 }

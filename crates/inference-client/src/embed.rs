@@ -49,7 +49,7 @@ impl Client {
                 model.name
             )));
         }
-        let access = http::access(model)?;
+        let access = http::access(model, &self.options().env)?;
         let redactor = &access.redactor;
         let cache = Cache::open(&self.options().cache_path)?;
         let identity = model_identity(model);

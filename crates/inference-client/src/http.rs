@@ -32,16 +32,16 @@ impl Access {
     }
 }
 
-/// Reads the model's key and custom headers (`{ env = "VAR" }` values from the environment).
-pub(crate) fn access(model: &ModelConfig) -> Result<Access, Error> {
-    let key = crate::client::api_key(model)?;
+/// Reads the model's key and custom headers (`{ env = "VAR" }` values) from `env`.
+pub(crate) fn access(model: &ModelConfig, vars: &crate::client::Env) -> Result<Access, Error> {
+    let key = crate::client::api_key(model, vars)?;
     let mut redactor = Redactor::new(key.as_deref());
     let mut headers = reqwest::header::HeaderMap::new();
     for (name, value) in &model.headers {
         let (text, secret) = match value {
             HeaderValue::Text(t) => (t.clone(), false),
             HeaderValue::Env { env } => {
-                let v = std::env::var(env).ok().filter(|v| !v.trim().is_empty()).ok_or_else(|| {
+                let v = vars.var(env).ok_or_else(|| {
                     Error::Config(format!(
                         "model {:?}: header {name:?} reads environment variable {env}, which is not set",
                         model.name

@@ -8,6 +8,9 @@
 //! durations. Its part while prompts wait is `Σ min(end, close) − start` over the requests that started before the
 //! backlog closed: a request subtracts its start when it begins with the backlog open and adds its end when it ends
 //! with the backlog still open, and closing adds its time once per request then in flight.
+//!
+//! The time comes from a [`Clock`]: the monotonic clock, or in tests one they move by hand, so a test states
+//! exact figures instead of bounds that a loaded machine could break.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -17,9 +20,19 @@ use schema::metrics::InFlight;
 const COUNT: u64 = 0xffff_ffff;
 const BACKLOG: u64 = 1 << 32;
 
+/// Where a [`Tracker`] reads the time.
+pub(crate) enum Clock {
+    /// `Instant::now()`, as nanoseconds since the tracker started.
+    Monotonic,
+    /// Nanoseconds since the tracker started, set by the test that holds the other end.
+    #[cfg(test)]
+    Manual(std::sync::Arc<AtomicU64>),
+}
+
 /// The in-flight counts of one call's requests (see the module doc).
 pub(crate) struct Tracker {
     origin: Instant,
+    clock: Clock,
     /// The call's cap (0: never saturated).
     cap: u64,
     /// In flight (low 32 bits) and the backlog bit.
@@ -49,8 +62,14 @@ impl Default for Tracker {
 impl Tracker {
     /// Starts counting now; `backlog`: prompts are waiting to be sent until [`Tracker::backlog_done`].
     pub(crate) fn new(cap: usize, backlog: bool) -> Tracker {
+        Tracker::with_clock(cap, backlog, Clock::Monotonic)
+    }
+
+    /// [`Tracker::new`] reading the time from `clock`.
+    pub(crate) fn with_clock(cap: usize, backlog: bool, clock: Clock) -> Tracker {
         Tracker {
             origin: Instant::now(),
+            clock,
             cap: cap as u64,
             state: AtomicU64::new(if backlog { BACKLOG } else { 0 }),
             peak: AtomicU64::new(0),
@@ -66,7 +85,11 @@ impl Tracker {
     }
 
     fn now_ns(&self) -> u64 {
-        u64::try_from(self.origin.elapsed().as_nanos()).unwrap_or(u64::MAX)
+        match &self.clock {
+            Clock::Monotonic => u64::try_from(self.origin.elapsed().as_nanos()).unwrap_or(u64::MAX),
+            #[cfg(test)]
+            Clock::Manual(ns) => ns.load(Ordering::Relaxed),
+        }
     }
 
     fn saturated(&self, state: u64) -> bool {
@@ -139,11 +162,7 @@ impl Tracker {
             .origin
             .saturating_duration_since(call_started)
             .as_secs_f64();
-        self.finish_at(
-            prepare_s,
-            self.origin.elapsed().as_secs_f64(),
-            budget_wait_s,
-        )
+        self.finish_at(prepare_s, self.now_ns() as f64 / 1e9, budget_wait_s)
     }
 
     /// [`Tracker::finish`] with the time before this tracker started (`prepare_s`) and the time since it started
@@ -198,39 +217,49 @@ impl Drop for Flight<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::Tracker;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use super::{Clock, Tracker};
+
+    /// A tracker on a clock the test moves, and the function that moves it to `ms` milliseconds.
+    fn manual(cap: usize, backlog: bool) -> (Tracker, impl Fn(u64)) {
+        let ns = Arc::new(AtomicU64::new(0));
+        let t = Tracker::with_clock(cap, backlog, Clock::Manual(Arc::clone(&ns)));
+        (t, move |ms: u64| {
+            ns.store(ms * 1_000_000, Ordering::Relaxed)
+        })
+    }
 
     #[test]
     fn saturation_counts_only_while_prompts_wait_and_the_cap_is_full() {
-        let t = Tracker::new(2, true);
+        let (t, at) = manual(2, true);
         let a = t.begin();
         let b = t.begin();
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        at(20);
         drop(a);
         let c = t.begin();
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        at(40);
         t.backlog_done();
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        at(60);
         drop(b);
         drop(c);
         let f = t.finish(t.origin, 0.0);
         assert_eq!((f.requests, f.peak, f.cap), (3, 2, 2));
-        // Saturated from the second request to the first's end, and from the third's start to the backlog's end.
+        let ms = |x: f64| (x * 1e3 * 1e6).round() / 1e6;
+        // Saturated from the second request to the first's end (0–20 ms), and from the third's start to the
+        // backlog's end (20–40 ms).
+        assert_eq!(ms(f.saturated_s), 40.0, "{f:?}");
+        assert_eq!((ms(f.backlog_s), ms(f.wall_s)), (40.0, 60.0), "{f:?}");
+        // While prompts waited, two in flight all along: a (0–20), b (0–40), c (20–40).
+        assert_eq!(ms(f.backlog_busy_s), 80.0, "{f:?}");
         assert!(
-            f.saturated_s >= 0.039 && f.saturated_s < f.backlog_s + 1e-9,
+            (f.backlog_mean() - 2.0).abs() < 1e-12 && (f.backlog_fill() - 1.0).abs() < 1e-12,
             "{f:?}"
         );
-        assert!(f.backlog_s >= 0.04 && f.backlog_s < f.wall_s, "{f:?}");
-        // While prompts waited: two in flight, but one for the instant between a's end and c's start.
-        assert!(
-            f.backlog_busy_s > 1.99 * f.backlog_s - 1e-3
-                && f.backlog_busy_s <= 2.0 * f.backlog_s + 1e-6,
-            "{f:?}"
-        );
-        assert!(f.backlog_mean() > 1.95 && f.backlog_fill() > 0.97, "{f:?}");
-        // Two requests for about 60 ms (b) and 40 ms (c), one for about 20 ms (a).
-        assert!(f.busy_s >= 0.12 && f.busy_s <= f.wall_s * 2.0, "{f:?}");
-        assert!(f.drain_s < 0.01, "{f:?}");
+        // a for 20 ms, b for 60, c for 40; the last ended when the call returned.
+        assert_eq!((ms(f.busy_s), ms(f.drain_s)), (120.0, 0.0), "{f:?}");
+        assert_eq!(ms(f.stage_span_s), 40.0, "{f:?}");
     }
 
     #[test]

@@ -46,7 +46,7 @@ mod stop;
 pub use batch::batch_dir;
 pub use body::estimate_input_tokens;
 pub use cache::Cache;
-pub use client::{BatchOptions, Client, RunOptions};
+pub use client::{BatchOptions, Client, Env, RunOptions};
 pub use config::{BatchMode, Engine, HeaderValue, ModelConfig, Models, TokenLimitField};
 pub use error::Error;
 pub use run::{ChatFeed, DryRunReport, RunSummary};

@@ -10,7 +10,6 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use schema::metrics::InFlight;
 use schema::{
     Attempt, ErrorClass, JsonlAppender, Outcome, PromptRecord, ResponseKey, ResponseRecord,
-    SCHEMA_VERSION,
 };
 use serde_json::{Map, Value};
 use tokio::sync::Semaphore;
@@ -177,7 +176,7 @@ pub(crate) async fn run_prompts(
     model.validate(&format!("model {:?}", model.name))?;
     check_unique(prompts)?;
     check_limits(model, prompts)?;
-    let access = http::access(model)?;
+    let access = http::access(model, &opts.env)?;
     // One writer per output: another process writing `out` is waited for before it is read.
     client.lock_output(out)?;
 

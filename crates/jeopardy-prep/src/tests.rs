@@ -128,24 +128,9 @@ fn rephrasing_round_trip() {
             .contains("Clue: This river flows through Cairo")
     );
     let response = |id: &str, content: &str| schema::ResponseRecord {
-        schema_version: schema::SCHEMA_VERSION,
-        id: id.to_owned(),
-        sample_index: 0,
-        model: "m".to_owned(),
-        outcome: schema::Outcome::Ok,
         content: Some(content.to_owned()),
-        reasoning: None,
         finish_reason: Some("stop".to_owned()),
-        usage: Default::default(),
-        logprobs: None,
-        latency_s: None,
-        wall_s: 0.0,
-        attempts: vec![],
-        error: None,
-        cache_key: String::new(),
-        cached: false,
-        prompt_meta: Default::default(),
-        served: None,
+        ..schema::ResponseRecord::new(id, "m")
     };
     let rephrasings = parse_rephrasings(&[response(
         &reqs[0].id,
@@ -208,12 +193,7 @@ fn team_dataset_is_clean() {
 #[test]
 #[ignore = "needs ../shared/data/jeopardy"]
 fn shared_samples_prepare_cleanly() {
-    let dir = schema::env::shared_data_dir().join("jeopardy");
-    assert!(
-        dir.is_dir(),
-        "{} is absent (set IFSTRESS_SHARED_DATA to the shared data folder)",
-        dir.display()
-    );
+    let dir = schema::env::shared_data("jeopardy").unwrap();
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())

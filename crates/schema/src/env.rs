@@ -63,6 +63,33 @@ pub fn shared_data_dir() -> std::path::PathBuf {
     }
 }
 
+/// The folder `name` of the shared data ([`shared_data_dir`]), or a message saying it is absent and how to point at
+/// it (a test that needs it fails with that message, never skips).
+pub fn shared_data(name: &str) -> Result<std::path::PathBuf, String> {
+    let dir = shared_data_dir().join(name);
+    if dir.is_dir() {
+        Ok(dir)
+    } else {
+        Err(format!(
+            "{} is absent (set {} to the shared data folder)",
+            dir.display(),
+            EnvVars::IFSTRESS_SHARED_DATA
+        ))
+    }
+}
+
+/// The workspace that holds `dir`: the nearest folder at or above it whose `Cargo.toml` declares `[workspace]`, or
+/// `None` outside any workspace. `cargo xtask` runs from there wherever in the tree it was typed (the default config
+/// and every path inside a config are relative to it).
+pub fn workspace_root(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    dir.ancestors()
+        .find(|d| {
+            std::fs::read_to_string(d.join("Cargo.toml"))
+                .is_ok_and(|text| text.lines().any(|l| l.trim() == "[workspace]"))
+        })
+        .map(std::path::Path::to_owned)
+}
+
 /// The offline-asset cache folder: `$IFSTRESS_CACHE_DIR`, else `$XDG_CACHE_HOME/ifstress`, else `~/.cache/ifstress`.
 pub fn cache_dir() -> std::path::PathBuf {
     use std::path::PathBuf;
@@ -104,7 +131,36 @@ pub fn remove_cargo_run_vars(cmd: &mut std::process::Command) {
 mod tests {
     use std::ffi::OsStr;
 
-    use super::use_ansi;
+    use super::{use_ansi, workspace_root};
+
+    #[test]
+    fn the_workspace_root_is_the_nearest_folder_above_with_a_workspace_manifest() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("ws");
+        let member = root.join("crates/analysis");
+        let src = member.join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(
+            root.join("Cargo.toml"),
+            "[workspace]\nmembers = [\"crates/*\"]\n",
+        )
+        .unwrap();
+        // A member's own manifest has no `[workspace]`: the search goes on above it.
+        std::fs::write(
+            member.join("Cargo.toml"),
+            "[package]\nname = \"analysis\"\n",
+        )
+        .unwrap();
+        for dir in [&root, &member, &src] {
+            assert_eq!(
+                workspace_root(dir).as_deref(),
+                Some(root.as_path()),
+                "{}",
+                dir.display()
+            );
+        }
+        assert_eq!(workspace_root(tmp.path()), None);
+    }
 
     #[test]
     fn colour_only_on_a_terminal_without_no_color() {

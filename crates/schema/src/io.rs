@@ -57,6 +57,17 @@ pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, Error> {
     Ok(read_inner(path, false)?.0)
 }
 
+/// Reads several JSONL files into one list, in the order given (the same rules as [`read_jsonl`] for each).
+pub fn read_jsonl_files<T: DeserializeOwned>(
+    paths: &[std::path::PathBuf],
+) -> Result<Vec<T>, Error> {
+    let mut out = Vec::new();
+    for p in paths {
+        out.extend(read_jsonl(p)?);
+    }
+    Ok(out)
+}
+
 /// Reads a JSONL file `chunk` records at a time, handing each batch to `f` in file order, so a large file is
 /// never held in memory (the same rules as [`read_jsonl`]: errors name file, line and field; a torn last line is
 /// tolerated).

@@ -20,7 +20,7 @@ pub mod rift;
 pub use atomic::AtomicJsonl;
 pub use csv_cell::csv_cell;
 pub use io::{
-    Error, JsonlAppender, ReadReport, count_lines, read_jsonl, read_jsonl_chunks,
+    Error, JsonlAppender, ReadReport, count_lines, read_jsonl, read_jsonl_chunks, read_jsonl_files,
     read_jsonl_lenient, sha256_file_hex, sha256_hex, write_atomic, write_atomic_with,
     write_jsonl_atomic,
 };

@@ -232,6 +232,32 @@ pub struct ResponseRecord {
 }
 
 impl ResponseRecord {
+    /// A line for `model`'s answer to prompt `id`, sample 0, not yet filled in: outcome `ok`, no content, usage,
+    /// attempts or cache key. The client fills in the rest; a test sets what it needs with struct update syntax
+    /// (`ResponseRecord { content: Some(..), ..ResponseRecord::new("p1", "m") }`).
+    pub fn new(id: impl Into<String>, model: impl Into<String>) -> ResponseRecord {
+        ResponseRecord {
+            schema_version: crate::SCHEMA_VERSION,
+            id: id.into(),
+            sample_index: 0,
+            model: model.into(),
+            outcome: Outcome::Ok,
+            content: None,
+            reasoning: None,
+            finish_reason: None,
+            usage: Usage::default(),
+            logprobs: None,
+            latency_s: None,
+            wall_s: 0.0,
+            attempts: Vec::new(),
+            error: None,
+            cache_key: String::new(),
+            cached: false,
+            prompt_meta: Map::new(),
+            served: None,
+        }
+    }
+
     /// How many of its attempts the client abandoned after sending them (timed out or cut off).
     pub fn abandoned_attempts(&self) -> usize {
         self.attempts.iter().filter(|a| a.abandoned).count()

@@ -66,28 +66,12 @@ pub fn read_latest_responses(path: &Path) -> Result<Vec<ResponseRecord>, Error> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::{Outcome, Usage};
 
     fn rec(id: &str, sample_index: u32, content: &str) -> ResponseRecord {
         ResponseRecord {
-            schema_version: crate::SCHEMA_VERSION,
-            id: id.to_owned(),
             sample_index,
-            model: "m".to_owned(),
-            outcome: Outcome::Ok,
             content: Some(content.to_owned()),
-            reasoning: None,
-            finish_reason: None,
-            usage: Usage::default(),
-            logprobs: None,
-            latency_s: None,
-            wall_s: 0.0,
-            attempts: Vec::new(),
-            error: None,
-            cache_key: String::new(),
-            cached: false,
-            prompt_meta: Default::default(),
-            served: None,
+            ..ResponseRecord::new(id, "m")
         }
     }
 

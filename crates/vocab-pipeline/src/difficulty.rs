@@ -176,7 +176,7 @@ pub fn rank(mut scored: Vec<(String, f64)>, keep: usize) -> Vec<(String, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use schema::{Logprobs, Usage};
+    use schema::Logprobs;
 
     fn cfg() -> DifficultyConfig {
         DifficultyConfig {
@@ -193,24 +193,11 @@ mod tests {
 
     fn resp(id: &str, s: u32, mean: Option<f64>, outcome: Outcome) -> ResponseRecord {
         ResponseRecord {
-            schema_version: schema::SCHEMA_VERSION,
-            id: id.into(),
             sample_index: s,
-            model: "m".into(),
             outcome,
             content: Some("x".into()),
-            reasoning: None,
-            finish_reason: None,
-            usage: Usage::default(),
             logprobs: mean.map(|mean| Logprobs { mean, tokens: 10 }),
-            latency_s: None,
-            wall_s: 0.0,
-            attempts: vec![],
-            error: None,
-            cache_key: String::new(),
-            cached: false,
-            prompt_meta: serde_json::Map::new(),
-            served: None,
+            ..ResponseRecord::new(id, "m")
         }
     }
 

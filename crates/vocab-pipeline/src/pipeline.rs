@@ -104,6 +104,280 @@ fn read_template(root: &Path, p: &Path) -> Result<(String, String), Error> {
     Ok((text, sha))
 }
 
+/// One stage's count of items in and out, as the provenance report records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StageCount {
+    pub stage: String,
+    pub input: usize,
+    pub output: usize,
+}
+
+/// Stages 1–6, the ones that need no model when stage 2 is the keyness extractor (reading the filings in
+/// `corpus_dir`, candidates, dedup, look-back, Zipf, lemmas), with each stage's counts; stages 7 and 8 (embeddings
+/// and difficulty) are left out. Returns the terms after stage 6, sorted.
+pub fn model_free_stages(
+    cfg: &VocabConfig,
+    corpus_dir: &Path,
+    wordfreq: &WordFreq,
+    lemmatizer: &Lemmatizer,
+) -> Result<(Vec<StageCount>, Vec<String>), Error> {
+    if cfg.extractor != Extractor::Keyness {
+        return Err(Error::Config(
+            "the model-free stages need `extractor = \"keyness\"`".to_owned(),
+        ));
+    }
+    let early = Early {
+        cfg,
+        corpus_dir,
+        wordfreq,
+        wordfreq_file: Value::Null,
+        lemmatizer,
+        wordnet_dir: Path::new(""),
+        root: Path::new(""),
+    };
+    let mut stages = Stages::default();
+    let lemmatized = early.run(None, &mut stages, &mut serde_json::Map::new())?;
+    let counts = stages
+        .0
+        .iter()
+        .map(|s| StageCount {
+            stage: s["stage"].as_str().unwrap_or_default().to_owned(),
+            input: s["input"].as_u64().unwrap_or_default() as usize,
+            output: s["output"].as_u64().unwrap_or_default() as usize,
+        })
+        .collect();
+    Ok((counts, lemmatized.groups.into_keys().collect()))
+}
+
+/// The settings and resources of stages 1–6.
+struct Early<'a> {
+    cfg: &'a VocabConfig,
+    corpus_dir: &'a Path,
+    wordfreq: &'a WordFreq,
+    wordfreq_file: Value,
+    lemmatizer: &'a Lemmatizer,
+    wordnet_dir: &'a Path,
+    root: &'a Path,
+}
+
+/// What stages 1–6 leave: the corpus's files (for the provenance report), and per term its spellings and candidate
+/// proposals.
+struct Lemmatized {
+    files: Vec<corpus::CorpusFile>,
+    groups: BTreeMap<String, (BTreeSet<String>, u64)>,
+}
+
+impl Early<'_> {
+    /// Runs stages 1–6; stage 2's LLM extractor sends its prompts through `runner`.
+    fn run(
+        self,
+        runner: Option<&mut (dyn PromptRunner + '_)>,
+        stages: &mut Stages,
+        models: &mut serde_json::Map<String, Value>,
+    ) -> Result<Lemmatized, Error> {
+        let Early {
+            cfg,
+            corpus_dir,
+            wordfreq,
+            wordfreq_file,
+            lemmatizer,
+            wordnet_dir,
+            root,
+        } = self;
+        // 1. Corpus.
+        let docs = corpus::load_dir(corpus_dir)?;
+        let files: Vec<_> = docs.iter().map(|(d, n)| d.summary(*n)).collect();
+        stages.push(
+            "1-corpus",
+            docs.len(),
+            docs.len(),
+            json!({ "dir": corpus_dir.display().to_string(), "formats": ["txt", "html", "edgar-corpus-json"] }),
+            json!({ "words": files.iter().map(|f| f.words).sum::<u64>() }),
+        );
+        let docs: Vec<corpus::Document> = docs.into_iter().map(|(d, _)| d).collect();
+
+        // 2. Candidates.
+        let lists: Vec<FilingCandidates> = match cfg.extractor {
+            Extractor::Keyness => docs
+                .iter()
+                .map(|d| {
+                    candidates::keyness_candidates(
+                        d,
+                        wordfreq,
+                        &|w| lemmatizer.is_common_word(w),
+                        &cfg.keyness,
+                    )
+                })
+                .collect(),
+            Extractor::Llm => {
+                let llm = cfg.llm.as_ref().ok_or_else(|| {
+                    Error::Config("extractor = \"llm\" needs an [llm] table".to_owned())
+                })?;
+                let run = runner.ok_or_else(|| {
+                    Error::Config("the LLM extractor needs a model runner".to_owned())
+                })?;
+                let (template, sha) = read_template(root, &llm.prompt)?;
+                let prompts: Vec<schema::PromptRecord> = docs
+                    .iter()
+                    .map(|d| {
+                        let mut extra = serde_json::Map::new();
+                        extra.insert("filing".to_owned(), Value::String(d.name.clone()));
+                        schema::PromptRecord {
+                            id: format!("vocab-extract:{}", d.name),
+                            messages: vec![schema::Message::user(candidates::extraction_prompt(
+                                &template, d, llm,
+                            ))],
+                            sample_index: 0,
+                            params: schema::RequestParams {
+                                max_tokens: Some(llm.max_tokens),
+                                ..Default::default()
+                            },
+                            extra,
+                        }
+                    })
+                    .collect();
+                let responses = run.run("vocab-extract", &llm.model, &prompts)?;
+                models.insert("extractor".to_owned(), json!({ "model": llm.model, "client": run.describe(&llm.model), "prompt-sha256": sha }));
+                let by_id: BTreeMap<&str, &schema::ResponseRecord> =
+                    responses.iter().map(|r| (r.id.as_str(), r)).collect();
+                docs.iter()
+                    .map(|d| {
+                        let id = format!("vocab-extract:{}", d.name);
+                        let terms = by_id
+                            .get(id.as_str())
+                            .and_then(|r| r.content.as_deref())
+                            .map(candidates::parse_term_list)
+                            .unwrap_or_default();
+                        FilingCandidates {
+                            filing: d.name.clone(),
+                            terms,
+                        }
+                    })
+                    .collect()
+            }
+        };
+        let counts = candidates::source_counts(&lists);
+        let mut display: BTreeMap<String, String> = BTreeMap::new();
+        for l in &lists {
+            for t in &l.terms {
+                let k = t.to_ascii_lowercase();
+                // Keep a capitalized spelling (an acronym) when any filing used one.
+                let e = display.entry(k).or_insert_with(|| t.clone());
+                if t.bytes().all(|b| b.is_ascii_uppercase()) {
+                    *e = t.clone();
+                }
+            }
+        }
+        let total_proposals: usize = lists.iter().map(|l| l.terms.len()).sum();
+        let extractor_settings = match cfg.extractor {
+            Extractor::Keyness => json!({
+                "extractor": "keyness",
+                "formula": "(fpm_filing + n) / (fpm_wordfreq + n), fpm = occurrences per million words (Kilgarriff's simple maths)",
+                "names": "a word capitalized like a name in at least name-share of its occurrences is dropped unless some WordNet synset spells it (or its lemma) in lowercase",
+                "config": cfg.keyness,
+            }),
+            Extractor::Llm => json!({ "extractor": "llm", "config": cfg.llm }),
+        };
+        stages.push(
+            "2-candidates",
+            docs.len(),
+            counts.len(),
+            extractor_settings,
+            json!({
+                "proposals": total_proposals,
+                "per-filing": lists.iter().map(|l| json!({ "filing": l.filing, "terms": l.terms.len() })).collect::<Vec<_>>(),
+            }),
+        );
+
+        // 3. Fuzzy dedup.
+        let deduped = dedup::dedup(&counts, &display, &cfg.dedup);
+        let merged: usize = deduped.iter().map(|c| c.merged.len()).sum();
+        stages.push(
+            "3-dedup",
+            counts.len(),
+            deduped.len(),
+            json!({
+                "similarity": "strsim::normalized_levenshtein on lowercase spellings",
+                "threshold": cfg.dedup.threshold,
+                "tie-rule": "visit by descending filing count, then shorter, then alphabetical; join the first kept representative at or above the threshold",
+            }),
+            json!({ "merged-spellings": merged }),
+        );
+
+        // 4. Look-back.
+        let seen = corpus::word_set(docs.iter().map(|d| d.text.as_str()));
+        let n_in = deduped.len();
+        let looked: Vec<_> = deduped
+            .into_iter()
+            .filter(|c| seen.contains(&c.term.to_ascii_lowercase()))
+            .collect();
+        stages.push(
+            "4-look-back",
+            n_in,
+            looked.len(),
+            json!({ "rule": "term equals a maximal run of ASCII letters somewhere in the corpus text, case-insensitively" }),
+            Value::Null,
+        );
+
+        // 5. Zipf.
+        let n_in = looked.len();
+        let frequent: Vec<_> = looked
+            .into_iter()
+            .filter(|c| wordfreq.zipf(&c.term) >= cfg.min_zipf)
+            .collect();
+        stages.push(
+            "5-zipf",
+            n_in,
+            frequent.len(),
+            json!({ "min-zipf": cfg.min_zipf, "wordlist": "large_en", "file": wordfreq_file, "attribution": WORDFREQ_ATTRIBUTION }),
+            Value::Null,
+        );
+
+        // 6. Lemmas.
+        let n_in = frequent.len();
+        let mut groups: BTreeMap<String, (BTreeSet<String>, u64)> = BTreeMap::new();
+        let mut rejected = Vec::new();
+        let mut changed = 0usize;
+        let mut rare_lemma = 0usize;
+        for c in &frequent {
+            let l = lemmatizer.lemmatize(&c.term);
+            if let Some(r) = &l.rejected {
+                rejected.push(format!("{}→{}", c.term, r));
+            }
+            let key = if c.term.bytes().all(|b| b.is_ascii_uppercase()) {
+                c.term.clone()
+            } else if wordfreq.zipf(&l.lemma) < cfg.min_zipf {
+                // The lemma itself would fail stage 5: keep the surface form, which passed it.
+                rare_lemma += 1;
+                c.term.to_ascii_lowercase()
+            } else {
+                l.lemma.clone()
+            };
+            if key != c.term.to_ascii_lowercase() && key != c.term {
+                changed += 1;
+            }
+            let g = groups.entry(key).or_default();
+            g.0.insert(c.term.clone());
+            g.0.extend(c.merged.iter().cloned());
+            g.1 += c.source_count;
+        }
+        stages.push(
+            "6-lemmatize",
+            n_in,
+            groups.len(),
+            json!({
+                "lemmatizer": "wordnet_stemmer 0.1.1, guarded",
+                "wordnet": wordnet_dir.display().to_string(),
+                "order": ["noun", "verb", "adj", "adv"],
+                "zipf-rule": "a lemma whose own Zipf is below min-zipf is not used; the surface form is kept",
+                "guard": "accept a lemma only if one detachment rule or one exception entry produces it and it is a WordNet word of that part of speech; otherwise keep the surface form when it is a WordNet word of that part of speech, else try the next one; acronyms are kept as they are",
+            }),
+            json!({ "changed": changed, "kept-surface-because-lemma-below-min-zipf": rare_lemma, "rejected-proposals": rejected.len(), "rejected-examples": rejected.iter().take(20).collect::<Vec<_>>() }),
+        );
+        Ok(Lemmatized { files, groups })
+    }
+}
+
 /// Runs stages 1–8 on the filings in `corpus_dir`.
 pub fn build(cfg: &VocabConfig, corpus_dir: &Path, res: Resources<'_>) -> Result<Built, Error> {
     let Resources {
@@ -118,197 +392,16 @@ pub fn build(cfg: &VocabConfig, corpus_dir: &Path, res: Resources<'_>) -> Result
     } = res;
     let mut stages = Stages::default();
     let mut models = serde_json::Map::new();
-
-    // 1. Corpus.
-    let docs = corpus::load_dir(corpus_dir)?;
-    let files: Vec<_> = docs.iter().map(|(d, n)| d.summary(*n)).collect();
-    stages.push(
-        "1-corpus",
-        docs.len(),
-        docs.len(),
-        json!({ "dir": corpus_dir.display().to_string(), "formats": ["txt", "html", "edgar-corpus-json"] }),
-        json!({ "words": files.iter().map(|f| f.words).sum::<u64>() }),
-    );
-    let docs: Vec<corpus::Document> = docs.into_iter().map(|(d, _)| d).collect();
-
-    // 2. Candidates.
-    let lists: Vec<FilingCandidates> = match cfg.extractor {
-        Extractor::Keyness => docs
-            .iter()
-            .map(|d| {
-                candidates::keyness_candidates(
-                    d,
-                    wordfreq,
-                    &|w| lemmatizer.is_common_word(w),
-                    &cfg.keyness,
-                )
-            })
-            .collect(),
-        Extractor::Llm => {
-            let llm = cfg.llm.as_ref().ok_or_else(|| {
-                Error::Config("extractor = \"llm\" needs an [llm] table".to_owned())
-            })?;
-            let run = runner.as_deref_mut().ok_or_else(|| {
-                Error::Config("the LLM extractor needs a model runner".to_owned())
-            })?;
-            let (template, sha) = read_template(&root, &llm.prompt)?;
-            let prompts: Vec<schema::PromptRecord> = docs
-                .iter()
-                .map(|d| {
-                    let mut extra = serde_json::Map::new();
-                    extra.insert("filing".to_owned(), Value::String(d.name.clone()));
-                    schema::PromptRecord {
-                        id: format!("vocab-extract:{}", d.name),
-                        messages: vec![schema::Message::user(candidates::extraction_prompt(
-                            &template, d, llm,
-                        ))],
-                        sample_index: 0,
-                        params: schema::RequestParams {
-                            max_tokens: Some(llm.max_tokens),
-                            ..Default::default()
-                        },
-                        extra,
-                    }
-                })
-                .collect();
-            let responses = run.run("vocab-extract", &llm.model, &prompts)?;
-            models.insert("extractor".to_owned(), json!({ "model": llm.model, "client": run.describe(&llm.model), "prompt-sha256": sha }));
-            let by_id: BTreeMap<&str, &schema::ResponseRecord> =
-                responses.iter().map(|r| (r.id.as_str(), r)).collect();
-            docs.iter()
-                .map(|d| {
-                    let id = format!("vocab-extract:{}", d.name);
-                    let terms = by_id
-                        .get(id.as_str())
-                        .and_then(|r| r.content.as_deref())
-                        .map(candidates::parse_term_list)
-                        .unwrap_or_default();
-                    FilingCandidates {
-                        filing: d.name.clone(),
-                        terms,
-                    }
-                })
-                .collect()
-        }
-    };
-    let counts = candidates::source_counts(&lists);
-    let mut display: BTreeMap<String, String> = BTreeMap::new();
-    for l in &lists {
-        for t in &l.terms {
-            let k = t.to_ascii_lowercase();
-            // Keep a capitalized spelling (an acronym) when any filing used one.
-            let e = display.entry(k).or_insert_with(|| t.clone());
-            if t.bytes().all(|b| b.is_ascii_uppercase()) {
-                *e = t.clone();
-            }
-        }
+    let Lemmatized { files, groups } = Early {
+        cfg,
+        corpus_dir,
+        wordfreq,
+        wordfreq_file,
+        lemmatizer,
+        wordnet_dir: &wordnet_dir,
+        root: &root,
     }
-    let total_proposals: usize = lists.iter().map(|l| l.terms.len()).sum();
-    let extractor_settings = match cfg.extractor {
-        Extractor::Keyness => json!({
-            "extractor": "keyness",
-            "formula": "(fpm_filing + n) / (fpm_wordfreq + n), fpm = occurrences per million words (Kilgarriff's simple maths)",
-            "names": "a word capitalized like a name in at least name-share of its occurrences is dropped unless some WordNet synset spells it (or its lemma) in lowercase",
-            "config": cfg.keyness,
-        }),
-        Extractor::Llm => json!({ "extractor": "llm", "config": cfg.llm }),
-    };
-    stages.push(
-        "2-candidates",
-        docs.len(),
-        counts.len(),
-        extractor_settings,
-        json!({
-            "proposals": total_proposals,
-            "per-filing": lists.iter().map(|l| json!({ "filing": l.filing, "terms": l.terms.len() })).collect::<Vec<_>>(),
-        }),
-    );
-
-    // 3. Fuzzy dedup.
-    let deduped = dedup::dedup(&counts, &display, &cfg.dedup);
-    let merged: usize = deduped.iter().map(|c| c.merged.len()).sum();
-    stages.push(
-        "3-dedup",
-        counts.len(),
-        deduped.len(),
-        json!({
-            "similarity": "strsim::normalized_levenshtein on lowercase spellings",
-            "threshold": cfg.dedup.threshold,
-            "tie-rule": "visit by descending filing count, then shorter, then alphabetical; join the first kept representative at or above the threshold",
-        }),
-        json!({ "merged-spellings": merged }),
-    );
-
-    // 4. Look-back.
-    let seen = corpus::word_set(docs.iter().map(|d| d.text.as_str()));
-    let n_in = deduped.len();
-    let looked: Vec<_> = deduped
-        .into_iter()
-        .filter(|c| seen.contains(&c.term.to_ascii_lowercase()))
-        .collect();
-    stages.push(
-        "4-look-back",
-        n_in,
-        looked.len(),
-        json!({ "rule": "term equals a maximal run of ASCII letters somewhere in the corpus text, case-insensitively" }),
-        Value::Null,
-    );
-
-    // 5. Zipf.
-    let n_in = looked.len();
-    let frequent: Vec<_> = looked
-        .into_iter()
-        .filter(|c| wordfreq.zipf(&c.term) >= cfg.min_zipf)
-        .collect();
-    stages.push(
-        "5-zipf",
-        n_in,
-        frequent.len(),
-        json!({ "min-zipf": cfg.min_zipf, "wordlist": "large_en", "file": wordfreq_file, "attribution": WORDFREQ_ATTRIBUTION }),
-        Value::Null,
-    );
-
-    // 6. Lemmas.
-    let n_in = frequent.len();
-    let mut groups: BTreeMap<String, (BTreeSet<String>, u64)> = BTreeMap::new();
-    let mut rejected = Vec::new();
-    let mut changed = 0usize;
-    let mut rare_lemma = 0usize;
-    for c in &frequent {
-        let l = lemmatizer.lemmatize(&c.term);
-        if let Some(r) = &l.rejected {
-            rejected.push(format!("{}→{}", c.term, r));
-        }
-        let key = if c.term.bytes().all(|b| b.is_ascii_uppercase()) {
-            c.term.clone()
-        } else if wordfreq.zipf(&l.lemma) < cfg.min_zipf {
-            // The lemma itself would fail stage 5: keep the surface form, which passed it.
-            rare_lemma += 1;
-            c.term.to_ascii_lowercase()
-        } else {
-            l.lemma.clone()
-        };
-        if key != c.term.to_ascii_lowercase() && key != c.term {
-            changed += 1;
-        }
-        let g = groups.entry(key).or_default();
-        g.0.insert(c.term.clone());
-        g.0.extend(c.merged.iter().cloned());
-        g.1 += c.source_count;
-    }
-    stages.push(
-        "6-lemmatize",
-        n_in,
-        groups.len(),
-        json!({
-            "lemmatizer": "wordnet_stemmer 0.1.1, guarded",
-            "wordnet": wordnet_dir.display().to_string(),
-            "order": ["noun", "verb", "adj", "adv"],
-            "zipf-rule": "a lemma whose own Zipf is below min-zipf is not used; the surface form is kept",
-            "guard": "accept a lemma only if one detachment rule or one exception entry produces it and it is a WordNet word of that part of speech; otherwise keep the surface form when it is a WordNet word of that part of speech, else try the next one; acronyms are kept as they are",
-        }),
-        json!({ "changed": changed, "kept-surface-because-lemma-below-min-zipf": rare_lemma, "rejected-proposals": rejected.len(), "rejected-examples": rejected.iter().take(20).collect::<Vec<_>>() }),
-    );
+    .run(runner.as_deref_mut(), &mut stages, &mut models)?;
 
     // 7. Redundancy pruning.
     let terms: Vec<String> = groups.keys().cloned().collect();

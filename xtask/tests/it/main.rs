@@ -11,6 +11,7 @@ mod papers;
 mod pipeline;
 mod rehearsal;
 mod tidy;
+mod workspace_root;
 
 /// The absolute path of `path`, relative to the workspace root.
 pub(crate) fn repo(path: &str) -> String {

@@ -6,7 +6,7 @@ use std::path::Path;
 #[test]
 fn a_small_rehearsal_measures_every_stage_and_its_rerun_sends_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    // The pipeline reads the RIFT judge template from the working directory.
+    // The pipeline reads the RIFT judge template from its root.
     let prompts = dir.path().join("configs/prompts");
     std::fs::create_dir_all(&prompts).unwrap();
     std::fs::copy(
@@ -14,17 +14,15 @@ fn a_small_rehearsal_measures_every_stage_and_its_rerun_sends_nothing() {
         prompts.join("rift-judge.txt"),
     )
     .unwrap();
-    let cwd = std::env::current_dir().unwrap();
-    std::env::set_current_dir(dir.path()).unwrap();
     let args = bench::pipeline::PipelineBenchArgs::small(Path::new("rehearsal"));
     let r = bench::pipeline::rehearse(
         &args,
         Path::new(env!("CARGO_BIN_EXE_xtask")),
+        dir.path(),
         // No screenshot of the report: a test does not need Chromium.
         &[("PATH", "/nonexistent")],
-    );
-    std::env::set_current_dir(cwd).unwrap();
-    let r = r.unwrap();
+    )
+    .unwrap();
     let [rift, ifscale] = &r.parts[..] else {
         panic!("two parts: {:?}", r.parts)
     };

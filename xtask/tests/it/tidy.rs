@@ -1,5 +1,6 @@
-//! Tidy: every Rust file opens with a `//!` doc, no file is over 1 000 lines, no leftover debugging macros,
-//! every crate inherits the workspace lints and says what it is for, and polars is built without debug assertions.
+//! Tidy: every Rust file opens with a `//!` doc, no file is over 1 000 lines, no leftover debugging macros, no
+//! test changes process-wide state (working directory, environment), every crate inherits the workspace lints and
+//! says what it is for, and polars is built without debug assertions.
 
 use std::path::{Path, PathBuf};
 
@@ -76,6 +77,22 @@ fn no_rust_file_is_over_the_line_limit() {
     );
 }
 
+/// Every line of a Rust file that holds one of `banned` and that `counts` (given the file, its lines and the line's
+/// index) counts, as `path:line: text`.
+fn lines_with(banned: &[&str], counts: impl Fn(&Path, &[&str], usize) -> bool) -> Vec<String> {
+    let mut hits = Vec::new();
+    for p in rust_files() {
+        let text = read(&p);
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            if banned.iter().any(|b| line.contains(b)) && counts(&p, &lines, i) {
+                hits.push(format!("{}:{}: {}", p.display(), i + 1, line.trim()));
+            }
+        }
+    }
+    hits
+}
+
 #[test]
 fn no_debugging_macros_are_left_in() {
     // Spelled in pieces so this file does not match itself.
@@ -84,17 +101,37 @@ fn no_debugging_macros_are_left_in() {
         concat!("todo", "!("),
         concat!("unimplemented", "!("),
     ];
-    let mut hits = Vec::new();
-    for p in rust_files() {
-        for (i, line) in read(&p).lines().enumerate() {
-            if banned.iter().any(|b| line.contains(b)) {
-                hits.push(format!("{}:{}: {}", p.display(), i + 1, line.trim()));
-            }
-        }
-    }
+    let hits = lines_with(&banned, |_, _, _| true);
     assert!(
         hits.is_empty(),
         "debugging macros left in:\n{}",
+        hits.join("\n")
+    );
+}
+
+/// Whether line `i` (0-based) of `p`, whose lines are `lines`, is test code: a file under a `tests/` folder or
+/// named `tests.rs`, or a line after the file's first `#[cfg(test)]`.
+fn is_test_code(p: &Path, lines: &[&str], i: usize) -> bool {
+    p.components().any(|c| c.as_os_str() == "tests")
+        || p.file_name().is_some_and(|n| n == "tests.rs")
+        || lines[..i].iter().any(|l| l.trim() == "#[cfg(test)]")
+}
+
+#[test]
+fn no_test_changes_process_wide_state() {
+    // Tests run in parallel threads of one process: one that changes the working directory or the environment
+    // changes it under every other. The code under test takes the folder or the variables as parameters instead
+    // (`bench::pipeline::rehearse`'s root, `inference_client::RunOptions::env`). Spelled in pieces so this file does
+    // not match itself.
+    let banned = [
+        concat!("set_current", "_dir("),
+        concat!("env::set", "_var("),
+        concat!("env::remove", "_var("),
+    ];
+    let hits = lines_with(&banned, is_test_code);
+    assert!(
+        hits.is_empty(),
+        "tests that change process-wide state:\n{}",
         hits.join("\n")
     );
 }

@@ -52,11 +52,7 @@ pub struct CoherenceRow {
 
 /// Reads attempts-log JSONL files.
 pub fn load_attempts(paths: &[PathBuf]) -> Result<Vec<AttemptLog>, Error> {
-    let mut out = Vec::new();
-    for p in paths {
-        out.extend(schema::read_jsonl::<AttemptLog>(p)?);
-    }
-    Ok(out)
+    Ok(schema::read_jsonl_files(paths)?)
 }
 
 /// `(N, seed)` from a prompt id `ifscale-n{N}-s{seed}` (the form `prompt-gen` writes).

@@ -36,11 +36,7 @@ pub struct ThirdsRow {
 
 /// Reads keyword-label JSONL files.
 pub fn load_labels(paths: &[PathBuf]) -> Result<Vec<KeywordLabel>, Error> {
-    let mut out = Vec::new();
-    for p in paths {
-        out.extend(schema::read_jsonl::<KeywordLabel>(p)?);
-    }
-    Ok(out)
+    Ok(schema::read_jsonl_files(paths)?)
 }
 
 /// The thirds of a list of `n` keywords: `(b, middle size)`.
@@ -111,23 +107,17 @@ pub fn thirds(labels: &[KeywordLabel]) -> Vec<ThirdsRow> {
 
 /// The thirds table as a frame.
 pub fn thirds_frame(rows: &[ThirdsRow]) -> Result<DataFrame, Error> {
-    let f = |g: &dyn Fn(&ThirdsRow) -> Option<f64>| rows.iter().map(g).collect::<Vec<_>>();
-    let i = |g: &dyn Fn(&ThirdsRow) -> i64| rows.iter().map(g).collect::<Vec<_>>();
-    let columns = vec![
-        Column::new(
-            "model".into(),
-            rows.iter().map(|r| r.model.as_str()).collect::<Vec<_>>(),
-        ),
-        Column::new("num_rules".into(), i(&|r| r.num_rules)),
-        Column::new("n_samples".into(), i(&|r| r.n_samples)),
-        Column::new("third_size".into(), i(&|r| r.third_size)),
-        Column::new("middle_size".into(), i(&|r| r.middle_size)),
-        Column::new("early_error_pct".into(), f(&|r| r.early_error_pct)),
-        Column::new("middle_error_pct".into(), f(&|r| r.middle_error_pct)),
-        Column::new("late_error_pct".into(), f(&|r| r.late_error_pct)),
-        Column::new("late_over_early".into(), f(&|r| r.late_over_early)),
-    ];
-    DataFrame::new(rows.len(), columns).map_err(Error::polars("building the primacy thirds table"))
+    tables::Columns::of(rows)
+        .col("model", |r| r.model.as_str())
+        .col("num_rules", |r| r.num_rules)
+        .col("n_samples", |r| r.n_samples)
+        .col("third_size", |r| r.third_size)
+        .col("middle_size", |r| r.middle_size)
+        .col("early_error_pct", |r| r.early_error_pct)
+        .col("middle_error_pct", |r| r.middle_error_pct)
+        .col("late_error_pct", |r| r.late_error_pct)
+        .col("late_over_early", |r| r.late_over_early)
+        .frame("primacy thirds table")
 }
 
 /// Writes `ifscale_primacy_thirds` (Parquet, CSV; Markdown at the headline densities).
@@ -135,10 +125,26 @@ pub fn write_tables(rows: &[ThirdsRow], dir: &Path) -> Result<Vec<PathBuf>, Erro
     let mut written = tables::write_table(&thirds_frame(rows)?, dir, "ifscale_primacy_thirds")?;
     let ns: Vec<i64> = rows.iter().map(|r| r.num_rules).collect();
     let shown = super::results::headline_ns(&ns);
-    let md: Vec<Vec<String>> = rows
-        .iter()
-        .filter(|r| shown.contains(&r.num_rules))
-        .map(|r| {
+    let table = tables::MdTable {
+        name: "ifscale_primacy_thirds",
+        caption: "Primacy ingredients: error rate (%) in the early, middle and late thirds of the keyword list (b = \
+                  max(1, N div 3) keywords in the early and late thirds), pooled over samples; late ÷ early of the \
+                  pooled rates.",
+        header: &[
+            "model",
+            "N",
+            "samples",
+            "early err %",
+            "middle err %",
+            "late err %",
+            "late ÷ early",
+        ],
+    };
+    written.push(table.write_rows(
+        dir,
+        rows,
+        |r| shown.contains(&r.num_rules),
+        |r| {
             vec![
                 r.model.clone(),
                 r.num_rules.to_string(),
@@ -148,15 +154,7 @@ pub fn write_tables(rows: &[ThirdsRow], dir: &Path) -> Result<Vec<PathBuf>, Erro
                 tables::fmt_opt(r.late_error_pct, 1),
                 tables::fmt_opt(r.late_over_early, 2),
             ]
-        })
-        .collect();
-    written.push(tables::write_markdown(
-        dir,
-        "ifscale_primacy_thirds",
-        "Primacy ingredients: error rate (%) in the early, middle and late thirds of the keyword list (b = max(1, N div 3) \
-         keywords in the early and late thirds), pooled over samples; late ÷ early of the pooled rates.",
-        &["model", "N", "samples", "early err %", "middle err %", "late err %", "late ÷ early"],
-        &md,
+        },
     )?);
     Ok(written)
 }

@@ -99,58 +99,31 @@ pub fn effort_rows(summary: &IfscaleSummary) -> Vec<EffortRow> {
 }
 
 fn effort_frame(rows: &[EffortRow]) -> Result<DataFrame, Error> {
-    let f = |g: &dyn Fn(&EffortRow) -> Option<f64>| rows.iter().map(g).collect::<Vec<_>>();
-    let columns = vec![
-        Column::new(
-            "base".into(),
-            rows.iter().map(|r| r.base.as_str()).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "num_rules".into(),
-            rows.iter().map(|r| r.num_rules).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "lower_effort".into(),
-            rows.iter()
-                .map(|r| r.lower_effort.as_str())
-                .collect::<Vec<_>>(),
-        ),
-        Column::new("accuracy_lower".into(), f(&|r| r.accuracy_lower)),
-        Column::new("accuracy_high".into(), f(&|r| r.accuracy_high)),
-        Column::new("accuracy_gain".into(), f(&|r| r.accuracy_gain)),
-        Column::new("latency_lower".into(), f(&|r| r.latency_lower)),
-        Column::new("latency_high".into(), f(&|r| r.latency_high)),
-        Column::new(
-            "reasoning_tokens_lower".into(),
-            f(&|r| r.reasoning_tokens_lower),
-        ),
-        Column::new(
-            "reasoning_tokens_high".into(),
-            f(&|r| r.reasoning_tokens_high),
-        ),
-        Column::new("output_tokens_lower".into(), f(&|r| r.output_tokens_lower)),
-        Column::new("output_tokens_high".into(), f(&|r| r.output_tokens_high)),
-    ];
-    DataFrame::new(rows.len(), columns).map_err(Error::polars("building the effort table"))
+    tables::Columns::of(rows)
+        .col("base", |r| r.base.as_str())
+        .col("num_rules", |r| r.num_rules)
+        .col("lower_effort", |r| r.lower_effort.as_str())
+        .col("accuracy_lower", |r| r.accuracy_lower)
+        .col("accuracy_high", |r| r.accuracy_high)
+        .col("accuracy_gain", |r| r.accuracy_gain)
+        .col("latency_lower", |r| r.latency_lower)
+        .col("latency_high", |r| r.latency_high)
+        .col("reasoning_tokens_lower", |r| r.reasoning_tokens_lower)
+        .col("reasoning_tokens_high", |r| r.reasoning_tokens_high)
+        .col("output_tokens_lower", |r| r.output_tokens_lower)
+        .col("output_tokens_high", |r| r.output_tokens_high)
+        .frame("effort table")
 }
 
 fn reasoning_frame(rows: &[&RuleRow]) -> Result<DataFrame, Error> {
-    let f = |g: &dyn Fn(&RuleRow) -> Option<f64>| rows.iter().map(|r| g(r)).collect::<Vec<_>>();
-    let columns = vec![
-        Column::new(
-            "model".into(),
-            rows.iter().map(|r| r.model.as_str()).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "num_rules".into(),
-            rows.iter().map(|r| r.num_rules).collect::<Vec<_>>(),
-        ),
-        Column::new("accuracy".into(), f(&|r| r.accuracy)),
-        Column::new("reasoning_tokens".into(), f(&|r| r.reasoning_tokens)),
-        Column::new("output_tokens".into(), f(&|r| r.output_tokens)),
-        Column::new("latency".into(), f(&|r| r.latency)),
-    ];
-    DataFrame::new(rows.len(), columns).map_err(Error::polars("building the reasoning-token table"))
+    tables::Columns::of(rows)
+        .col("model", |r| r.model.as_str())
+        .col("num_rules", |r| r.num_rules)
+        .col("accuracy", |r| r.accuracy)
+        .col("reasoning_tokens", |r| r.reasoning_tokens)
+        .col("output_tokens", |r| r.output_tokens)
+        .col("latency", |r| r.latency)
+        .frame("reasoning-token table")
 }
 
 /// The models that report reasoning tokens anywhere, in summary order.
@@ -176,10 +149,29 @@ pub fn write_tables(summary: &IfscaleSummary, dir: &Path) -> Result<Vec<PathBuf>
             dir,
             "ifscale_effort_pairs",
         )?);
-        let md: Vec<Vec<String>> = rows
-            .iter()
-            .filter(|r| shown.contains(&r.num_rules))
-            .map(|r| {
+        let table = tables::MdTable {
+            name: "ifscale_effort_pairs",
+            caption: "Reasoning effort: each base model at its lower effort (medium, or the provider default when no \
+                      effort is named) and at high effort; gain = high − lower accuracy (pp); latency in seconds; \
+                      reasoning tokens as reported (– when the records carry none).",
+            header: &[
+                "base",
+                "N",
+                "lower effort",
+                "acc lower",
+                "acc high",
+                "gain",
+                "latency lower",
+                "latency high",
+                "reasoning tok lower",
+                "reasoning tok high",
+            ],
+        };
+        written.push(table.write_rows(
+            dir,
+            &rows,
+            |r| shown.contains(&r.num_rules),
+            |r| {
                 vec![
                     r.base.clone(),
                     r.num_rules.to_string(),
@@ -192,19 +184,7 @@ pub fn write_tables(summary: &IfscaleSummary, dir: &Path) -> Result<Vec<PathBuf>
                     tables::fmt_opt(r.reasoning_tokens_lower, 0),
                     tables::fmt_opt(r.reasoning_tokens_high, 0),
                 ]
-            })
-            .collect();
-        written.push(tables::write_markdown(
-            dir,
-            "ifscale_effort_pairs",
-            "Reasoning effort: each base model at its lower effort (medium, or the provider default when no effort is \
-             named) and at high effort; gain = high − lower accuracy (pp); latency in seconds; reasoning tokens as \
-             reported (– when the records carry none).",
-            &[
-                "base", "N", "lower effort", "acc lower", "acc high", "gain", "latency lower", "latency high",
-                "reasoning tok lower", "reasoning tok high",
-            ],
-            &md,
+            },
         )?);
     }
     let with_tokens = reasoning_models(summary);
@@ -219,10 +199,24 @@ pub fn write_tables(summary: &IfscaleSummary, dir: &Path) -> Result<Vec<PathBuf>
             dir,
             "ifscale_reasoning_tokens",
         )?);
-        let md: Vec<Vec<String>> = rows
-            .iter()
-            .filter(|r| shown.contains(&r.num_rules))
-            .map(|r| {
+        let table = tables::MdTable {
+            name: "ifscale_reasoning_tokens",
+            caption: "Reasoning tokens vs N (mean over scored samples that report them) beside the visible output \
+                      tokens; the two are never summed.",
+            header: &[
+                "model",
+                "N",
+                "accuracy",
+                "reasoning tokens",
+                "visible output tokens",
+                "latency (s)",
+            ],
+        };
+        written.push(table.write_rows(
+            dir,
+            &rows,
+            |r| shown.contains(&r.num_rules),
+            |r| {
                 vec![
                     r.model.clone(),
                     r.num_rules.to_string(),
@@ -231,15 +225,7 @@ pub fn write_tables(summary: &IfscaleSummary, dir: &Path) -> Result<Vec<PathBuf>
                     tables::fmt_opt(r.output_tokens, 0),
                     tables::fmt_opt(r.latency, 1),
                 ]
-            })
-            .collect();
-        written.push(tables::write_markdown(
-            dir,
-            "ifscale_reasoning_tokens",
-            "Reasoning tokens vs N (mean over scored samples that report them) beside the visible output tokens; the two \
-             are never summed.",
-            &["model", "N", "accuracy", "reasoning tokens", "visible output tokens", "latency (s)"],
-            &md,
+            },
         )?);
     }
     Ok(written)

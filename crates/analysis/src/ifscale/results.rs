@@ -53,35 +53,21 @@ fn headline_rows(summary: &IfscaleSummary) -> Vec<&RuleRow> {
 /// The results table at the headline densities: one row per (model, N).
 pub fn results_frame(summary: &IfscaleSummary) -> Result<DataFrame, Error> {
     let rows = headline_rows(summary);
-    let f = |g: &dyn Fn(&RuleRow) -> Option<f64>| rows.iter().map(|r| g(r)).collect::<Vec<_>>();
-    let columns = vec![
-        Column::new(
-            "model".into(),
-            rows.iter().map(|r| r.model.as_str()).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "num_rules".into(),
-            rows.iter().map(|r| r.num_rules).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "n_samples".into(),
-            rows.iter().map(|r| r.n_samples).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "n_failed".into(),
-            rows.iter().map(|r| r.n_failed).collect::<Vec<_>>(),
-        ),
-        Column::new("accuracy".into(), f(&|r| r.accuracy)),
-        Column::new("accuracy_std".into(), f(&|r| r.accuracy_std)),
-        Column::new("accuracy_t_low".into(), f(&|r| r.accuracy_t_low)),
-        Column::new("accuracy_t_high".into(), f(&|r| r.accuracy_t_high)),
-        Column::new("accuracy_ci_low".into(), f(&|r| r.accuracy_ci_low)),
-        Column::new("accuracy_ci_high".into(), f(&|r| r.accuracy_ci_high)),
-        Column::new("om_ratio".into(), f(&|r| r.om_ratio)),
-        Column::new("primacy_ratio".into(), f(&|r| r.primacy_ratio)),
-        Column::new("latency".into(), f(&|r| r.latency)),
-    ];
-    DataFrame::new(rows.len(), columns).map_err(Error::polars("building the results table"))
+    tables::Columns::of(&rows)
+        .col("model", |r| r.model.as_str())
+        .col("num_rules", |r| r.num_rules)
+        .col("n_samples", |r| r.n_samples)
+        .col("n_failed", |r| r.n_failed)
+        .col("accuracy", |r| r.accuracy)
+        .col("accuracy_std", |r| r.accuracy_std)
+        .col("accuracy_t_low", |r| r.accuracy_t_low)
+        .col("accuracy_t_high", |r| r.accuracy_t_high)
+        .col("accuracy_ci_low", |r| r.accuracy_ci_low)
+        .col("accuracy_ci_high", |r| r.accuracy_ci_high)
+        .col("om_ratio", |r| r.om_ratio)
+        .col("primacy_ratio", |r| r.primacy_ratio)
+        .col("latency", |r| r.latency)
+        .frame("results table")
 }
 
 fn interval(lo: Option<f64>, hi: Option<f64>) -> String {
@@ -99,9 +85,32 @@ fn interval(lo: Option<f64>, hi: Option<f64>) -> String {
 pub fn write_tables(summary: &IfscaleSummary, dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut written = tables::write_table(&results_frame(summary)?, dir, "ifscale_results_full")?;
     let level = summary.config.ci_level * 100.0;
-    let md: Vec<Vec<String>> = headline_rows(summary)
-        .into_iter()
-        .map(|r| {
+    let t_head = format!("{level:.0}% t-interval");
+    let b_head = format!("{level:.0}% bootstrap");
+    let table = tables::MdTable {
+        name: "ifscale_results_full",
+        caption: "Results at the reported densities: scored/total samples (failed samples are excluded from means), \
+                  mean accuracy (%), sample std across seeds, Student-t and percentile-bootstrap intervals of the mean \
+                  (with 5 seeds the bootstrap interval is narrow by construction; the t-interval is the honest one), \
+                  O:M ratio, primacy ratio and mean latency (s).",
+        header: &[
+            "model",
+            "N",
+            "scored",
+            "accuracy",
+            "std",
+            &t_head,
+            &b_head,
+            "O:M",
+            "primacy",
+            "latency (s)",
+        ],
+    };
+    written.push(table.write_rows(
+        dir,
+        &headline_rows(summary),
+        |_| true,
+        |r| {
             vec![
                 r.model.clone(),
                 r.num_rules.to_string(),
@@ -114,21 +123,7 @@ pub fn write_tables(summary: &IfscaleSummary, dir: &Path) -> Result<Vec<PathBuf>
                 tables::fmt_opt(r.primacy_ratio, 2),
                 tables::fmt_opt(r.latency, 1),
             ]
-        })
-        .collect();
-    let t_head = format!("{level:.0}% t-interval");
-    let b_head = format!("{level:.0}% bootstrap");
-    written.push(tables::write_markdown(
-        dir,
-        "ifscale_results_full",
-        "Results at the reported densities: scored/total samples (failed samples are excluded from means), mean \
-         accuracy (%), sample std across seeds, Student-t and percentile-bootstrap intervals of the mean (with 5 seeds \
-         the bootstrap interval is narrow by construction; the t-interval is the honest one), O:M ratio, primacy ratio \
-         and mean latency (s).",
-        &[
-            "model", "N", "scored", "accuracy", "std", &t_head, &b_head, "O:M", "primacy", "latency (s)",
-        ],
-        &md,
+        },
     )?);
     Ok(written)
 }

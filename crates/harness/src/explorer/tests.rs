@@ -3,12 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
+use schema::ResponseRecord;
 use schema::ifscale::{
     AttemptLog, KeywordLabel, KeywordStatus, MatchMode, SampleScore, SampleStatus,
 };
 use schema::paths::{Bench, RunPaths};
 use schema::rift::{AnswerScore, JudgeSource, PromptScore, ReplyOutcome, Structure, Verdict};
-use schema::{Outcome, ResponseRecord, Usage};
 use serde_json::json;
 
 use super::{Options, write};
@@ -27,24 +27,14 @@ fn jsonl<T: serde::Serialize>(path: &Path, rows: &[T]) {
 
 fn response(id: &str, sample_index: u32, content: &str, meta: serde_json::Value) -> ResponseRecord {
     ResponseRecord {
-        schema_version: schema::SCHEMA_VERSION,
-        id: id.to_owned(),
         sample_index,
-        model: "m1".to_owned(),
-        outcome: Outcome::Ok,
         content: Some(content.to_owned()),
         reasoning: Some(format!("thinking {NASTY}")),
         finish_reason: Some("stop".to_owned()),
-        usage: Usage::default(),
-        logprobs: None,
         latency_s: Some(1.5),
         wall_s: 1.5,
-        attempts: Vec::new(),
-        error: None,
-        cache_key: String::new(),
-        cached: false,
         prompt_meta: meta.as_object().cloned().unwrap_or_default(),
-        served: None,
+        ..ResponseRecord::new(id, "m1")
     }
 }
 

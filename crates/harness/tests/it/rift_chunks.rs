@@ -4,36 +4,22 @@
 use harness::rift::{SCORE_CHUNK, Score, score};
 use schema::paths::ModelPaths;
 use schema::rift::{AnswerScore, JudgeRequest, PromptScore, Structure};
-use schema::{Outcome, PromptRecord, ResponseRecord};
+use schema::{PromptRecord, ResponseRecord};
 use scoring::rift::ScoreOptions;
 
 use crate::rift::prompt;
 
 fn reply(p: &PromptRecord, content: &str) -> ResponseRecord {
     ResponseRecord {
-        schema_version: schema::SCHEMA_VERSION,
-        id: p.id.clone(),
-        sample_index: 0,
-        model: "answerer".to_owned(),
-        outcome: Outcome::Ok,
         content: Some(content.to_owned()),
-        reasoning: None,
-        finish_reason: None,
         usage: schema::Usage {
             prompt_tokens: 30,
             completion_tokens: 6,
             reasoning_tokens: None,
             cost_usd: None,
         },
-        logprobs: None,
-        latency_s: None,
-        wall_s: 0.0,
-        attempts: vec![],
-        error: None,
         cache_key: format!("key-{}", p.id),
-        cached: false,
-        prompt_meta: Default::default(),
-        served: None,
+        ..ResponseRecord::new(&p.id, "answerer")
     }
 }
 

@@ -14,24 +14,12 @@ pub(crate) fn new_record(
     wall_s: f64,
 ) -> ResponseRecord {
     ResponseRecord {
-        schema_version: SCHEMA_VERSION,
-        id,
         sample_index,
-        model: m.name.clone(),
-        outcome: Outcome::Ok,
-        content: None,
-        reasoning: None,
-        finish_reason: None,
-        usage: schema::Usage::default(),
-        logprobs: None,
-        latency_s: None,
         wall_s,
         attempts,
-        error: None,
         cache_key: key,
-        cached: false,
         prompt_meta: meta,
-        served: None,
+        ..ResponseRecord::new(id, m.name.clone())
     }
 }
 

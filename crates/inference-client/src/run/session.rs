@@ -164,7 +164,7 @@ impl Client {
         let started = Instant::now();
         let opts = self.options();
         model.validate(&format!("model {:?}", model.name))?;
-        let access = http::access(model)?;
+        let access = http::access(model, &opts.env)?;
         self.lock_output(out)?;
         let identity = model_identity(model);
         let appender = JsonlAppender::open(out, false).map_err(Error::from)?;

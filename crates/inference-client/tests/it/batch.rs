@@ -387,8 +387,11 @@ fn batch_calls_are_retried_and_a_refused_key_stops_the_model_without_showing_it(
 
     let var = "IFSTRESS_TEST_BATCH_KEY";
     let key = "sk-batch-SECRET-123";
-    // SAFETY: this test alone reads or writes this variable.
-    unsafe { std::env::set_var(var, key) };
+    // The key reaches the clients through their options, not the process's environment.
+    let batch_opts = |dir: &Path| RunOptions {
+        env: inference_client::Env::fixed([(var, key)]),
+        ..batch_opts(dir)
+    };
     let mut cfg = MockConfig::new();
     cfg.script = vec![Fault::Unauthorized];
     let refusing = MockServer::start(cfg, 0).unwrap();

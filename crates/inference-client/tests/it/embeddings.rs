@@ -40,8 +40,11 @@ fn errors_name_the_url_and_never_the_key() {
     let mock = MockServer::start(cfg, 0).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let var = "IFSTRESS_TEST_EMBED_KEY";
-    // SAFETY: only this test reads or writes this variable.
-    unsafe { std::env::set_var(var, "sk-test-embed-SECRET") };
+    // The key reaches the client through its options, not the process's environment.
+    let opts = |dir: &std::path::Path| inference_client::RunOptions {
+        env: inference_client::Env::fixed([(var, "sk-test-embed-SECRET")]),
+        ..opts(dir)
+    };
     let mut m = model(&mock.base_url());
     m.api_key_env = Some(var.to_owned());
     let err = Client::new(opts(dir.path()))

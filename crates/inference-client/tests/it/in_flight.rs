@@ -1,5 +1,11 @@
-//! Requests in flight (`RunSummary::in_flight`): against a mock that answers after 50 ms, the client keeps its
-//! concurrency full while prompts wait, never exceeds it, and says so in numbers.
+//! Requests in flight (`RunSummary::in_flight`): against a mock that answers after 50 ms, the client never exceeds
+//! its concurrency and its figures add up.
+//!
+//! Every bound here holds on a loaded machine: exact counts, the invariants of the figures (nothing above the cap,
+//! parts within wholes), and lower bounds that causality gives (a request lasts at least the mock's latency; a
+//! prompt waits for a slot until a request of the round before has ended). How full the client keeps its cap depends
+//! on the CPU it gets, so it is not asserted here: the tracker's arithmetic is checked exactly on a hand-moved clock
+//! (`in_flight.rs`'s unit tests), and the fill on a real run is measured by `cargo xtask bench client`.
 
 use std::time::Duration;
 
@@ -38,27 +44,27 @@ fn the_client_keeps_its_concurrency_full_while_prompts_wait() {
     );
     assert_eq!((recs.len(), s.sent, mock.requests()), (64, 64, 64));
     let f = s.in_flight.clone().expect("requests were sent");
-    assert_eq!((f.calls, f.requests, f.cap, f.peak), (1, 64, 8, 8), "{f:?}");
-    assert!((f.wall_s - s.wall_s).abs() < 0.01, "{f:?} vs {s:?}");
+    assert_eq!((f.calls, f.requests, f.cap), (1, 64, 8), "{f:?}");
+    assert!(f.peak >= 1 && f.peak <= 8, "never above the cap: {f:?}");
+    // Both clocks start with the call; the in-flight figures are taken after the summary's.
+    assert!(f.wall_s >= s.wall_s, "{f:?} vs {s:?}");
     // Each request took at least the mock's latency, so at least 64 × 50 ms were spent in flight.
-    assert!(f.busy_s >= 64.0 * LATENCY.as_secs_f64(), "{f:?}");
-    // 64 requests 8 at a time: eight rounds of 50 ms, the cap full for the first seven (prompts waiting).
+    let latency = LATENCY.as_secs_f64();
+    assert!(f.busy_s >= 64.0 * latency, "{f:?}");
+    assert!(f.mean() <= f.peak as f64 + 1e-9, "{f:?}");
+    // 64 prompts through 8 slots: the last takes a slot once 56 requests have been answered, 7 of them one after
+    // another in one slot, so prompts waited at least 7 latencies, and the requests in flight meanwhile add up to
+    // at least 56 latencies (6 and 48 asserted: a round of margin).
     assert!(
-        f.mean() > 6.0 && f.mean() <= 8.0,
-        "mean {}: {f:?}",
-        f.mean()
-    );
-    assert!(f.fill() > 0.75, "{f:?}");
-    assert!(
-        f.backlog_s >= 6.0 * LATENCY.as_secs_f64() && f.backlog_s < f.wall_s,
+        f.backlog_s >= 6.0 * latency && f.backlog_s <= f.wall_s,
         "{f:?}"
     );
-    // While prompts waited, the cap was full but for the moments between a reply and the next request.
-    assert!(f.backlog_mean() > 7.0 && f.backlog_mean() <= 8.0, "{f:?}");
-    assert!(f.saturated_s > 0.75 * f.backlog_s, "{f:?}");
-    assert!(f.saturated_share() > 0.6, "{f:?}");
-    assert!(f.unsaturated_backlog_share() < 0.2, "{f:?}");
-    assert!(f.other_wait_share() < 0.3, "{f:?}");
+    assert!(
+        f.backlog_busy_s >= 48.0 * latency && f.backlog_busy_s <= f.backlog_capacity_s + 1e-6,
+        "{f:?}"
+    );
+    // Saturated time is a part of the time prompts waited.
+    assert!(f.saturated_s <= f.backlog_s, "{f:?}");
     assert_eq!(f.budget_wait_s, 0.0);
 }
 
@@ -70,43 +76,50 @@ fn a_cap_above_the_prompts_is_never_full_and_calls_add_up() {
     let client = Client::new(o).unwrap();
     let m = model(&mock.base_url());
     let out = dir.path().join("out.jsonl");
+    let started = std::time::Instant::now();
     let s = client.chat(&m, &prompts(10), &out).unwrap();
     let f = s.in_flight.expect("requests were sent");
-    assert_eq!((f.requests, f.cap, f.peak), (10, 32, 10), "{f:?}");
+    assert_eq!((f.requests, f.cap), (10, 32), "{f:?}");
+    assert!(f.peak >= 1 && f.peak <= 10, "{f:?}");
+    // Ten prompts never fill 32 slots.
     assert_eq!(f.saturated_s, 0.0, "{f:?}");
-    // Every prompt went out at once: no prompt waited for a slot.
-    assert!(f.backlog_s < LATENCY.as_secs_f64(), "{f:?}");
     assert!(f.busy_s >= 10.0 * LATENCY.as_secs_f64(), "{f:?}");
-    assert!(f.mean() > 3.0 && f.mean() <= 10.0, "{f:?}");
-    assert!(f.fill() < 10.0 / 32.0, "{f:?}");
+    assert!(f.mean() <= f.peak as f64 + 1e-9, "{f:?}");
+    assert!(f.fill() <= 10.0 / 32.0 + 1e-9, "{f:?}");
 
     // A second call: 5 new prompts, the 10 others answered on file. The client sums both calls until taken.
     let more = prompts(15);
     let t = client.chat(&m, &more, &out).unwrap();
+    let both_calls_s = started.elapsed().as_secs_f64();
     assert_eq!((t.resumed, t.sent), (10, 5));
     let g = t.in_flight.expect("requests were sent");
-    assert_eq!((g.requests, g.peak), (5, 5), "{g:?}");
+    assert_eq!(g.requests, 5, "{g:?}");
+    assert!(g.peak >= 1 && g.peak <= 5, "{g:?}");
     let sum = client.take_in_flight().expect("two calls sent requests");
     let mut expected = f.clone();
     expected.add(&g);
     // The stage's span joins the calls': from the first call's first request until the second handed out its last
-    // prompt, the time between the calls included; every request of the first call lies within it.
+    // prompt, the time between the calls included; every request of the first call lies within it, and it lies
+    // within the time this test spent in the two calls.
     assert!(
         (sum.stage_span_busy_s - (f.busy_s + g.backlog_busy_s)).abs() < 1e-9,
         "{sum:?}"
     );
     assert!(
-        sum.stage_span_s >= LATENCY.as_secs_f64() && sum.stage_span_s < f.wall_s + g.wall_s + 1.0,
+        sum.stage_span_s >= LATENCY.as_secs_f64() && sum.stage_span_s <= both_calls_s,
         "{sum:?}"
     );
     assert!(
-        sum.stage_fill() > 0.0 && sum.stage_fill() < 10.0 / 32.0,
+        sum.stage_fill() > 0.0 && sum.stage_fill() <= 10.0 / 32.0 + 1e-9,
         "{sum:?}"
     );
     expected.stage_span_s = sum.stage_span_s;
     expected.stage_span_busy_s = sum.stage_span_busy_s;
     assert_eq!(sum, expected);
-    assert_eq!((sum.calls, sum.requests, sum.peak), (2, 15, 10));
+    assert_eq!(
+        (sum.calls, sum.requests, sum.peak),
+        (2, 15, f.peak.max(g.peak))
+    );
     assert_eq!(client.take_in_flight(), None, "taken");
 
     // Everything answered: nothing is sent, nothing counted.
@@ -124,9 +137,16 @@ fn the_cap_is_the_concurrency_times_the_base_urls() {
     m.base_urls.push(b.base_url());
     let (s, _) = run(&m, &prompts(24), &dir.path().join("out.jsonl"), &o);
     let f: InFlight = s.in_flight.expect("requests were sent");
-    assert_eq!((f.requests, f.cap, f.peak), (24, 6, 6), "{f:?}");
+    assert_eq!((f.requests, f.cap), (24, 6), "{f:?}");
+    assert!(f.peak >= 1 && f.peak <= 6, "{f:?}");
     assert_eq!(a.requests() + b.requests(), 24);
-    assert!(f.mean() > 4.0, "{f:?}");
-    assert!(f.saturated_s > 0.8 * f.backlog_s, "{f:?}");
-    assert!(f.backlog_fill() > 0.8, "{f:?}");
+    // 24 prompts through 6 slots: the last takes a slot once 18 requests have been answered, 3 of them one after
+    // another in one slot (2 rounds and 12 requests asserted: a round of margin).
+    let latency = LATENCY.as_secs_f64();
+    assert!(f.backlog_s >= 2.0 * latency, "{f:?}");
+    assert!(
+        f.backlog_busy_s >= 12.0 * latency && f.backlog_busy_s <= f.backlog_capacity_s + 1e-6,
+        "{f:?}"
+    );
+    assert!(f.saturated_s <= f.backlog_s, "{f:?}");
 }

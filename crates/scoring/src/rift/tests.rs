@@ -74,29 +74,15 @@ fn verdicts_of(replies: &[ResponseRecord]) -> Vec<JudgeVerdict> {
 
 fn response(id: &str, outcome: Outcome, content: Option<&str>) -> ResponseRecord {
     ResponseRecord {
-        schema_version: schema::SCHEMA_VERSION,
-        id: id.to_owned(),
-        sample_index: 0,
-        model: "m".to_owned(),
         outcome,
         content: content.map(str::to_owned),
-        reasoning: None,
-        finish_reason: None,
         usage: schema::Usage {
             prompt_tokens: 40,
             completion_tokens: 9,
             reasoning_tokens: None,
             cost_usd: None,
         },
-        logprobs: None,
-        latency_s: None,
-        wall_s: 0.0,
-        attempts: vec![],
-        error: None,
-        cache_key: String::new(),
-        cached: false,
-        prompt_meta: Default::default(),
-        served: None,
+        ..ResponseRecord::new(id, "m")
     }
 }
 

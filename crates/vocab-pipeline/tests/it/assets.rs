@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use vocab_pipeline::embed::{Embedder, MiniLm, cosine};
 use vocab_pipeline::wordfreq::WordFreq;
 
-fn asset(name: &str) -> PathBuf {
+/// The cached offline asset `name` (failing, never skipping, when it is missing).
+pub(crate) fn asset(name: &str) -> PathBuf {
     let p = schema::env::cache_dir().join("assets").join(name);
     assert!(
         p.is_file(),

@@ -5,3 +5,4 @@ mod client;
 mod edgar;
 mod embeddings;
 mod pipeline;
+mod tenk;

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use schema::{Logprobs, Outcome, PromptRecord, ResponseRecord, Usage};
+use schema::{Logprobs, PromptRecord, ResponseRecord};
 use vocab_pipeline::difficulty::{DifficultyMethod, PromptRunner};
 use vocab_pipeline::embed::Embedder;
 use vocab_pipeline::lemma::Lemmatizer;
@@ -47,24 +47,12 @@ struct Scripted {
 
 fn response(p: &PromptRecord, content: &str, logprob: Option<f64>) -> ResponseRecord {
     ResponseRecord {
-        schema_version: schema::SCHEMA_VERSION,
-        id: p.id.clone(),
         sample_index: p.sample_index,
-        model: "scripted".into(),
-        outcome: Outcome::Ok,
         content: Some(content.into()),
-        reasoning: None,
         finish_reason: Some("stop".into()),
-        usage: Usage::default(),
         logprobs: logprob.map(|mean| Logprobs { mean, tokens: 12 }),
-        latency_s: None,
-        wall_s: 0.0,
-        attempts: vec![],
-        error: None,
-        cache_key: String::new(),
-        cached: false,
         prompt_meta: p.extra.clone(),
-        served: None,
+        ..ResponseRecord::new(&p.id, "scripted")
     }
 }
 
@@ -160,7 +148,7 @@ fn resources<'a>(
     }
 }
 
-fn lemmatizer() -> Lemmatizer {
+pub(crate) fn lemmatizer() -> Lemmatizer {
     let dir = Path::new("/usr/share/wordnet/");
     assert!(
         dir.join("index.noun").is_file(),
