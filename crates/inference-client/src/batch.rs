@@ -449,6 +449,7 @@ fn parse_line(line: &str) -> Option<(String, LineResult)> {
         retry_after: None,
         should_retry: None,
         usage: None,
+        closed: false,
     };
     let response = v.get("response").filter(|r| !r.is_null());
     let result = match response {

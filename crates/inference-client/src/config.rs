@@ -162,7 +162,9 @@ pub struct ModelConfig {
     /// loads its weights) before this model is stopped with an error naming the URL; unset means 300.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_wait_s: Option<f64>,
-    /// Attempts per request before giving up (the first try included).
+    /// Attempts per request before giving up (the first try included). A first attempt whose pooled connection was
+    /// closed by the server before any answer is sent again at once on a new connection, and that resend is not
+    /// counted (both are recorded).
     #[serde(default = "default_max_attempts")]
     pub max_attempts: u32,
     /// First retry delay in seconds; doubles each attempt, with full jitter.

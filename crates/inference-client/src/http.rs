@@ -153,6 +153,7 @@ pub(crate) async fn send(
         retry_after: hints.retry_after,
         should_retry: hints.should_retry,
         usage: None,
+        closed: false,
     })?;
     if !(200..300).contains(&status) {
         return Err(Failure {
@@ -162,16 +163,19 @@ pub(crate) async fn send(
             retry_after: hints.retry_after,
             should_retry: hints.should_retry,
             usage: None,
+            closed: false,
         });
     }
     Ok((status, bytes.to_vec()))
 }
 
 /// A request that got no response: a timeout once it was sent (`timeout`; a connection that could not be made in
-/// time is `connection`), else a connection failure.
+/// time is `connection`), else a connection failure, marked `closed` when the connection was made and then closed
+/// (or reset) before any answer.
 fn request_failure(e: &reqwest::Error, redactor: &Redactor) -> Failure {
+    let timeout = e.is_timeout() && !e.is_connect();
     Failure {
-        class: if e.is_timeout() && !e.is_connect() {
+        class: if timeout {
             ErrorClass::Timeout
         } else {
             ErrorClass::Connection
@@ -181,7 +185,31 @@ fn request_failure(e: &reqwest::Error, redactor: &Redactor) -> Failure {
         retry_after: None,
         should_retry: None,
         usage: None,
+        closed: !timeout && !e.is_connect() && closed_before_answer(e),
     }
+}
+
+/// Whether the causes of a request error show a connection that ended before any answer: hyper's "connection closed
+/// before message completed", or the peer resetting it (or its write end gone) once it was made.
+fn closed_before_answer(e: &reqwest::Error) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(h) = err.downcast_ref::<hyper::Error>()
+            && h.is_incomplete_message()
+        {
+            return true;
+        }
+        if let Some(io) = err.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe
+            )
+        {
+            return true;
+        }
+        cur = err.source();
+    }
+    false
 }
 
 /// How often a streamed reply tells its endpoint that it is alive (the health watch calls an endpoint silent after
@@ -214,6 +242,7 @@ pub(crate) async fn post_stream(
                 retry_after: None,
                 should_retry: None,
                 usage: None,
+                closed: false,
             });
         }
         Ok(Err(e)) => return Err(request_failure(&e, redactor)),
@@ -231,6 +260,7 @@ pub(crate) async fn post_stream(
         retry_after: hints.retry_after,
         should_retry: hints.should_retry,
         usage: None,
+        closed: false,
     };
     let ok = (200..300).contains(&status);
     let events = resp

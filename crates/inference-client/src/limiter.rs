@@ -4,10 +4,12 @@
 //! window of successes); a 429 or 503 halves it, at most once per half second so one burst of rejections
 //! counts once. A request goes to the endpoint with a free slot and the lowest load (in flight / limit).
 //!
-//! Only evidence that an endpoint is dead ejects it: a connection refused or reset, or a health probe (a TCP
-//! connection to its host, see `health`) failing while its requests are silent. A timeout of one request is no
-//! such evidence: when the endpoint answered anything since that attempt began, it stays; otherwise it is probed
-//! at once. An ejected endpoint gets no request until its back-off has passed (1 s, doubling while it keeps
+//! Only evidence that an endpoint is dead ejects it: a connection that cannot be made (refused, reset while
+//! connecting), or a health probe (a TCP connection to its host, see `health`) failing while its requests are
+//! silent. A timeout of one request is no such evidence: when the endpoint answered anything since that attempt
+//! began, it stays; otherwise it is probed at once. Nor is a connection closed unanswered by an endpoint that has
+//! answered before (a keep-alive connection the server had just closed): the resend connects again, and ejects if
+//! that fails. An ejected endpoint gets no request until its back-off has passed (1 s, doubling while it keeps
 //! failing, to 60 s; to 5 s for an endpoint that has answered before, so a restarted server is back within
 //! seconds); then the next request first probes it with a TCP connection (no paid attempt is spent on a server
 //! that refuses connections), and a probe that connects readmits it on probation, one request at a time until
@@ -487,8 +489,8 @@ impl Slot {
     }
 
     /// What a failed attempt says about the endpoint: an HTTP answer shows it is alive (a 429 or 503 also halves
-    /// its limit); a connection refused or reset ejects it; a timeout ejects nothing, but an endpoint that was
-    /// silent all along the attempt is probed at once.
+    /// its limit); a connection that cannot be made ejects it, one closed unanswered does not; a timeout ejects
+    /// nothing, but an endpoint that was silent all along the attempt is probed at once.
     pub(crate) fn failed(&self, f: &Failure) {
         if f.status.is_some() {
             self.heard();
@@ -497,6 +499,10 @@ impl Slot {
             self.overload();
         }
         match (f.status, f.class) {
+            // A connection closed unanswered by an endpoint that has answered before, and is not on probation, is
+            // most likely a keep-alive connection it had just closed: the resend connects again, and ejects the
+            // endpoint if that fails. From an endpoint that never answered, it is a broken endpoint.
+            (None, ErrorClass::Connection) if f.closed && self.answered_freely() => {}
             (None, ErrorClass::Connection) => self.endpoints.eject(self.index, &f.message, false),
             (None, ErrorClass::Timeout) => {
                 let mut st = self.endpoints.lock();
@@ -512,6 +518,13 @@ impl Slot {
             }
             _ => {}
         }
+    }
+
+    /// The endpoint answered before and is not on probation.
+    fn answered_freely(&self) -> bool {
+        let st = self.endpoints.lock();
+        let e = &st[self.index];
+        e.answered && !e.probing
     }
 
     fn overload(&self) {
@@ -546,6 +559,7 @@ impl Slot {
                 retry_after: None,
                 should_retry: None,
                 usage: None,
+                closed: false,
             }),
         }
     }
@@ -577,6 +591,7 @@ mod tests {
             retry_after: None,
             should_retry: None,
             usage: None,
+            closed: false,
         }
     }
 

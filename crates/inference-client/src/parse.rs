@@ -28,6 +28,10 @@ pub(crate) struct Failure {
     pub(crate) should_retry: Option<bool>,
     /// Usage the failed answer still reported (a provider may bill a failed attempt).
     pub(crate) usage: Option<Usage>,
+    /// The connection was made, the request went out, and the connection closed before any answer: most often a
+    /// keep-alive connection the server had just closed (llama-server closes one after each streamed answer, without
+    /// saying so), which the client reused before it noticed. Proof that something listens, not that it is dead.
+    pub(crate) closed: bool,
 }
 
 impl Failure {
@@ -76,6 +80,7 @@ pub(crate) fn failure_200(class: ErrorClass, message: String) -> Failure {
         retry_after: None,
         should_retry: None,
         usage: None,
+        closed: false,
     }
 }
 

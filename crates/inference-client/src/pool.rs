@@ -17,6 +17,9 @@ use crate::stop::StopHandle;
 pub(crate) struct ModelPool {
     /// One HTTP client (connection pool) per base URL, shared with every model on that URL and credentials.
     pub(crate) http: Arc<[reqwest::Client]>,
+    /// Per base URL, a client that keeps no idle connection: each request on it opens a new one. A request whose
+    /// pooled connection turned out closed by the server is sent again on it.
+    pub(crate) fresh: Arc<[reqwest::Client]>,
     /// Limits and health of the replicas (chat-completion URLs).
     pub(crate) endpoints: Arc<Endpoints>,
 }
@@ -76,6 +79,10 @@ impl Pools {
             .iter()
             .map(|b| self.http(model, access, b, cap))
             .collect::<Result<Vec<_>, Error>>()?;
+        let fresh = bases
+            .iter()
+            .map(|_| build_client(model, access, 0))
+            .collect::<Result<Vec<_>, Error>>()?;
         let starts: Vec<EndpointStart> = bases
             .iter()
             .map(|b| EndpointStart {
@@ -86,6 +93,7 @@ impl Pools {
             .collect();
         let pool = Arc::new(ModelPool {
             http: http.into(),
+            fresh: fresh.into(),
             endpoints: Endpoints::new(&starts, cap, stop.clone()),
         });
         let mut models = self.models.lock().unwrap_or_else(|e| e.into_inner());

@@ -239,6 +239,7 @@ mod tests {
             retry_after: None,
             should_retry,
             usage: None,
+            closed: false,
         }
     }
 

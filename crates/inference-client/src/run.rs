@@ -705,6 +705,7 @@ pub(crate) async fn send_all(
         let ctx = TaskCtx {
             model: Arc::clone(&model),
             http: Arc::clone(&pool.http),
+            fresh: Arc::clone(&pool.fresh),
             endpoints: Arc::clone(&endpoints),
             counters: Arc::clone(&counters),
             redactor: Arc::clone(redactor),
@@ -769,6 +770,8 @@ struct TaskCtx {
     model: Arc<ModelConfig>,
     /// One HTTP client per replica (by `Slot::index`).
     http: Arc<[reqwest::Client]>,
+    /// The same without idle connections (by `Slot::index`): a resend after a pooled connection closed unanswered.
+    fresh: Arc<[reqwest::Client]>,
     endpoints: Arc<Endpoints>,
     counters: Arc<Counters>,
     redactor: Arc<Redactor>,
@@ -797,6 +800,10 @@ impl TaskCtx {
         let mut rng = Jitter::new(&job.key);
         // What failed attempts that still reported usage cost (a provider may bill them).
         let mut billed = 0.0;
+        // A first attempt whose connection closed unanswered (most often a keep-alive connection the server had just
+        // closed) is recorded and sent again at once on a new connection, not counted against `max-attempts`.
+        let mut free_resend = 0;
+        let mut on_fresh = false;
         let result: Result<(Completion, f64), Failure> = loop {
             let n = attempts.len() as u32 + 1;
             let Some(slot) = self.endpoints.acquire().await else {
@@ -810,7 +817,11 @@ impl TaskCtx {
             self.counters.requests.fetch_add(1, Ordering::Relaxed);
             let res = slot
                 .guard(send_once(
-                    &self.http[slot.index()],
+                    if on_fresh {
+                        &self.fresh[slot.index()]
+                    } else {
+                        &self.http[slot.index()]
+                    },
                     &slot,
                     job.body.clone(),
                     (timeout, idle),
@@ -833,7 +844,10 @@ impl TaskCtx {
                     });
                     break Ok((c, latency));
                 }
-                Err(f) => {
+                Err(mut f) => {
+                    // On a new connection, a close before any answer is no stale keep-alive connection: the endpoint
+                    // is broken, and is treated as one that refuses connections.
+                    f.closed &= !on_fresh;
                     slot.failed(&f);
                     drop(slot);
                     let abandoned = is_abandoned(&f);
@@ -848,8 +862,14 @@ impl TaskCtx {
                         // The provider may have generated the whole answer: count what it could have cost.
                         billed += m.worst_case_cost(job.input_tokens, job.max_tokens.unwrap_or(0));
                     }
-                    let last = retry::decide(&f) != Decision::Retry || n >= m.max_attempts;
-                    let delay = if last {
+                    let resend_now = f.closed && free_resend == 0;
+                    if resend_now {
+                        free_resend = 1;
+                    }
+                    on_fresh = resend_now;
+                    let last =
+                        retry::decide(&f) != Decision::Retry || n - free_resend >= m.max_attempts;
+                    let delay = if last || resend_now {
                         Duration::ZERO
                     } else {
                         retry::delay(rng.backoff(n, m.retry_base_s, m.retry_max_s), f.retry_after)

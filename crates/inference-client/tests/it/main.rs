@@ -7,6 +7,7 @@ mod crash;
 mod embeddings;
 mod faults;
 mod in_flight;
+mod keep_alive;
 mod liveness;
 mod output;
 mod pools;

@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use inference_client::{Client, ModelConfig, RunOptions};
-use schema::{Message, Outcome, PromptRecord, ResponseRecord};
+use schema::{ErrorClass, Message, Outcome, PromptRecord, ResponseRecord};
 use serde_json::Value;
 use support::{LlamaServer, Target, http_get, line_count};
 
@@ -127,23 +127,36 @@ fn requests_run_concurrently_at_the_servers_parallel_slots() {
         .chat(&m, &prompts, &out)
         .unwrap();
     assert_eq!((s.sent, s.failed), (6, 0), "{s:?}");
-    // A request is sent again only after a connection failure that reached no generation (seen once in CI under
-    // load: a POST on a keep-alive connection the server had just closed); the server's own token count below
-    // shows that nothing was generated, so paid, twice.
-    assert!(s.requests <= 6 + s.ejections, "{s:?}");
-    let flights = s.in_flight.expect("requests were sent");
+    let flights = s.in_flight.as_ref().expect("requests were sent");
     assert_eq!(flights.peak, PARALLEL, "{flights:?}");
     let recs = records(&out);
     assert_eq!(recs.len(), 6);
+    // llama-server closes its connection after each streamed answer without saying so, and the next request often
+    // goes out on it before the client has noticed. Such a request is sent again at once on a new connection, and
+    // the server is not taken for dead (it was ejected, its slots left idle, before that was known); the server's
+    // own token count below shows that nothing was generated, so paid, twice.
+    let resent: Vec<_> = recs
+        .iter()
+        .flat_map(|r| &r.attempts)
+        .filter(|a| a.status.is_none())
+        .collect();
+    assert!(
+        resent
+            .iter()
+            .all(|a| a.error_class == Some(ErrorClass::Connection) && a.delay_s == 0.0),
+        "{recs:?}"
+    );
+    assert_eq!(s.requests, 6 + resent.len() as u64, "{s:?}");
+    assert_eq!(s.ejections, 0, "{s:?}");
     assert!(
         recs.iter()
             .all(|r| r.outcome == Outcome::Truncated && r.usage.completion_tokens == 40),
         "{recs:?}"
     );
     if let Some(server) = target.managed() {
-        // llama-server decoded both slots' sequences together (a mean above one busy slot per decode step).
+        // llama-server decoded both slots' sequences together (two busy slots per decode step but for the ends).
         let busy = server.metric("n_busy_slots_per_decode");
-        assert!(busy > 1.2, "mean busy slots per decode {busy}");
+        assert!(busy > 1.5, "mean busy slots per decode {busy}");
         assert_eq!(server.metric("tokens_predicted_total"), 6.0 * 40.0);
     }
 }
