@@ -1,6 +1,9 @@
-//! `cargo xtask plots`: regenerates every table and figure from artifacts alone (no model call), through
-//! `plots::all::draw_all` (see there for the inputs), and prints the decay fits, the checks against the published
-//! aggregates and leaderboard, and RIFT's Table 2.
+//! `cargo xtask plots`: regenerates every table and figure from artifacts alone (no model call), and prints the
+//! decay fits, the checks against the published aggregates and leaderboard, and RIFT's Table 2.
+//!
+//! [`analyse_and_draw`] is the one caller of both halves, in order, for this command and the pipeline's analysis
+//! stage: `analysis::all::analyse` (see there for the inputs) writes the tables and returns the summaries, then
+//! `plots::all::draw` draws the figures from them.
 
 use std::path::{Path, PathBuf};
 
@@ -8,7 +11,7 @@ use analysis::ifscale::ReferenceCheck;
 use analysis::ifscale::results::ResultsComparison;
 use analysis::models::ReasoningRule;
 use anyhow::bail;
-use plots::all::Inputs;
+use analysis::all::{Analysed, Inputs};
 
 use crate::UsageError;
 
@@ -54,8 +57,18 @@ pub(crate) struct PlotsArgs {
 
 /// Every table and figure of a run folder, written into it: the pipeline's analysis stage.
 pub(crate) fn analyse_run(run_dir: &Path, rule: &ReasoningRule) -> anyhow::Result<()> {
-    plots::all::draw_all(&Inputs::for_run(run_dir, rule.clone()))?;
+    analyse_and_draw(&Inputs::for_run(run_dir, rule.clone()))?;
     Ok(())
+}
+
+/// The tables, then the figures drawn from them; returns the analysis and the number of figure files.
+fn analyse_and_draw(inputs: &Inputs) -> anyhow::Result<(Analysed, usize)> {
+    let analysed = analysis::all::analyse(inputs).map_err(|e| match e {
+        analysis::Error::Usage(msg) => anyhow::Error::new(UsageError(msg)),
+        other => other.into(),
+    })?;
+    let figures = plots::all::draw(&analysed, &inputs.rule, &inputs.out)?;
+    Ok((analysed, figures))
 }
 
 #[allow(clippy::print_stdout)]
@@ -81,10 +94,7 @@ pub(crate) fn run(args: &PlotsArgs) -> anyhow::Result<()> {
         bootstrap_resamples: args.bootstrap_resamples,
         seed: args.seed,
     };
-    let drawn = plots::all::draw_all(&inputs).map_err(|e| match e {
-        plots::Error::Input(msg) => anyhow::Error::new(UsageError(msg)),
-        other => other.into(),
-    })?;
+    let (drawn, figures) = analyse_and_draw(&inputs)?;
     if let Some(summary) = &drawn.ifscale {
         print_fits(summary);
     }
@@ -99,7 +109,7 @@ pub(crate) fn run(args: &PlotsArgs) -> anyhow::Result<()> {
     }
     tracing::info!(
         tables = drawn.tables,
-        figures = drawn.figures,
+        figures,
         "Wrote the tables and figures."
     );
     Ok(())

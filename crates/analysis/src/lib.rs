@@ -3,8 +3,11 @@
 //! Inputs are record files written by the scoring stages (`schema::ifscale::SampleScore`, `schema::rift::PromptScore`,
 //! `schema::rift::AnswerScore`), the published IFScale per-sample CSV, or Parquet answer tables.
 //! Aggregations run on polars (lazy, streaming for the large RIFT answer table); fits and bootstrap intervals are plain Rust.
+//! `all::analyse` writes every table of a run folder or of published data and returns the summaries that
+//! `plots::all::draw` draws.
 //! This crate knows nothing about models, HTTP, scoring rules or drawing: it reads scores and writes tables.
 
+pub mod all;
 pub mod answer_table;
 pub mod compare;
 pub mod fit;
@@ -37,6 +40,9 @@ pub enum Error {
     /// The inputs hold nothing to aggregate.
     #[error("{0}")]
     Empty(String),
+    /// A file the caller named is missing, or the inputs of [`all::analyse`] give nothing to analyse.
+    #[error("{0}")]
+    Usage(String),
 }
 
 impl Error {

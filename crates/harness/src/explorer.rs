@@ -383,7 +383,7 @@ impl Page {
             path: PathBuf::from("explorer"),
             message: e.to_string(),
         })?;
-        Ok(html(&self.title, &data))
+        html(&self.title, &data)
     }
 
     fn write(&self, path: &Path) -> Result<u64, Error> {
@@ -393,20 +393,35 @@ impl Page {
     }
 }
 
-/// The page around a JSON data block.
-fn html(title: &str, data_json: &str) -> String {
-    let data = escape_json_for_html(data_json);
-    let title = plots::report::escape(title);
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src '{}'; style-src '{}'; \
-         img-src 'none'; connect-src 'none'; base-uri 'none'; form-action 'none'\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{title}</title>\n\
-         <style>{STYLE}</style></head>\n<body><main id=\"app\"></main>\n\
-         <script type=\"application/json\" id=\"data\">{data}</script>\n<script>{SCRIPT}</script>\n</body></html>\n",
-        csp_hash(SCRIPT),
-        csp_hash(STYLE),
+/// The page around a JSON data block (the template `explorer.html` of `plots::html`).
+fn html(title: &str, data_json: &str) -> Result<String, Error> {
+    use plots::html::{Raw, raw};
+    /// What the template sees: the script, style and data block are written as they are (the data escaped for a
+    /// `<script>` element here), the title is escaped by the template.
+    #[derive(Serialize)]
+    struct Shell<'a> {
+        title: &'a str,
+        script_hash: String,
+        style_hash: String,
+        style: Raw,
+        script: Raw,
+        data: Raw,
+    }
+    plots::html::render(
+        "explorer.html",
+        Shell {
+            title,
+            script_hash: csp_hash(SCRIPT),
+            style_hash: csp_hash(STYLE),
+            style: raw(STYLE.to_owned()),
+            script: raw(SCRIPT.to_owned()),
+            data: raw(escape_json_for_html(data_json)),
+        },
     )
+    .map_err(|e| Error::Output {
+        path: PathBuf::from("explorer"),
+        message: e.to_string(),
+    })
 }
 
 fn csp_hash(text: &str) -> String {
@@ -528,7 +543,7 @@ impl<'a> Pager<'a> {
         let text = html(
             &format!("{} {} page {page}", self.bench.as_str(), self.model),
             &data,
-        );
+        )?;
         let path = self.dir.join(detail_name(&self.stem, page));
         schema::write_atomic(&path, text.as_bytes())?;
         self.written.push(text.len() as u64);

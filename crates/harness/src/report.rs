@@ -121,7 +121,7 @@ pub fn report_input(run: &RunReport<'_>, paths: &RunPaths) -> Result<ReportInput
                 .unwrap_or_default();
             if !marks.is_empty() {
                 let mark = marks.join("; ");
-                // The run's Markdown tables carry the mark already (`plots::all`); the report's own do not.
+                // The run's Markdown tables carry the mark already (`analysis::all`); the report's own do not.
                 for t in section
                     .tables
                     .iter_mut()

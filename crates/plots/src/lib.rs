@@ -5,13 +5,15 @@
 //! timestamps: the same summary gives byte-identical files.
 //! Each model keeps one colour across every figure (its index in the sorted model list); legends sit outside the plot
 //! area; reasoning models are labelled "(r)" (see `analysis::models::ReasoningRule`).
-//! `all::draw_all` runs every analysis and figure over a run folder or published data; `compare` draws a paired
-//! comparison's figures (`cargo xtask compare`).
-//! This crate knows nothing about how the numbers were computed, models or HTTP.
+//! `all::draw` draws every figure of what `analysis::all::analyse` computed (the caller runs the two in order);
+//! `compare` draws a paired comparison's figures (`cargo xtask compare`); `html` renders `report.html` and the
+//! explorer's page shell from templates with automatic escaping.
+//! This crate computes no analysis and knows nothing about how the numbers were computed, models or HTTP.
 
 pub mod all;
 pub mod compare;
 pub mod figure;
+pub mod html;
 pub mod ifscale;
 pub mod report;
 pub mod rift;
@@ -32,9 +34,6 @@ pub enum Error {
     },
     #[error(transparent)]
     Write(#[from] schema::Error),
-    /// An input for `all::draw_all` is missing or there is nothing to analyse.
-    #[error("{0}")]
-    Input(String),
     #[error(transparent)]
     Analysis(#[from] analysis::Error),
 }

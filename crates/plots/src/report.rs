@@ -1,14 +1,16 @@
 //! The HTML report: one self-contained page (figures inlined as base64 data URIs, no external resource) with the
-//! run's config, denominators, tables, figures and links to per-sample files.
+//! run's config, denominators, tables, figures and links to per-sample files, from the template
+//! `templates/report.html` ([`crate::html`]).
 //!
-//! Every string that reaches the page is HTML-escaped here, whatever its origin (model output, model names, configs,
-//! table cells, captions). Figures are embedded as `<img src="data:…">`, SVG included, so an SVG can never run script
-//! in the page. Links are kept only when they are relative paths (no scheme, no `//`), so a record cannot inject a
+//! Every string that reaches the page is HTML-escaped by the template, whatever its origin (model output, model
+//! names, configs, table cells, captions). Figures are embedded as `<img src="data:…">`, SVG included, so an SVG can
+//! never run script in the page. Links are kept only when they are relative paths (no scheme, no `//`), so a record cannot inject a
 //! `javascript:` URL.
 
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
+use serde::Serialize;
 
 use crate::Error;
 
@@ -23,7 +25,7 @@ pub struct ReportInput {
     pub sections: Vec<Section>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct ConfigBlock {
     pub name: String,
     pub text: String,
@@ -44,7 +46,7 @@ pub struct Section {
     pub excerpts: Vec<Excerpt>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct HtmlTable {
     pub caption: String,
     pub header: Vec<String>,
@@ -65,27 +67,13 @@ pub struct Link {
     pub href: String,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Excerpt {
     pub label: String,
     pub text: String,
 }
 
-/// Escapes text for HTML element content and attribute values.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::html::escape;
 
 fn safe_relative(href: &str) -> bool {
     !href.is_empty()
@@ -108,103 +96,76 @@ fn encode_href(href: &str) -> String {
     out
 }
 
-const STYLE: &str = "body{font-family:sans-serif;max-width:1400px;margin:2em auto;padding:0 1em;color:#222}\
-table{border-collapse:collapse;margin:1em 0;font-size:14px}th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}\
-th{background:#f2f2f2}td:first-child,th:first-child{text-align:left}caption{text-align:left;font-weight:bold;padding:4px 0}\
-figure{margin:1.5em 0}figure img{max-width:100%;border:1px solid #eee}pre{background:#f7f7f7;padding:1em;overflow-x:auto;white-space:pre-wrap}\
-dl{display:grid;grid-template-columns:max-content auto;gap:2px 1em}dt{font-weight:bold}";
-
-/// Renders the page.
+/// Renders the page (`templates/report.html`).
 pub fn render(input: &ReportInput) -> Result<String, Error> {
-    let mut h = String::new();
-    h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    h.push_str(&format!(
-        "<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
-        escape(&input.title)
-    ));
-    h.push_str(&format!("<h1>{}</h1>\n", escape(&input.title)));
-    if let Some(sub) = &input.subtitle {
-        h.push_str(&format!("<p>{}</p>\n", escape(sub)));
-    }
-    if !input.sections.is_empty() {
-        h.push_str("<nav><ul>\n");
-        for (i, s) in input.sections.iter().enumerate() {
-            h.push_str(&format!(
-                "<li><a href=\"#s{i}\">{}</a></li>\n",
-                escape(&s.heading)
-            ));
-        }
-        h.push_str("</ul></nav>\n");
-    }
-    for (i, s) in input.sections.iter().enumerate() {
-        h.push_str(&format!(
-            "<section id=\"s{i}\">\n<h2>{}</h2>\n",
-            escape(&s.heading)
-        ));
-        for p in &s.paragraphs {
-            h.push_str(&format!("<p>{}</p>\n", escape(p)));
-        }
-        if !s.denominators.is_empty() {
-            h.push_str("<h3>Denominators</h3>\n<dl>\n");
-            for (k, v) in &s.denominators {
-                h.push_str(&format!("<dt>{}</dt><dd>{}</dd>\n", escape(k), escape(v)));
-            }
-            h.push_str("</dl>\n");
-        }
-        for t in &s.tables {
-            h.push_str(&format!(
-                "<table>\n<caption>{}</caption>\n<thead><tr>",
-                escape(&t.caption)
-            ));
-            for c in &t.header {
-                h.push_str(&format!("<th>{}</th>", escape(c)));
-            }
-            h.push_str("</tr></thead>\n<tbody>\n");
-            for row in &t.rows {
-                h.push_str("<tr>");
-                for c in row {
-                    h.push_str(&format!("<td>{}</td>", escape(c)));
-                }
-                h.push_str("</tr>\n");
-            }
-            h.push_str("</tbody>\n</table>\n");
-        }
-        for f in &s.figures {
-            h.push_str(&figure_html(f)?);
-        }
-        let links: Vec<&Link> = s.links.iter().filter(|l| safe_relative(&l.href)).collect();
-        if !links.is_empty() {
-            h.push_str("<h3>Per-sample files</h3>\n<ul>\n");
-            for l in links {
-                h.push_str(&format!(
-                    "<li><a href=\"{}\">{}</a></li>\n",
-                    encode_href(&l.href),
-                    escape(&l.label)
-                ));
-            }
-            h.push_str("</ul>\n");
-        }
-        for e in &s.excerpts {
-            h.push_str(&format!(
-                "<h4>{}</h4>\n<pre>{}</pre>\n",
-                escape(&e.label),
-                escape(&e.text)
-            ));
-        }
-        h.push_str("</section>\n");
-    }
-    if let Some(cfg) = &input.config {
-        h.push_str(&format!(
-            "<section>\n<h2>Config: {}</h2>\n<pre>{}</pre>\n</section>\n",
-            escape(&cfg.name),
-            escape(&cfg.text)
-        ));
-    }
-    h.push_str("</body>\n</html>\n");
-    Ok(h)
+    let sections = input
+        .sections
+        .iter()
+        .map(|s| {
+            Ok(SectionView {
+                heading: &s.heading,
+                paragraphs: &s.paragraphs,
+                denominators: &s.denominators,
+                tables: &s.tables,
+                figures: s.figures.iter().map(figure_view).collect::<Result<_, _>>()?,
+                links: s
+                    .links
+                    .iter()
+                    .filter(|l| safe_relative(&l.href))
+                    .map(|l| LinkView {
+                        label: &l.label,
+                        href: encode_href(&l.href),
+                    })
+                    .collect(),
+                excerpts: &s.excerpts,
+            })
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    crate::html::render(
+        "report.html",
+        PageView {
+            title: &input.title,
+            subtitle: input.subtitle.as_deref(),
+            sections,
+            config: input.config.as_ref(),
+        },
+    )
 }
 
-fn figure_html(f: &FigureRef) -> Result<String, Error> {
+/// What the template sees: the input with figures read and encoded and unsafe links dropped.
+#[derive(Serialize)]
+struct PageView<'a> {
+    title: &'a str,
+    subtitle: Option<&'a str>,
+    sections: Vec<SectionView<'a>>,
+    config: Option<&'a ConfigBlock>,
+}
+
+#[derive(Serialize)]
+struct SectionView<'a> {
+    heading: &'a str,
+    paragraphs: &'a [String],
+    denominators: &'a [(String, String)],
+    tables: &'a [HtmlTable],
+    figures: Vec<FigureView<'a>>,
+    links: Vec<LinkView<'a>>,
+    excerpts: &'a [Excerpt],
+}
+
+#[derive(Serialize)]
+struct FigureView<'a> {
+    caption: &'a str,
+    mime: &'static str,
+    base64: String,
+}
+
+#[derive(Serialize)]
+struct LinkView<'a> {
+    label: &'a str,
+    href: String,
+}
+
+fn figure_view(f: &FigureRef) -> Result<FigureView<'_>, Error> {
     let bytes = std::fs::read(&f.path).map_err(|source| Error::Io {
         path: f.path.clone(),
         source,
@@ -213,12 +174,11 @@ fn figure_html(f: &FigureRef) -> Result<String, Error> {
         Some("svg") => "image/svg+xml",
         _ => "image/png",
     };
-    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
-    Ok(format!(
-        "<figure>\n<img alt=\"{}\" src=\"data:{mime};base64,{data}\">\n<figcaption>{}</figcaption>\n</figure>\n",
-        escape(&f.caption),
-        escape(&f.caption)
-    ))
+    Ok(FigureView {
+        caption: &f.caption,
+        mime,
+        base64: base64::engine::general_purpose::STANDARD.encode(&bytes),
+    })
 }
 
 /// Renders and writes the page atomically.

@@ -1,9 +1,18 @@
-//! `plots::all::draw_all` on the published per-sample data and the analysis crate's label and attempt fixtures.
+//! `analysis::all::analyse` then `plots::all::draw` (in that order, as `cargo xtask plots` runs them) on the
+//! published per-sample data, the analysis crate's label and attempt fixtures, and synthetic RIFT runs.
 
 use std::path::Path;
 
+use analysis::all::{Analysed, Inputs};
 use analysis::models::ReasoningRule;
-use plots::all::{Inputs, draw_all};
+
+/// The tables, then the figures.
+fn draw_all(inputs: &Inputs) -> Result<Analysed, plots::Error> {
+    let analysed = analysis::all::analyse(inputs)?;
+    let figures = plots::all::draw(&analysed, &inputs.rule, &inputs.out)?;
+    assert!(figures > 0);
+    Ok(analysed)
+}
 
 #[test]
 fn published_data_and_fixtures_draw_every_ifscale_output() {
