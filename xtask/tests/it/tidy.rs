@@ -1,6 +1,6 @@
 //! Tidy: every Rust file opens with a `//!` doc, no file is over 1 000 lines, no leftover debugging macros, no
-//! test changes process-wide state (working directory, environment), every crate inherits the workspace lints and
-//! says what it is for, and polars is built without debug assertions.
+//! test changes process-wide state (working directory, environment), no HTML is assembled outside templates, every
+//! crate inherits the workspace lints and says what it is for, and polars is built without debug assertions.
 
 use std::path::{Path, PathBuf};
 
@@ -132,6 +132,36 @@ fn no_test_changes_process_wide_state() {
     assert!(
         hits.is_empty(),
         "tests that change process-wide state:\n{}",
+        hits.join("\n")
+    );
+}
+
+#[test]
+fn no_html_is_assembled_outside_templates() {
+    // HTML pages come from `crates/plots/templates/` through `plots::html`, which escapes every value; a page built
+    // with string pushes escapes only what each call remembers to. Spelled in pieces so this file does not match
+    // itself.
+    let builders = [
+        concat!("push", "_str("),
+        concat!("format", "!("),
+        concat!("write", "!("),
+        concat!("writeln", "!("),
+    ];
+    let tags = [
+        "<!DOCTYPE", "<html", "<head", "<body", "<meta", "<title", "<style", "<script", "<section", "<nav", "<h1",
+        "<h2", "<h3", "<h4", "<p>", "<pre", "<table", "<caption", "<thead", "<tbody", "<tr", "<th>", "<td", "<ul",
+        "<li", "<dl", "<dt", "<dd", "<a href", "<img", "<figure", "<div", "<span",
+    ];
+    // The builder's line and the two after it (a literal often starts on the next line).
+    let hits = lines_with(&builders, |p, lines, i| {
+        !is_test_code(p, lines, i)
+            && lines[i..lines.len().min(i + 3)]
+                .iter()
+                .any(|l| tags.iter().any(|t| l.contains(t)))
+    });
+    assert!(
+        hits.is_empty(),
+        "HTML assembled by hand (use a template of `plots::html`):\n{}",
         hits.join("\n")
     );
 }
