@@ -1,5 +1,10 @@
 //! The inference client's flags, declared once and flattened into every command that calls models, and the one
 //! function that turns them into the command's `Client`.
+//!
+//! The flags: `--models`, `--cache`, `--concurrency`, `--max-cost`, `--refresh`, `--no-progress`, `--no-fsync`,
+//! `--drain-s`, and `--batch` with `--batch-poll-s` and `--batch-wait-s` (the RIFT judge and baseline and the IFScale
+//! coherence judge then go through `Client::chat_batch`). `ClientArgs::client` is the one place a command's `Client` is
+//! built; the pipeline adds the run's spend ledger.
 
 use std::path::{Path, PathBuf};
 

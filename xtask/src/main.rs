@@ -12,6 +12,13 @@
 //! default) and their answers written to the responses file and the cache, and the command exits 3 (incomplete:
 //! a plain rerun continues without paying again). In `pipeline` the running stage stops like a cost-capped stage
 //! (not marked done) and no further stage runs. A second signal quits at once (exit 130). See `signals`.
+//!
+//! Exit codes: 0; 1 (`EXIT_RUNTIME`) for a failure while running; 2 (`EXIT_USAGE`) for a `UsageError`,
+//! `harness::Error::is_usage`, `inference_client::Error::is_config` (a missing API key included) or
+//! `vocab_pipeline::Error::is_config`; 3 (`EXIT_INCOMPLETE`) for a run that finished with prompts unanswered; 4
+//! (`EXIT_JUDGE_FAILED`) for a finished run whose judge failed its check, unless `[judge-check] keep-failed-judge`; 5
+//! (`EXIT_REGRESSION`) for `compare --fail-if-worse`. A run both incomplete and judge-failed exits 3: the rerun comes
+//! first.
 
 mod assets;
 mod client;

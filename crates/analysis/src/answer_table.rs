@@ -2,6 +2,9 @@
 //! paper-scale scoring stage (≈ 3.1 M answers per model) never holds every answer: each batch of
 //! `AnswerScore`s becomes [`crate::rift::answers_frame`]'s columns and is appended; [`crate::rift::aggregate`]
 //! then scans the file lazily.
+//!
+//! The `group` and `prompt` codes are numbered once per file, across batches (`crate::rift::AnswerCodes`); tables
+//! joined with `crate::rift::concat_answer_tables` each get a code range of their own.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

@@ -5,6 +5,8 @@
 //! machine at hand (`readme`). Each lives in its own module; xtask only parses the
 //! flags and resolves the offline assets. `llama_cpp` builds llama.cpp's own programs (the reference driver, and
 //! `llama-server` for the real-server tests) with the embedded engine's instruction-set options.
+//!
+//! A bad flag is this crate's own `UsageError` (exit code 2). Only xtask depends on this crate.
 
 use std::path::PathBuf;
 

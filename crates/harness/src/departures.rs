@@ -2,6 +2,9 @@
 //! keywords came from (told by content hash, `analysis::ifscale::vocabulary`), and the output cap (`max_tokens`)
 //! its generation requests carried, since the paper ran every model "using default generation parameters", with
 //! how many replies stopped at that cap (finish reason `length`: rejected as truncated in the attempts log).
+//!
+//! The caps are the caller's ([`OutputCap`], from the config); the replies that stopped at them are counted from the
+//! attempts log.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;

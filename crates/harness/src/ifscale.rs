@@ -10,6 +10,10 @@
 //! judge gives no usable verdict for after every try is *unjudged*: it keeps its `judge_error` and stands on the
 //! other rules, and the summary counts it ([`GenerationSummary::unjudged`], [`GenerationSummary::judge_failure_share`]).
 //! Judge requests go through `Client::chat_batch`: provider batch jobs when the client runs them (`--batch`).
+//!
+//! Every attempt goes into the `AttemptLog` JSONL with its visible and reasoning tokens. A sample whose every attempt
+//! was rejected is scored as `failed`; one whose attempt was not sent (the cost limit) is left out until a rerun, which
+//! resumes from the files and sends nothing twice.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;

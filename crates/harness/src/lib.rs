@@ -12,6 +12,9 @@
 //! an answer aligns (that is `scoring`), or tables and figures (that is `analysis` and `plots`).
 //! Every model call goes through the caller's `inference_client::Client` (one per command, so one budget and one
 //! embedded engine), and every loop here resumes from its files.
+//!
+//! Errors are one `thiserror` [`Error`]; [`Error::is_usage`] tells input and configuration errors from runtime ones.
+//! The tests run the loops against the mock provider (crate `mock-provider`) with scripted replies.
 
 pub mod audit;
 pub mod compare;

@@ -4,6 +4,9 @@
 //!
 //! Everything is read from the run folder's files (`schema::paths::RunPaths`), so a rerun that skipped every stage
 //! reports the same numbers. Drawing the HTML is `plots::report`; this module only decides what goes in it.
+//!
+//! A figure's caption and place come from `FIGURE_ORDER`; a figure it does not list still appears, last, captioned by
+//! its file name.
 
 use std::path::{Path, PathBuf};
 

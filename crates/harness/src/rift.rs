@@ -13,6 +13,11 @@
 //!
 //! Judge requests and the single-question baseline prompts go through `Client::chat_batch`: provider batch jobs
 //! when the client runs them (`--batch`); answers still waiting for a batch job leave the stage incomplete.
+//!
+//! `write_prompts` writes one prompt at a time; `run_file` feeds the prompts file to `Client::chat_stream` in chunks of
+//! [`RUN_CHUNK`]. Judging and scoring go [`SCORE_CHUNK`] prompts at a time on three threads (reading, scoring, writing
+//! consecutive chunks), with judge requests de-duplicated across chunks; the answer table is also written as Parquet
+//! (`answer-scores.parquet`), which the summary scans.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -15,6 +15,9 @@
 //! the cache and the one budget and spend ledger); a line with a non-200 status or in the error file becomes a
 //! failed record (a rerun sends it again); a prompt without any line stays pending. The worst case of every
 //! request is reserved before anything is submitted, so a batch never runs past the cost limit.
+//!
+//! `Client::chat_batch` takes this path when `RunOptions::batch` is set and the model's `batch_mode()` is `openai` or
+//! `file`; otherwise it is `chat`. The upload is a reqwest multipart form (`batch::api`).
 
 mod api;
 

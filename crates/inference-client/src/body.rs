@@ -1,4 +1,10 @@
 //! Request bodies and the cache key derived from them.
+//!
+//! The cache key is a SHA-256 of the model identity (`model_identity`: engine, model id, `weights-id`, and for a GGUF
+//! its SHA-256, streamed through `schema::sha256_file_hex` and kept in a `<file>.sha256` note), the request body with
+//! its keys sorted, and the sample index. The config name, base URL, key, headers and `stream` are not in it: replicas
+//! share entries, renaming a model keeps them, and a streamed answer is the same entry as a whole one. Changing how a
+//! body is built changes the keys of existing models.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,12 @@
 //! The long-lived [`Client`]: built once per command, it owns what outlives one batch of prompts (the async
 //! runtime, the embedded engines it started, the spend budget, the connection pools and the replicas' limits and
 //! health, the locks on the outputs it writes) and offers `chat`, `chat_stream`, `dry_run` and `embed`.
+//!
+//! `RunOptions` sets the cache, concurrency, cost limit, spend ledger (`spend.jsonl`: the budget then covers every
+//! rerun of a run), refresh, progress, batch jobs and drain bound. `plan_stages` and `start_stage` draw one overall
+//! progress line (stage k of n, prompts done, an ETA) above each call's bar. `unfinished` counts the prompts without an
+//! answer (failed after retries, not sent, or waiting for a batch job), and `take_in_flight` hands over the
+//! requests-in-flight figures summed since the last take.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,10 @@
 //! Model declarations: `configs/models.toml` and ad-hoc models from the command line.
+//!
+//! Per model: the engine (`openai`, or `embedded` for the local GGUF), its base URLs (replicas) and the variable that
+//! holds its key, the request style (`token-limit-field`, `sampling`), limits checked before sending (`output-cap`,
+//! `context-window`), `headers` whose secrets come from the environment, `weights-id` (part of the cache key),
+//! `stream`, `timeout-s` (to the first byte when streaming, the whole reply otherwise), `idle-timeout-s` (silence
+//! between streamed chunks), `max-attempts`, `bills-abandoned`, `server-wait-s`, prices and `batch`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,7 @@
 //! The client's error type. Messages never contain API keys (see `redact`).
+//!
+//! `Error::is_config` tells a bad config, bad prompts or a missing API key (a usage error, exit code 2 in xtask) from a
+//! failure while running.
 
 use std::path::PathBuf;
 

@@ -11,6 +11,9 @@
 //!
 //! The time comes from a [`Clock`]: the monotonic clock, or in tests one they move by hand, so a test states
 //! exact figures instead of bounds that a loaded machine could break.
+//!
+//! A call's figures go into `RunSummary::in_flight`; the client sums them over its calls until
+//! `Client::take_in_flight`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;

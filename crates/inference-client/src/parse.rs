@@ -1,4 +1,8 @@
 //! Turning an HTTP response into a completion, or into a classified failure.
+//!
+//! A 200 that carries an `error` object, or a choice with `finish_reason: "error"`, is a retryable provider error. What
+//! the server says about itself (model, fingerprint, upstream provider, request id) is kept as `schema::Served`.
+//! `split_think` is the one place a `<think>` block is split off into the record's `reasoning`.
 
 use std::time::Duration;
 

@@ -2,6 +2,10 @@
 //! batch jobs share it: one HTTP connection pool per base URL (and credentials), and per model its replicas'
 //! adaptive limits and health (`limiter::Endpoints`: an ejected replica keeps its back-off from one call to the
 //! next, a learned limit carries over, and two stages that use one model share its limit).
+//!
+//! Beside each pool, `ModelPool::fresh` keeps a client with no idle connection: a request whose pooled connection the
+//! server had closed unanswered goes again on it at once (llama-server closes its connection after each streamed answer
+//! without saying so).
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};

@@ -13,6 +13,8 @@
 //!
 //! Waits are exponential back-off with equal jitter, raised to the server's hint (`retry-after-ms`, `retry-after`
 //! in seconds or as an HTTP date) and capped at ten minutes.
+//!
+//! A test lists every status with its class.
 
 use std::time::{Duration, SystemTime};
 

@@ -1,4 +1,10 @@
 //! A run: prompts in, one response line per (prompt id, sample index) out, through the cache.
+//!
+//! A line on file resumes a prompt only while its cache key and ride-along fields match. An attempt abandoned after it
+//! was sent (timed out, or its answer cut off) is marked in `Attempt::abandoned` and counted in
+//! `RunSummary::abandoned`; with `bills-abandoned` it is billed at its worst case. A first attempt whose pooled
+//! connection was closed unanswered is sent again at once on a new connection (`pool::ModelPool::fresh`), not counted
+//! against `max-attempts`. The same 400 five times stops the model's remaining requests.
 
 use std::collections::HashMap;
 use std::path::Path;

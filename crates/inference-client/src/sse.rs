@@ -8,6 +8,8 @@
 //! (`reasoning_content` or `reasoning`) are kept apart from the visible content; usage comes from the chunk that
 //! carries it (the last one with `stream_options.include_usage`). An `error` object in a chunk ends the stream as
 //! the same object in a whole reply does; so does `finish_reason: "error"`.
+//!
+//! `stream` is not part of the cache key (see `body`), so both ways give one cache entry.
 
 use serde::Deserialize;
 use serde_json::{Map, Value};

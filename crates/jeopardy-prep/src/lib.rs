@@ -10,6 +10,10 @@
 //! so the rule is: a value aired before 2001-11-26 is doubled, later values are kept; clues without a value
 //! (Final Jeopardy!, tiebreakers) have none. Daily Double wagers cannot be told apart in the public data and are
 //! treated like any other value.
+//!
+//! `normalize_value` applies that rule; every dropped pair is a `schema::rift::SkippedQuestion` with its `SkipReason`,
+//! and `Summary` gives Table 1 and the drop counts. The steps, and which of them are ours rather than the paper's, are
+//! in `docs/rift-data.md`.
 
 mod clean;
 mod load;

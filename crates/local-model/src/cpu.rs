@@ -6,6 +6,9 @@
 //! actually contains (ggml's own `ggml_cpu_has_*` answers, which are compile-time facts for x86 SIMD), so a
 //! build that drifted from the config shows here and in the tests, and [`Engine::load`](crate::Engine::load)
 //! refuses to start on a CPU that lacks a compiled-in instruction set (a clear error instead of SIGILL).
+//!
+//! `cargo xtask setup` prints the report, and so does loading a model. `BUILD_OPTIONS` lists those `GGML_*` options,
+//! so that `cargo xtask bench local-model` and the `llama-server` build compile llama.cpp's own programs the same way.
 
 /// The `GGML_*` build options this crate was compiled with (cargo's `[env]` reaches rustc and the llama.cpp
 /// build script alike, so these are the values llama.cpp's CMake saw). Whoever builds llama.cpp again, such

@@ -35,6 +35,10 @@
 //! This crate depends on no other crate of the workspace: the clients it is used against (the inference client,
 //! the harness, the vocabulary pipeline, xtask and the benchmarks) depend on it, in their tests or, for
 //! `cargo xtask bench`, in the benchmarks' code.
+//!
+//! The faults (`Fault`): 429 (`Retry-After` in seconds or as a date), 500, 503, 408, 409, a reset, a hang, a body that
+//! is not JSON, empty choices, a truncated body, 400, 401, 403, 404, and `Silent` (the answer starts, then stops; never
+//! drawn at random). `fetch_stats` reads the counters of a mock in another process through `GET /stats`.
 
 mod answer;
 mod batch;

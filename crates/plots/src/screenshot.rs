@@ -1,5 +1,8 @@
 //! Renders the HTML report in headless Chromium and saves a screenshot, so a run can be checked by eye
 //! (and a test can check that the page renders at all).
+//!
+//! The run explorer's pages too: [`screenshot_at`] opens a page at a URL fragment (one sample), and [`dump_dom`] gives
+//! tests the rendered DOM.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

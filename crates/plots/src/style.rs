@@ -1,4 +1,7 @@
 //! Model colours and labels shared by every figure.
+//!
+//! [`ModelStyles`] gives each model one colour in every figure (its index in the sorted model list) and labels
+//! reasoning models "(r)".
 
 use std::collections::BTreeMap;
 

@@ -8,6 +8,11 @@
 //! - [`SamplingMode::Stratified`] follows the paper's text: the vocabulary is cut into quantile strata of its
 //!   difficulty scores, N is split over the strata in proportion to their sizes (largest remainders), each stratum
 //!   contributes a seeded draw, and the picks are shuffled into prompt order. Same seed, same list.
+//!
+//! A `Vocabulary` is one term per line or the project's TSV; a `Template` holds `{{constraints}}` and `{{count}}` (the
+//! project's is `configs/prompts/ifscale-report.txt`); `IfscaleConfig` is the config's `[ifscale]` section.
+//! `build_prompts` gives one `PromptRecord` per (N, seed), id `ifscale-n{N:03}-s{seed}`, with its
+//! `schema::ifscale::PromptMeta` riding along.
 
 use std::path::PathBuf;
 

@@ -13,6 +13,9 @@
 //! `randint(num_min, num_max + 1)`, `start_row` is `random_interval(len - num)` and the prompt seed is
 //! `next_u32()`, all from `Mt19937::new(config.seed)` in that order. Baselines cover every question of the
 //! dataset, or a seeded uniform sample of `baseline-prompts` of them ([`baseline_rows`]).
+//!
+//! Each record carries its `schema::rift::PromptMeta` (group, structure, rows, traversal, expected answers) as
+//! ride-along fields.
 
 use std::path::PathBuf;
 

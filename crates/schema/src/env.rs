@@ -2,6 +2,11 @@
 //!
 //! API keys are read only by `inference-client`, by the variable name a model's config gives (`api-key-env`);
 //! the names below are the defaults and the project's own settings.
+//!
+//! Also the rules that read them: `log_ansi` (colour on stderr only when it is a terminal and `NO_COLOR` is unset or
+//! empty), `shared_data_dir` (where the tests marked `#[ignore = "needs ../shared/data/…"]` find their data; they fail,
+//! never skip, without it), `cache_dir`, and `remove_cargo_run_vars` (a child `cargo`, as `cargo xtask test` and `bench
+//! readme` start, without the variables `cargo run` set, which would rebuild the dependencies).
 
 /// Namespace for environment variable names.
 pub struct EnvVars;

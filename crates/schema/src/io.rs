@@ -1,4 +1,13 @@
 //! JSONL reading and writing, atomic file replacement.
+//!
+//! Reading: `read_jsonl`, `read_jsonl_files`, `read_jsonl_chunks` (a large file in batches, never held whole) and
+//! `read_jsonl_lenient` (bad lines collected instead of fatal). An error names the file, the line and the field; an
+//! unfinished last line, a crash's torn write, is skipped with a warning.
+//!
+//! Writing: `write_atomic` (bytes), `write_atomic_with` and `write_jsonl_atomic` (streamed through a buffer) write a
+//! temporary file beside the target, fsync and rename it, so a crash leaves the old file or the new one;
+//! `JsonlAppender` appends whole lines, each flushed (and fsynced when durable). `sha256_hex` is the one hash of cache
+//! keys and fingerprints; `sha256_file_hex` hashes a file in chunks.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};

@@ -1,6 +1,10 @@
 //! Per-stage measurements of a pipeline run (`cargo xtask pipeline --stage-metrics <file>`), one JSON line per
 //! stage; `cargo xtask bench pipeline` reads them into its table. [`InFlight`] is the inference client's count of
 //! requests in flight over its calls (`inference_client::RunSummary::in_flight`), summed per stage.
+//!
+//! `InFlight` gives the mean and peak in flight against the cap, the time with prompts waiting and with the cap full,
+//! and (`stage_span_s`) the whole stage while prompts remained, the time between calls included. Its times are
+//! additive, so the calls of a stage sum.
 
 use serde::{Deserialize, Serialize};
 

@@ -3,6 +3,10 @@
 //! A run folder `artifacts/runs/<run>/` holds, per benchmark, the prompts, one folder per model
 //! (`<bench>/models/<model>/`, see [`ModelPaths`]) and the per-benchmark score files joined from the model folders;
 //! then `tables/`, `figures/`, `report.html` and `summary.md`.
+//!
+//! `RunPaths::model` is the one place a model's folder is named; a single stage's `--out-dir` is a `ModelPaths` too. A
+//! judge check's files sit in `<run>/<bench>/judge-check/<judge>/` (`RunPaths::judge_check_dir`), never in a model's
+//! folder.
 
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,7 @@
 //! Records shared by every benchmark: prompts in, responses out, and the attempts between them.
+//!
+//! `ResponseReply` is the part of a response line that scoring reads (the answer, how it ended, the token counts); the
+//! prompt's metadata is skipped without being built. `Served` is what the server said about itself (provenance).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -1,4 +1,7 @@
 //! RIFT records: prepared questions, prompt metadata, judge requests and verdicts, per-answer and per-prompt scores.
+//!
+//! `PromptLine` is a prompt line as scoring reads it: its key and RIFT fields, the chat messages skipped without being
+//! built. `SkippedQuestion` keeps each clue the preparation dropped, with its `SkipReason`.
 
 use serde::{Deserialize, Serialize};
 

@@ -31,6 +31,10 @@
 //! - `strict`: strict mode.
 //! - `marks`: where the labelled keywords occur in a text (for showing a report).
 //! - `retry`: the generation retry rules ([`check_response`]) and the coherence judge's prompt and answer.
+//!
+//! The memo is kept across texts, so [`Matcher::label`] takes `&mut self`. [`sample_metrics`] gives a sample's
+//! accuracy, its omission and modification shares and its primacy ratio; `marks` where each labelled keyword occurs,
+//! as offsets into the text as written (for the run explorer).
 
 mod marks;
 mod memo;

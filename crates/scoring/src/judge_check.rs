@@ -14,6 +14,9 @@
 //! Every control is checked with [`crate::rift::pre_judge_for`]: one the pre-judge would settle never reaches a judge,
 //! so it is dropped. The choice is seeded and deterministic: candidates are taken in the order of a SHA-256 of
 //! (seed, kind, row), so the same run and seed give the same controls.
+//!
+//! The intervals are `schema::judge_check::wilson95` (which `analysis::stats` re-exports); [`passes`] is the gate,
+//! `[judge-check]`'s minimum sensitivity and specificity.
 
 use std::collections::{BTreeMap, BTreeSet};
 

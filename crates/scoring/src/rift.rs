@@ -22,6 +22,12 @@
 //! answer the judge called correct is counted apart ([`PromptScore::wrong_question_correct`]): a lenient judge, or
 //! an answer right for both questions. A paraphrase of another answer that only a judge could recognise stays
 //! unflagged.
+//!
+//! [`parse_reply`] reads the content the client recorded: reasoning is already split off into
+//! `ResponseRecord::reasoning` by the client's one `<think>` splitter. Judge requests are content-addressed, so one
+//! (question, expected, given) triple is judged once; [`parse_verdicts`] keeps the newest usable try of each id, and
+//! [`parse_verdict`] reads long replies too. [`pre_judge_report`] sets what the pre-judge settled beside the judge's
+//! verdicts.
 
 use std::collections::HashMap;
 

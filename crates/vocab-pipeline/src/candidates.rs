@@ -2,6 +2,9 @@
 //!
 //! Two extractors: an LLM one (prompts built here, responses parsed here; the caller runs them through the
 //! inference client), and an offline keyness one that needs no model.
+//!
+//! The keyness extractor leaves names out by how they are capitalized and whether WordNet knows them;
+//! [`parse_term_list`] reads an LLM's list of terms.
 
 use std::collections::{BTreeMap, HashMap};
 

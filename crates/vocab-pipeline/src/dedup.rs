@@ -1,4 +1,6 @@
 //! Stage 3: fuzzy deduplication of the pooled candidate lists.
+//!
+//! Two terms are duplicates when their `strsim` normalized Levenshtein similarity reaches the threshold.
 
 use std::collections::BTreeMap;
 

@@ -1,5 +1,9 @@
 //! Stage 7 embeddings: all-MiniLM-L6-v2 (BERT, 384-d) run with candle, mean-pooled and L2-normalized (the offline
 //! default), or any OpenAI-compatible `/v1/embeddings` endpoint (the paper used text-embedding-3-small).
+//!
+//! [`MiniLm`] is the candle model; [`ClientEmbedder`] sends the texts through the inference client's `Client::embed`
+//! (its cache, retries and budget) to the model the vocabulary config names with `embeddings-model = "<models.toml
+//! name>"`.
 
 use std::path::Path;
 use std::sync::Arc;

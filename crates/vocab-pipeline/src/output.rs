@@ -1,4 +1,6 @@
 //! The vocabulary file (`<name>.tsv`) and its provenance report (`<name>.provenance.json`).
+//!
+//! [`read_terms`] reads either this TSV or a file of one term per line.
 
 use std::path::Path;
 

@@ -1,4 +1,7 @@
 //! The eight stages in order, with every stage's settings and counts collected for the provenance report.
+//!
+//! [`model_free_stages`] runs stages 1–6 alone, with their counts; an ignored test checks them on `../shared/data/tenk`
+//! against `test_data/tenk-stages.txt`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -2,6 +2,11 @@
 //!
 //! The experiment lives here (models, grids, seeds, templates); run-time knobs (concurrency, dry run) are flags.
 //! Unknown keys are errors; `cargo xtask codegen` writes `configs/schema.json` from these types.
+//!
+//! Sections: `[run]`, `[vocab]`, `[ifscale]`, `[rift-prep]`, `[rift]` and `[judge-check]`. `load_section` is the one
+//! loader of a lone `[ifscale]` or `[rift]` section, with the checks `PipelineConfig::load` applies (`Section::check`);
+//! `coherence_rubric` reads `[ifscale] coherence-prompt` (through `harness::ifscale::read_coherence_rubric`) for the
+//! pipeline and `ifscale run`, its error naming the config file and the field.
 
 use std::path::{Path, PathBuf};
 

@@ -4,6 +4,10 @@
 //! generation (both benchmarks, every model) → judging → scoring → analysis → figures → report.
 //! Each stage records a fingerprint of its inputs under `<run>/.stages/`; a stage whose inputs did not change and
 //! whose outputs exist is skipped, so a rerun of a finished pipeline makes no model call.
+//!
+//! The `Stager` runs each stage with a `harness::fresh::Fingerprint` of its inputs. It does not stamp a stage after
+//! which the client counts more unanswered prompts: the run lists them in `summary.md` and ends `Incomplete` (exit 3).
+//! Per-model folders (`RunPaths::model`) are joined into one score file per benchmark before the analysis.
 
 mod config;
 mod dry_run;

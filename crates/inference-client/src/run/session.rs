@@ -1,6 +1,8 @@
 //! A run fed in chunks ([`Client::chat_stream`]): one sender, one writer and one queue for all of them, so the
 //! requests of one chunk are in flight while the caller reads and prepares the next, and the writer's tail of one
 //! chunk overlaps the next chunk's sending. The result is the same as one `chat` call over every chunk's prompts.
+//!
+//! `harness::rift::run_file` and the RIFT judge feed their prompts files through it.
 
 use super::*;
 
