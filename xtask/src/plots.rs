@@ -7,11 +7,11 @@
 
 use std::path::{Path, PathBuf};
 
+use analysis::all::{Analysed, Inputs};
 use analysis::ifscale::ReferenceCheck;
 use analysis::ifscale::results::ResultsComparison;
 use analysis::models::ReasoningRule;
 use anyhow::bail;
-use analysis::all::{Analysed, Inputs};
 
 use crate::UsageError;
 

@@ -333,7 +333,10 @@ mod tests {
         let err = analyse(&inputs).unwrap_err();
         assert_eq!(
             err.to_string(),
-            format!("{}: no such file", dir.path().join("labels.jsonl").display())
+            format!(
+                "{}: no such file",
+                dir.path().join("labels.jsonl").display()
+            )
         );
         assert!(!dir.path().join("tables").exists(), "nothing was written");
     }

@@ -9,7 +9,6 @@
 //! Whitespace: `{% … %}` lines vanish whole (`trim_blocks`, `lstrip_blocks`), and a template's last newline is kept,
 //! so a template reads line for line as the page it writes.
 
-use std::fmt::Write as _;
 use std::sync::OnceLock;
 
 use minijinja::{AutoEscape, Environment, Value};

@@ -107,7 +107,11 @@ pub fn render(input: &ReportInput) -> Result<String, Error> {
                 paragraphs: &s.paragraphs,
                 denominators: &s.denominators,
                 tables: &s.tables,
-                figures: s.figures.iter().map(figure_view).collect::<Result<_, _>>()?,
+                figures: s
+                    .figures
+                    .iter()
+                    .map(figure_view)
+                    .collect::<Result<_, _>>()?,
                 links: s
                     .links
                     .iter()
