@@ -1,7 +1,7 @@
 //! HTML pages from templates: `report.html` ([`crate::report`]) and the explorer's page shell
 //! (`harness::explorer`), both in `templates/` and compiled into the crate.
 //!
-//! Escaping is automatic: every `{{ value }}` of every template is HTML-escaped with [`escape`] (`&`, `<`, `>`, `"`,
+//! Escaping is automatic: every `{{ value }}` of every template is HTML-escaped by this module's `escape` (`&`, `<`, `>`, `"`,
 //! `'`), whatever its origin. The one way around it is a value the Rust side wraps with [`raw`] (a script, a style
 //! sheet or a data block that was made safe for its context by its caller); no template uses `|safe`. No page is
 //! assembled with `push_str` or `format!` anywhere in the workspace.
@@ -21,8 +21,8 @@ const TEMPLATES: [(&str, &str); 2] = [
     ("explorer.html", include_str!("../templates/explorer.html")),
 ];
 
-/// Escapes text for HTML element content and attribute values (quoted with `"` or `'`).
-pub fn escape(s: &str) -> String {
+/// Escapes text for HTML element content and attribute values (quoted with `"` or `'`): the templates' one escaper.
+fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

@@ -4,8 +4,8 @@
 //!
 //! Every string that reaches the page is HTML-escaped by the template, whatever its origin (model output, model
 //! names, configs, table cells, captions). Figures are embedded as `<img src="data:…">`, SVG included, so an SVG can
-//! never run script in the page. Links are kept only when they are relative paths (no scheme, no `//`), so a record cannot inject a
-//! `javascript:` URL.
+//! never run script in the page. Links are kept only when they are relative paths (no scheme, no `//`), so a record
+//! cannot inject a `javascript:` URL.
 
 use std::path::{Path, PathBuf};
 
@@ -72,8 +72,6 @@ pub struct Excerpt {
     pub label: String,
     pub text: String,
 }
-
-pub use crate::html::escape;
 
 fn safe_relative(href: &str) -> bool {
     !href.is_empty()
