@@ -3,8 +3,8 @@
 //!
 //! Escaping is automatic: every `{{ value }}` of every template is HTML-escaped by this module's `escape` (`&`, `<`,
 //! `>`, `"`, `'`), whatever its origin. The one way around it is a value the Rust side wraps with [`raw`] (a script,
-//! a style sheet or a data block that was made safe for its context by its caller); no template uses `|safe`. No page is
-//! assembled with `push_str` or `format!` anywhere in the workspace.
+//! a style sheet or a data block that was made safe for its context by its caller); no template uses `|safe`. No
+//! page is assembled with `push_str` or `format!` anywhere in the workspace.
 //!
 //! Whitespace: `{% … %}` lines vanish whole (`trim_blocks`, `lstrip_blocks`), and a template's last newline is kept,
 //! so a template reads line for line as the page it writes.
