@@ -337,8 +337,11 @@ impl Client {
     /// A client with these options (validated: a negative cost limit or a concurrency of 0 is a config error).
     pub fn new(opts: RunOptions) -> Result<Client, Error> {
         opts.validate()?;
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+        // One thread drives every request: the work per request is small (a streamed answer is a dozen events or
+        // more), and with two worker threads most of it went to waking and parking them (`cargo xtask bench client`,
+        // docs/scaling.md). It is the thread that calls `block_on` (a call's sender thread); several calls at once
+        // share it.
+        let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| Error::Setup(format!("cannot start the async runtime: {e}")))?;

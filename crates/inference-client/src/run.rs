@@ -37,6 +37,7 @@ use crate::retry::{self, Decision, Jitter};
 mod prepare;
 mod record;
 mod session;
+mod writer;
 
 use prepare::{Prepared, Prepped, compact, prepare, unbounded_under_cap};
 use record::send_once;
@@ -44,6 +45,8 @@ pub(crate) use record::{
     class_name, fill_answer, fill_failure, is_abandoned, new_record, without_credentials,
 };
 pub use session::ChatFeed;
+pub(crate) use writer::Written;
+use writer::writer_loop;
 
 /// What a run did.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -416,65 +419,6 @@ impl Bars {
     fn finish_and_clear(&self) {
         self.call.finish_and_clear();
     }
-}
-
-/// A record for the writer thread.
-pub(crate) struct Written {
-    pub(crate) record: ResponseRecord,
-    /// Store in the cache (fresh ok/truncated answers).
-    pub(crate) store: bool,
-}
-
-/// Writes what the requests answered, in batches of what has arrived: each record is serialized once, stored in the
-/// cache (one transaction per batch) and then appended to the output (one write per batch). A crash between the
-/// two leaves the answers in the cache only, and the rerun copies them over; a torn last line is cut off when the
-/// output is opened again.
-fn writer_loop(
-    rx: mpsc::Receiver<Written>,
-    mut cache: Cache,
-    mut out: JsonlAppender,
-    syncer: Option<std::fs::File>,
-    identity: &str,
-) -> Result<(), Error> {
-    let mut batch: Vec<Written> = Vec::with_capacity(256);
-    let mut texts: Vec<String> = Vec::with_capacity(256);
-    let mut lines: Vec<u8> = Vec::new();
-    while let Ok(first) = rx.recv() {
-        batch.push(first);
-        while batch.len() < 256 {
-            match rx.try_recv() {
-                Ok(w) => batch.push(w),
-                Err(_) => break,
-            }
-        }
-        for w in &batch {
-            texts.push(serde_json::to_string(&w.record).map_err(|e| Error::Cache {
-                path: out.path().to_owned(),
-                message: format!("cannot serialize the answer to {}: {e}", w.record.id),
-            })?);
-        }
-        let items: Vec<(&str, &str, &str)> = batch
-            .iter()
-            .zip(&texts)
-            .filter(|(w, _)| w.store)
-            .map(|(w, text)| (w.record.cache_key.as_str(), identity, text.as_str()))
-            .collect();
-        if !items.is_empty() {
-            cache.put_many(&items)?;
-        }
-        lines.clear();
-        for text in texts.drain(..) {
-            lines.extend_from_slice(text.as_bytes());
-            lines.push(b'\n');
-        }
-        out.append_lines(&lines)?;
-        batch.clear();
-        if let Some(f) = &syncer {
-            f.sync_data()
-                .map_err(|e| Error::Setup(format!("{}: {e}", out.path().display())))?;
-        }
-    }
-    Ok(())
 }
 
 /// What one call's sending did (requests, outcomes, tokens, money), filled in by its requests as they finish.

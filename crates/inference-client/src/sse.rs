@@ -23,8 +23,8 @@ use crate::parse::{self, Completion, Failure, failure_200};
 pub(crate) struct Assembler {
     /// Bytes of a line not yet ended.
     line: Vec<u8>,
-    /// The `data:` lines of the event being read.
-    data: String,
+    /// The `data:` lines of the event being read, as sent (UTF-8 is checked where the JSON parser reads strings).
+    data: Vec<u8>,
     has_data: bool,
     /// `data: [DONE]` was read.
     pub(crate) done: bool,
@@ -200,9 +200,9 @@ impl Assembler {
         if let Some(rest) = line.strip_prefix(b"data:") {
             let rest = rest.strip_prefix(b" ").unwrap_or(rest);
             if self.has_data {
-                self.data.push('\n');
+                self.data.push(b'\n');
             }
-            self.data.push_str(&String::from_utf8_lossy(rest));
+            self.data.extend_from_slice(rest);
             self.has_data = true;
         }
         Ok(())
@@ -223,17 +223,28 @@ impl Assembler {
     }
 
     /// Adds one event's data (a chunk, or `[DONE]`) to the reply.
-    fn event(&mut self, data: &str) -> Result<(), Failure> {
-        if data.trim() == "[DONE]" {
+    fn event(&mut self, data: &[u8]) -> Result<(), Failure> {
+        if data.trim_ascii() == b"[DONE]" {
             self.done = true;
             return Ok(());
         }
-        let chunk: Chunk = serde_json::from_str(data).map_err(|e| {
+        let invalid = |e: serde_json::Error| {
             failure_200(
                 ErrorClass::InvalidJson,
                 format!("invalid JSON in a streamed chunk: {e}"),
             )
-        })?;
+        };
+        // Read from the bytes, so that a chunk is scanned once; one that is not UTF-8 is read as its text with
+        // U+FFFD for the bad bytes (a rare case, worth a second pass).
+        let lossy;
+        let chunk: Chunk = match serde_json::from_slice(data) {
+            Ok(c) => c,
+            Err(e) if std::str::from_utf8(data).is_ok() => return Err(invalid(e)),
+            Err(_) => {
+                lossy = String::from_utf8_lossy(data).into_owned();
+                serde_json::from_str(&lossy).map_err(invalid)?
+            }
+        };
         let keep = |slot: &mut Option<String>, v: Text<'_>| {
             if slot.is_none()
                 && let Some(s) = v.0
@@ -403,6 +414,15 @@ mod tests {
         assert_eq!(c.served.model, None);
         assert_eq!(c.served.request_id.as_deref(), Some("c1"));
         assert_eq!(c.served.provider, None);
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_read_as_replacement_characters() {
+        let mut a = Assembler::new();
+        a.feed(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\xffb\"},\"finish_reason\":\"stop\"}]}\n\n")
+            .unwrap();
+        a.feed(b"data: [DONE]\n\n").unwrap();
+        assert_eq!(a.finish().unwrap().content, "a\u{fffd}b");
     }
 
     #[test]

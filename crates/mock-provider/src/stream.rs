@@ -67,13 +67,26 @@ pub(crate) fn events(reply: &str, chunk_chars: usize, include_usage: bool) -> Ve
             head.insert(k.into(), x.clone());
         }
     }
+    // Every chunk begins with the same fields: written once, and each chunk's own fields appended to it (the same
+    // text as serializing the whole chunk object, without a copy of the head per chunk).
+    let head = Value::Object(head).to_string();
+    let open = &head[..head.len() - 1];
     let chunk = |choices: Value, extra: &[(&str, Value)]| {
-        let mut c = head.clone();
-        c.insert("choices".into(), choices);
-        for (k, x) in extra {
-            c.insert((*k).into(), x.clone());
+        let mut c = String::with_capacity(open.len() + 96);
+        c.push_str(open);
+        for (k, x) in
+            std::iter::once(("choices", &choices)).chain(extra.iter().map(|(k, x)| (*k, x)))
+        {
+            if c.len() > 1 {
+                c.push(',');
+            }
+            c.push('"');
+            c.push_str(k);
+            c.push_str("\":");
+            c.push_str(&x.to_string());
         }
-        Value::Object(c).to_string()
+        c.push('}');
+        c
     };
     let usage = v.get("usage").cloned();
     let mut out = Vec::new();
@@ -213,4 +226,45 @@ async fn send(tx: &Sender<io::Result<Bytes>>, text: String) -> io::Result<()> {
     tx.send(Ok(Bytes::from(text)))
         .await
         .map_err(|_| io::Error::other("the client closed the stream"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_event_is_the_chunk_object_serialized_with_its_head_first() {
+        let reply = json!({
+            "id": "c1", "model": "m", "object": "chat.completion",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello world"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 2}
+        })
+        .to_string();
+        let events = events(&reply, 6, true);
+        let head = r#"{"object":"chat.completion.chunk","id":"c1","model":"m","#;
+        assert_eq!(
+            events,
+            [
+                format!(
+                    r#"{head}"choices":[{{"index":0,"delta":{{"role":"assistant","content":""}},"finish_reason":null}}]}}"#
+                ),
+                format!(
+                    r#"{head}"choices":[{{"index":0,"delta":{{"content":"Hello "}},"finish_reason":null}}]}}"#
+                ),
+                format!(
+                    r#"{head}"choices":[{{"index":0,"delta":{{"content":"world"}},"finish_reason":null}}]}}"#
+                ),
+                format!(r#"{head}"choices":[{{"index":0,"delta":{{}},"finish_reason":"stop"}}]}}"#),
+                format!(
+                    r#"{head}"choices":[],"usage":{{"prompt_tokens":3,"completion_tokens":2}}}}"#
+                ),
+            ]
+        );
+        for e in &events {
+            assert!(serde_json::from_str::<Value>(e).is_ok(), "{e}");
+        }
+        // A reply without head fields still gives JSON objects.
+        let bare = events(r#"{"choices":[]}"#, 6, false);
+        assert_eq!(bare, [r#"{"object":"chat.completion.chunk","choices":[]}"#]);
+    }
 }
