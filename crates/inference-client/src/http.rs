@@ -120,7 +120,7 @@ pub(crate) fn build_client(
 /// POSTs `body` to `url`; a 2xx body comes back as bytes, anything else as a classified failure.
 pub(crate) async fn post(
     client: &reqwest::Client,
-    url: &str,
+    url: impl reqwest::IntoUrl,
     body: Vec<u8>,
     timeout: Duration,
     redactor: &Redactor,
@@ -223,7 +223,7 @@ const HEARD_EVERY: Duration = Duration::from_millis(500);
 /// 2xx with a whole JSON document instead of events is read as a whole reply; an error status as in [`send`].
 pub(crate) async fn post_stream(
     client: &reqwest::Client,
-    url: &str,
+    url: impl reqwest::IntoUrl,
     body: Vec<u8>,
     timeout: Duration,
     idle: Duration,

@@ -76,6 +76,8 @@ pub(crate) struct Endpoints {
     /// No more requests at all (the model is being stopped).
     halted: AtomicBool,
     ejections: AtomicU64,
+    /// Each endpoint's URL parsed once (None when it does not parse: each request then reports the error).
+    parsed: Vec<Option<reqwest::Url>>,
 }
 
 /// What a request may do next.
@@ -130,6 +132,10 @@ impl Endpoints {
             })
             .collect();
         Arc::new(Endpoints {
+            parsed: starts
+                .iter()
+                .map(|s| reqwest::Url::parse(&s.url).ok())
+                .collect(),
             state: Mutex::new(state),
             notify: Notify::new(),
             stop,
@@ -457,6 +463,11 @@ pub(crate) struct Slot {
 impl Slot {
     pub(crate) fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The URL parsed (at the call's start, not per request), when it parses.
+    pub(crate) fn parsed_url(&self) -> Option<reqwest::Url> {
+        self.endpoints.parsed[self.index].clone()
     }
 
     /// The endpoint's index in the model's `base-urls`.

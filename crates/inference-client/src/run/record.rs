@@ -141,15 +141,23 @@ pub(super) async fn send_once(
     // In flight from the POST to the reply's last byte (parsing it is the client's own time; a streamed reply is
     // read as it arrives).
     let flight = flights.map(Tracker::begin);
+    // The URL parsed once per call; one that does not parse is given as text, and its request fails as such.
+    let url = slot.parsed_url();
     if let Some(idle) = idle {
-        let reply = http::post_stream(client, slot.url(), body, timeout, idle, redactor, || {
-            slot.heard()
-        })
-        .await;
+        let heard = || slot.heard();
+        let reply = match url {
+            Some(u) => http::post_stream(client, u, body, timeout, idle, redactor, heard).await,
+            None => {
+                http::post_stream(client, slot.url(), body, timeout, idle, redactor, heard).await
+            }
+        };
         drop(flight);
         return reply;
     }
-    let reply = http::post(client, slot.url(), body, timeout, redactor).await;
+    let reply = match url {
+        Some(u) => http::post(client, u, body, timeout, redactor).await,
+        None => http::post(client, slot.url(), body, timeout, redactor).await,
+    };
     drop(flight);
     let (status, bytes) = reply?;
     parse::parse_completion(&bytes).map_err(|mut f| {
