@@ -20,6 +20,12 @@
 //! (`EXIT_REGRESSION`) for `compare --fail-if-worse`. A run both incomplete and judge-failed exits 3: the rerun comes
 //! first.
 
+/// mimalloc, not the system allocator: the inference client and the stages make many small, short-lived buffers
+/// (request bodies, streamed events, records), and glibc's allocator took 16 % of the client's CPU
+/// (`cargo xtask bench client`, docs/scaling.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod assets;
 mod client;
 mod codegen;
