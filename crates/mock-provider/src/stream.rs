@@ -240,10 +240,10 @@ mod tests {
             "usage": {"prompt_tokens": 3, "completion_tokens": 2}
         })
         .to_string();
-        let events = events(&reply, 6, true);
+        let sent = events(&reply, 6, true);
         let head = r#"{"object":"chat.completion.chunk","id":"c1","model":"m","#;
         assert_eq!(
-            events,
+            sent,
             [
                 format!(
                     r#"{head}"choices":[{{"index":0,"delta":{{"role":"assistant","content":""}},"finish_reason":null}}]}}"#
@@ -260,7 +260,7 @@ mod tests {
                 ),
             ]
         );
-        for e in &events {
+        for e in &sent {
             assert!(serde_json::from_str::<Value>(e).is_ok(), "{e}");
         }
         // A reply without head fields still gives JSON objects.
