@@ -137,27 +137,33 @@ pub(super) async fn send_once(
     redactor: &Redactor,
     flights: Option<&Tracker>,
 ) -> Result<Completion, Failure> {
-    let (timeout, idle) = timers;
     // In flight from the POST to the reply's last byte (parsing it is the client's own time; a streamed reply is
     // read as it arrives).
     let flight = flights.map(Tracker::begin);
     // The URL parsed once per call; one that does not parse is given as text, and its request fails as such.
-    let url = slot.parsed_url();
+    match slot.parsed_url() {
+        Some(url) => post_to(client, url, slot, body, timers, redactor, flight).await,
+        None => post_to(client, slot.url(), slot, body, timers, redactor, flight).await,
+    }
+}
+
+/// The POST of [`send_once`], streamed or whole; `flight` ends with the reply's last byte.
+async fn post_to(
+    client: &reqwest::Client,
+    url: impl reqwest::IntoUrl,
+    slot: &Slot,
+    body: Vec<u8>,
+    (timeout, idle): (Duration, Option<Duration>),
+    redactor: &Redactor,
+    flight: Option<crate::in_flight::Flight<'_>>,
+) -> Result<Completion, Failure> {
     if let Some(idle) = idle {
-        let heard = || slot.heard();
-        let reply = match url {
-            Some(u) => http::post_stream(client, u, body, timeout, idle, redactor, heard).await,
-            None => {
-                http::post_stream(client, slot.url(), body, timeout, idle, redactor, heard).await
-            }
-        };
+        let reply =
+            http::post_stream(client, url, body, timeout, idle, redactor, || slot.heard()).await;
         drop(flight);
         return reply;
     }
-    let reply = match url {
-        Some(u) => http::post(client, u, body, timeout, redactor).await,
-        None => http::post(client, slot.url(), body, timeout, redactor).await,
-    };
+    let reply = http::post(client, url, body, timeout, redactor).await;
     drop(flight);
     let (status, bytes) = reply?;
     parse::parse_completion(&bytes).map_err(|mut f| {
