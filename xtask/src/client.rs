@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use inference_client::{BatchOptions, Client, RunOptions};
 
-use crate::UsageError;
+use pipeline::Failure;
 
 /// How a command talks to models: where they are declared, the cache, and the run-time knobs.
 #[derive(Debug, Clone, clap::Args)]
@@ -106,7 +106,7 @@ impl ClientArgs {
         o.durable = !self.no_fsync;
         o.ledger.clone_from(&defaults.ledger);
         if !(self.drain_s.is_finite() && self.drain_s >= 0.0) {
-            return Err(UsageError(format!(
+            return Err(Failure::Usage(format!(
                 "--drain-s must be a non-negative number of seconds, got {}",
                 self.drain_s
             ))
@@ -118,7 +118,7 @@ impl ClientArgs {
                 if s.is_finite() && s >= 0.0 {
                     Ok(Duration::from_secs_f64(s))
                 } else {
-                    Err(UsageError(format!(
+                    Err(Failure::Usage(format!(
                         "--{flag} must be a non-negative number of seconds, got {s}"
                     )))
                 }

@@ -17,7 +17,7 @@ pub(crate) struct CodegenArgs {
 pub(crate) fn run(args: &CodegenArgs) -> anyhow::Result<()> {
     let root = repo_root();
     let path = root.join(CONFIG_SCHEMA);
-    let want = crate::pipeline::json_schema()?;
+    let want = pipeline::config::json_schema()?;
     let have = std::fs::read_to_string(&path).unwrap_or_default();
     if have == want {
         tracing::info!(file = CONFIG_SCHEMA, "Up to date.");
@@ -43,7 +43,7 @@ mod tests {
 
     #[test]
     fn config_schema_is_current() {
-        let want = crate::pipeline::json_schema().unwrap();
+        let want = pipeline::config::json_schema().unwrap();
         let have = std::fs::read_to_string(repo_root().join(CONFIG_SCHEMA)).unwrap_or_default();
         assert!(
             have == want,
@@ -55,8 +55,7 @@ mod tests {
     fn shipped_configs_parse() {
         for name in ["default.toml", "ifscale-paper.toml", "rift-paper.toml"] {
             let path = repo_root().join("configs").join(name);
-            crate::pipeline::PipelineConfig::load(&path)
-                .unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            pipeline::PipelineConfig::load(&path).unwrap_or_else(|e| panic!("{name}: {e:#}"));
         }
     }
 
@@ -70,8 +69,8 @@ mod tests {
             "[run]\nname = \"x\"\nmodels = [\"m\"]\ncolour = \"red\"\n",
         )
         .unwrap();
-        let err = crate::pipeline::PipelineConfig::load(&path).unwrap_err();
-        assert!(err.downcast_ref::<crate::UsageError>().is_some());
+        let err = pipeline::PipelineConfig::load(&path).unwrap_err();
+        assert!(err.downcast_ref::<pipeline::Failure>().is_some());
         let msg = err.to_string();
         assert!(
             msg.contains("bad.toml:4") && msg.contains("colour"),

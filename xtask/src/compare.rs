@@ -6,7 +6,7 @@
 //! `analysis::compare::report::build` computes everything, `compare.md`, `compare.json` and the figures are written
 //! to `--out` (`harness::compare::write_files`, the writer the report of a multi-model run uses too) and the
 //! Markdown is printed. With `--fail-if-worse`
-//! the command exits 5 ([`crate::EXIT_REGRESSION`]) unless every candidate is shown non-inferior to the baseline.
+//! the command exits 5 ([`pipeline::outcome::EXIT_REGRESSION`]) unless every candidate is shown non-inferior to the baseline.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -15,7 +15,7 @@ use analysis::compare::Options;
 use analysis::compare::report;
 use analysis::compare::runs::{RunData, differences};
 
-use crate::{Regression, UsageError};
+use pipeline::Failure;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct CompareArgs {
@@ -63,7 +63,7 @@ fn run_dir(name: &str) -> Option<PathBuf> {
     under.is_dir().then_some(under)
 }
 
-fn parse_spec(spec: &str) -> Result<Spec, UsageError> {
+fn parse_spec(spec: &str) -> Result<Spec, Failure> {
     if let Some(run) = run_dir(spec) {
         return Ok(Spec { run, model: None });
     }
@@ -79,7 +79,7 @@ fn parse_spec(spec: &str) -> Result<Spec, UsageError> {
             });
         }
     }
-    Err(UsageError(format!(
+    Err(Failure::Usage(format!(
         "{spec}: no such run (a folder, or a name under artifacts/runs/, optionally followed by :<model>)"
     )))
 }
@@ -107,24 +107,24 @@ fn safe(label: &str) -> String {
 pub(crate) fn run(args: &CompareArgs) -> anyhow::Result<()> {
     if !(args.alpha > 0.0 && args.alpha < 0.5) {
         return Err(
-            UsageError(format!("--alpha {}: must be between 0 and 0.5", args.alpha)).into(),
+            Failure::Usage(format!("--alpha {}: must be between 0 and 0.5", args.alpha)).into(),
         );
     }
     if args.resamples == 0 {
-        return Err(UsageError("--resamples must be at least 1".to_owned()).into());
+        return Err(Failure::Usage("--resamples must be at least 1".to_owned()).into());
     }
     if !(0.0..=100.0).contains(&args.level) {
-        return Err(UsageError(format!("--level {}: must be a percentage", args.level)).into());
+        return Err(Failure::Usage(format!("--level {}: must be a percentage", args.level)).into());
     }
     if let Some(m) = args.fail_if_worse {
         if !(m.is_finite() && m > 0.0) {
-            return Err(UsageError(format!(
+            return Err(Failure::Usage(format!(
                 "--fail-if-worse {m}: must be a positive number of percentage points"
             ))
             .into());
         }
         if args.baseline.is_none() {
-            return Err(UsageError(
+            return Err(Failure::Usage(
                 "--fail-if-worse needs --baseline (the model the candidates must not fall behind)"
                     .to_owned(),
             )
@@ -153,7 +153,7 @@ pub(crate) fn run(args: &CompareArgs) -> anyhow::Result<()> {
         if path != first
             && let Some(d) = differences(&runs[first], data)
         {
-            return Err(UsageError(format!(
+            return Err(Failure::Usage(format!(
                 "items differ between {} and {}: {d}",
                 first.display(),
                 path.display()
@@ -171,7 +171,7 @@ pub(crate) fn run(args: &CompareArgs) -> anyhow::Result<()> {
         let chosen = match &s.model {
             Some(m) if models.contains(m) => vec![m.clone()],
             Some(m) => {
-                return Err(UsageError(format!(
+                return Err(Failure::Usage(format!(
                     "{}: no model {m} (it holds {})",
                     s.run.display(),
                     if models.is_empty() {
@@ -183,15 +183,17 @@ pub(crate) fn run(args: &CompareArgs) -> anyhow::Result<()> {
                 .into());
             }
             None if models.is_empty() => {
-                return Err(
-                    UsageError(format!("{}: no IFScale or RIFT scores", s.run.display())).into(),
-                );
+                return Err(Failure::Usage(format!(
+                    "{}: no IFScale or RIFT scores",
+                    s.run.display()
+                ))
+                .into());
             }
             None => models,
         };
         let is_baseline = baseline_spec.is_some() && i == specs.len() - 1;
         if is_baseline && chosen.len() != 1 {
-            return Err(UsageError(format!(
+            return Err(Failure::Usage(format!(
                 "--baseline {}: the run holds {} models; name one as <run>:<model>",
                 s.run.display(),
                 chosen.len()
@@ -213,7 +215,7 @@ pub(crate) fn run(args: &CompareArgs) -> anyhow::Result<()> {
         }
     }
     if sides.len() < 2 {
-        return Err(UsageError("give at least two models to compare".to_owned()).into());
+        return Err(Failure::Usage("give at least two models to compare".to_owned()).into());
     }
     let one_run = sides.iter().all(|s| s.0 == sides[0].0);
     let mut entries = Vec::new();
@@ -247,7 +249,7 @@ pub(crate) fn run(args: &CompareArgs) -> anyhow::Result<()> {
     tracing::info!(out = %out.display(), figures = figures.len(), "Wrote compare.md, compare.json and the figures.");
     if let Some(gate) = &report.gate {
         if gate.checks.is_empty() {
-            return Err(UsageError(
+            return Err(Failure::Usage(
                 "--fail-if-worse: the candidates and the baseline share no benchmark to gate on"
                     .to_owned(),
             )
@@ -271,7 +273,7 @@ pub(crate) fn run(args: &CompareArgs) -> anyhow::Result<()> {
                     )
                 })
                 .collect();
-            return Err(Regression(format!(
+            return Err(Failure::Regression(format!(
                 "regression gate failed (margin {} pp, α = {}): {}",
                 gate.margin,
                 gate.alpha,
@@ -308,7 +310,7 @@ mod tests {
         assert!(
             parse_spec(&format!("{plain}:"))
                 .unwrap_err()
-                .0
+                .to_string()
                 .contains("no such run")
         );
         let with = parse_spec(&format!("{plain}:org/model")).unwrap();

@@ -10,7 +10,7 @@ use schema::ifscale::MatchMode;
 use schema::paths::ModelPaths;
 
 use crate::client::{ClientArgs, ClientDefaults};
-use crate::pipeline::{coherence_rubric, ifscale_judge_call, load_section};
+use pipeline::config::{coherence_rubric, ifscale_judge_call, load_section};
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum Ifscale {
@@ -117,7 +117,7 @@ fn run_cmd(args: &RunArgs) -> anyhow::Result<()> {
     let cfg: IfscaleConfig = load_section(&args.config)?;
     let defaults = ClientDefaults::standalone();
     let models_file = args.client.models_file(&defaults);
-    let model = crate::models::load_model(models_file, &args.model)?;
+    let model = pipeline::models::load_model(models_file, &args.model)?;
     let judge_name = if args.no_judge {
         None
     } else {
@@ -125,7 +125,7 @@ fn run_cmd(args: &RunArgs) -> anyhow::Result<()> {
     };
     let judge = judge_name
         .as_deref()
-        .map(|n| crate::models::load_model(models_file, n))
+        .map(|n| pipeline::models::load_model(models_file, n))
         .transpose()?;
     let rubric = match &judge {
         Some(_) => coherence_rubric(&cfg, &args.config)?,

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use inference_client::{Engine, ModelConfig, Models};
 
-use crate::UsageError;
 use crate::client::{ClientArgs, ClientDefaults};
+use pipeline::Failure;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct InferArgs {
@@ -59,11 +59,11 @@ pub(crate) fn run(args: &InferArgs) -> anyhow::Result<()> {
         model.server_wait_s = Some(w);
         model
             .validate("--server-wait-s")
-            .map_err(|e| UsageError(e.to_string()))?;
+            .map_err(|e| Failure::Usage(e.to_string()))?;
     }
     if let Some(g) = &args.gguf {
         if model.engine != Engine::Embedded {
-            return Err(UsageError(format!(
+            return Err(Failure::Usage(format!(
                 "--gguf applies to embedded models; {:?} is not one",
                 model.name
             ))
@@ -72,7 +72,7 @@ pub(crate) fn run(args: &InferArgs) -> anyhow::Result<()> {
         model.gguf = Some(g.clone());
     }
     if model.engine == Engine::Embedded {
-        crate::models::resolve_embedded(&mut model)?;
+        pipeline::models::resolve_embedded(&mut model)?;
     }
     let prompts = harness::read_prompts(&args.prompts)?;
     let client = args.client.client(&ClientDefaults::standalone())?;
@@ -138,18 +138,18 @@ fn resolve_model(args: &InferArgs) -> anyhow::Result<ModelConfig> {
         let mut m = ModelConfig::ad_hoc(url, id);
         m.api_key_env.clone_from(&args.api_key_env);
         m.validate("--base-url/--model-id")
-            .map_err(|e| UsageError(e.to_string()))?;
+            .map_err(|e| Failure::Usage(e.to_string()))?;
         return Ok(m);
     }
     let name = args
         .model
         .as_deref()
-        .ok_or_else(|| UsageError("give --model or --base-url with --model-id".into()))?;
+        .ok_or_else(|| Failure::Usage("give --model or --base-url with --model-id".into()))?;
     let defaults = ClientDefaults::standalone();
     let models_file = args.client.models_file(&defaults);
-    let models = Models::load(models_file).map_err(|e| UsageError(e.to_string()))?;
+    let models = Models::load(models_file).map_err(|e| Failure::Usage(e.to_string()))?;
     Ok(models
         .get(name)
-        .map_err(|e| UsageError(format!("{}: {e}", models_file.display())))?
+        .map_err(|e| Failure::Usage(format!("{}: {e}", models_file.display())))?
         .clone())
 }

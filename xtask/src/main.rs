@@ -13,12 +13,9 @@
 //! a plain rerun continues without paying again). In `pipeline` the running stage stops like a cost-capped stage
 //! (not marked done) and no further stage runs. A second signal quits at once (exit 130). See `signals`.
 //!
-//! Exit codes: 0; 1 (`EXIT_RUNTIME`) for a failure while running; 2 (`EXIT_USAGE`) for a `UsageError`,
-//! `harness::Error::is_usage`, `inference_client::Error::is_config` (a missing API key included) or
-//! `vocab_pipeline::Error::is_config`; 3 (`EXIT_INCOMPLETE`) for a run that finished with prompts unanswered; 4
-//! (`EXIT_JUDGE_FAILED`) for a finished run whose judge failed its check, unless `[judge-check] keep-failed-judge`; 5
-//! (`EXIT_REGRESSION`) for `compare --fail-if-worse`. A run both incomplete and judge-failed exits 3: the rerun comes
-//! first.
+//! Exit codes (listed in the README) are `pipeline::outcome`'s: a `pipeline::Failure` in an error's chain gives its
+//! own code (usage 2, incomplete 3, judge failed 4, regression 5; an incomplete run that is also judge-failed exits
+//! 3: the rerun comes first); a library's configuration error gives 2; anything else 1.
 
 /// mimalloc, not the system allocator: the inference client and the stages make many small, short-lived buffers
 /// (request bodies, streamed events, records), and glibc's allocator took 16 % of the client's CPU
@@ -26,16 +23,15 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-mod assets;
 mod client;
 mod codegen;
 mod compare;
 mod ifscale;
 mod infer;
-mod models;
 mod pipeline;
 mod plots;
 mod rift;
+mod setup;
 mod signals;
 mod test;
 mod vocab;
@@ -43,6 +39,10 @@ mod vocab;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use ::pipeline::Failure;
+#[cfg(test)]
+use ::pipeline::outcome::{EXIT_INCOMPLETE, EXIT_JUDGE_FAILED, EXIT_REGRESSION};
+use ::pipeline::outcome::{EXIT_RUNTIME, EXIT_USAGE};
 use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
 /// ifstress: measure how well language models follow instructions under stress (IFScale density, RIFT topology).
@@ -58,7 +58,7 @@ enum Command {
     /// Run every stage that is out of date, from offline assets to the HTML report (default: configs/default.toml).
     Pipeline(pipeline::PipelineArgs),
     /// Fetch and verify the offline assets (embedded model, word frequencies, embeddings) into the cache.
-    Setup(assets::SetupArgs),
+    Setup(setup::SetupArgs),
     /// Run every test of the workspace (fetching the offline assets first): the README's test command.
     Test(test::TestArgs),
     /// Send a prompts file to one model, through the response cache, into an append-only responses file.
@@ -85,75 +85,6 @@ enum Command {
     Codegen(codegen::CodegenArgs),
 }
 
-/// An error in how ifstress was called or configured (exit code 2), as opposed to a runtime failure (exit code 1).
-#[derive(Debug)]
-pub(crate) struct UsageError(pub(crate) String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
-
-/// Exit code: a runtime failure (a model, a file or a stage failed while running).
-pub(crate) const EXIT_RUNTIME: u8 = 1;
-/// Exit code: a usage or configuration error (bad flags, a bad config or input file, a missing API key); nothing
-/// ran, or the run stopped before its first request.
-pub(crate) const EXIT_USAGE: u8 = 2;
-/// Exit code: finished but incomplete: every stage ran, but some prompts have no answer (failed after their
-/// retries, or not sent because of the cost limit); the summary lists them per stage and a plain rerun continues.
-/// Also a run stopped by Ctrl-C once its requests in flight were written (a second Ctrl-C exits 130 at once).
-pub(crate) const EXIT_INCOMPLETE: u8 = 3;
-/// Exit code: finished, but a judge failed its check: every stage ran and every prompt has an answer, but a
-/// configured judge's agreement with its control items fell below `[judge-check] min-sensitivity` or
-/// `min-specificity`; the last line names the judge and its figures, and every table and figure built from its
-/// verdicts is marked "judge failed its check". `[judge-check] keep-failed-judge = true` keeps such verdicts on
-/// purpose (exit 0, the mark stays). A run that is also incomplete exits [`EXIT_INCOMPLETE`]: a rerun comes first,
-/// and the judge is checked again with it.
-pub(crate) const EXIT_JUDGE_FAILED: u8 = 4;
-/// Exit code: regression: `compare --fail-if-worse <pp>` did not show every candidate non-inferior to the baseline
-/// (worse by less than the margin at α) on every shared measure; the last line names each failing measure, its
-/// difference and its one-sided bound. The comparison's files are written first.
-pub(crate) const EXIT_REGRESSION: u8 = 5;
-
-/// A run that finished without answers to every prompt (exit code [`EXIT_INCOMPLETE`]).
-#[derive(Debug)]
-pub(crate) struct Incomplete(pub(crate) String);
-
-impl std::fmt::Display for Incomplete {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Incomplete {}
-
-/// A candidate that the regression gate did not show non-inferior to the baseline (exit code [`EXIT_REGRESSION`]).
-#[derive(Debug)]
-pub(crate) struct Regression(pub(crate) String);
-
-impl std::fmt::Display for Regression {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Regression {}
-
-/// A run that finished complete but with a judge that failed its check (exit code [`EXIT_JUDGE_FAILED`]).
-#[derive(Debug)]
-pub(crate) struct JudgeFailed(pub(crate) String);
-
-impl std::fmt::Display for JudgeFailed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for JudgeFailed {}
-
 fn main() -> ExitCode {
     let cwd = match std::env::current_dir() {
         Ok(cwd) => cwd,
@@ -179,11 +110,11 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Pipeline(args) => pipeline::run(&args),
-        Command::Setup(args) => assets::run_setup(&args),
+        Command::Setup(args) => setup::run_setup(&args),
         Command::Test(args) => test::run(&args),
         Command::Infer(args) => infer::run(&args),
         Command::Bench(b) => bench::run(&b, || {
-            assets::ensure(&schema::env::cache_dir(), &assets::SMOLLM2_GGUF)
+            ::pipeline::assets::ensure(&schema::env::cache_dir(), &::pipeline::assets::SMOLLM2_GGUF)
         }),
         Command::Ifscale(cmd) => ifscale::run(&cmd),
         Command::ScoreReports(args) => ifscale::score_reports(&args),
@@ -256,37 +187,16 @@ impl clap::builder::TypedValueParser for TypedPath {
     }
 }
 
-/// The exit code of a failed command: [`EXIT_USAGE`] when anything in the error's chain says the command was
-/// called or configured wrongly (a [`UsageError`], a harness input error, an inference-client configuration error
-/// such as a missing API key), [`EXIT_INCOMPLETE`] for a run that finished without every answer (before
-/// [`EXIT_JUDGE_FAILED`]: a rerun is needed first), [`EXIT_JUDGE_FAILED`] for a finished run whose judge failed its
-/// check, [`EXIT_REGRESSION`] for a comparison whose regression gate failed, else [`EXIT_RUNTIME`].
+/// The exit code of a failed command: the code of the [`Failure`] in the error's chain (an incomplete run before a
+/// failed judge, see `Failure::of`), else [`EXIT_USAGE`] when a library error in the chain says the command was
+/// called or configured wrongly (a harness input error, an inference-client configuration error such as a missing
+/// API key, a vocabulary configuration error, a benchmark's usage error), else [`EXIT_RUNTIME`].
 pub(crate) fn exit_code(err: &anyhow::Error) -> u8 {
-    // `downcast_ref` on the error itself also finds a context (`.context(Incomplete(..))`), which `chain` does not.
-    if err.downcast_ref::<Incomplete>().is_some()
-        || err
-            .chain()
-            .any(|e| e.downcast_ref::<Incomplete>().is_some())
-    {
-        return EXIT_INCOMPLETE;
-    }
-    if err.downcast_ref::<JudgeFailed>().is_some()
-        || err
-            .chain()
-            .any(|e| e.downcast_ref::<JudgeFailed>().is_some())
-    {
-        return EXIT_JUDGE_FAILED;
-    }
-    if err.downcast_ref::<Regression>().is_some()
-        || err
-            .chain()
-            .any(|e| e.downcast_ref::<Regression>().is_some())
-    {
-        return EXIT_REGRESSION;
+    if let Some(failure) = Failure::of(err) {
+        return failure.exit_code();
     }
     let usage = err.chain().any(|e| {
-        e.downcast_ref::<UsageError>().is_some()
-            || e.downcast_ref::<bench::UsageError>().is_some()
+        e.downcast_ref::<bench::UsageError>().is_some()
             || e.downcast_ref::<harness::Error>()
                 .is_some_and(harness::Error::is_usage)
             || e.downcast_ref::<inference_client::Error>()
@@ -338,7 +248,7 @@ mod tests {
     #[test]
     fn usage_errors_exit_2_and_everything_else_1() {
         let usage: anyhow::Result<()> =
-            Err(UsageError("bad flag".to_owned())).context("reading the config");
+            Err(Failure::Usage("bad flag".to_owned())).context("reading the config");
         assert_eq!(exit_code(&usage.unwrap_err()), EXIT_USAGE);
         let input = anyhow::Error::new(harness::Error::Input("bad prompt".to_owned()));
         assert_eq!(exit_code(&input), EXIT_USAGE);
@@ -351,12 +261,13 @@ mod tests {
 
     #[test]
     fn a_failed_judge_exits_4_and_an_incomplete_run_3_before_it() {
-        let judge = anyhow::Error::new(JudgeFailed(
+        let judge = anyhow::Error::new(Failure::JudgeFailed(
             "RIFT answer judge `j` failed its check".to_owned(),
         ));
         assert_eq!(exit_code(&judge), EXIT_JUDGE_FAILED);
-        let both = anyhow::Error::new(JudgeFailed("j".to_owned()))
-            .context(Incomplete("3 prompts without an answer".to_owned()));
+        let both = anyhow::Error::new(Failure::JudgeFailed("j".to_owned())).context(
+            Failure::Incomplete("3 prompts without an answer".to_owned()),
+        );
         assert_eq!(exit_code(&both), EXIT_INCOMPLETE);
         for other in [EXIT_RUNTIME, EXIT_USAGE, EXIT_INCOMPLETE] {
             assert_ne!(EXIT_JUDGE_FAILED, other);
@@ -430,7 +341,8 @@ mod tests {
 
     #[test]
     fn a_failed_regression_gate_exits_5() {
-        let gate = anyhow::Error::new(Regression("gate failed".to_owned())).context("compare");
+        let gate =
+            anyhow::Error::new(Failure::Regression("gate failed".to_owned())).context("compare");
         assert_eq!(exit_code(&gate), EXIT_REGRESSION);
         for other in [EXIT_RUNTIME, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_JUDGE_FAILED] {
             assert_ne!(EXIT_REGRESSION, other);

@@ -1,19 +1,19 @@
 //! `cargo xtask plots`: regenerates every table and figure from artifacts alone (no model call), and prints the
 //! decay fits, the checks against the published aggregates and leaderboard, and RIFT's Table 2.
 //!
-//! [`analyse_and_draw`] is the one caller of both halves, in order, for this command and the pipeline's analysis
+//! `pipeline::analyse_and_draw` is the one caller of both halves, in order, for this command and the pipeline's analysis
 //! stage: `analysis::all::analyse` (see there for the inputs) writes the tables and returns the summaries, then
 //! `plots::all::draw` draws the figures from them.
 
 use std::path::{Path, PathBuf};
 
-use analysis::all::{Analysed, Inputs};
+use analysis::all::Inputs;
 use analysis::ifscale::ReferenceCheck;
 use analysis::ifscale::results::ResultsComparison;
 use analysis::models::ReasoningRule;
 use anyhow::bail;
 
-use crate::UsageError;
+use pipeline::Failure;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct PlotsArgs {
@@ -55,28 +55,12 @@ pub(crate) struct PlotsArgs {
     seed: u64,
 }
 
-/// Every table and figure of a run folder, written into it: the pipeline's analysis stage.
-pub(crate) fn analyse_run(run_dir: &Path, rule: &ReasoningRule) -> anyhow::Result<()> {
-    analyse_and_draw(&Inputs::for_run(run_dir, rule.clone()))?;
-    Ok(())
-}
-
-/// The tables, then the figures drawn from them; returns the analysis and the number of figure files.
-fn analyse_and_draw(inputs: &Inputs) -> anyhow::Result<(Analysed, usize)> {
-    let analysed = analysis::all::analyse(inputs).map_err(|e| match e {
-        analysis::Error::Usage(msg) => anyhow::Error::new(UsageError(msg)),
-        other => other.into(),
-    })?;
-    let figures = plots::all::draw(&analysed, &inputs.rule, &inputs.out)?;
-    Ok((analysed, figures))
-}
-
 #[allow(clippy::print_stdout)]
 pub(crate) fn run(args: &PlotsArgs) -> anyhow::Result<()> {
     let out = match (&args.out, &args.run_dir) {
         (Some(o), _) => o.clone(),
         (None, Some(r)) => r.clone(),
-        (None, None) => return Err(UsageError("give --run-dir or --out".to_owned()).into()),
+        (None, None) => return Err(Failure::Usage("give --run-dir or --out".to_owned()).into()),
     };
     let inputs = Inputs {
         run_dir: args.run_dir.clone(),
@@ -94,7 +78,7 @@ pub(crate) fn run(args: &PlotsArgs) -> anyhow::Result<()> {
         bootstrap_resamples: args.bootstrap_resamples,
         seed: args.seed,
     };
-    let (drawn, figures) = analyse_and_draw(&inputs)?;
+    let (drawn, figures) = pipeline::analyse_and_draw(&inputs)?;
     if let Some(summary) = &drawn.ifscale {
         print_fits(summary);
     }

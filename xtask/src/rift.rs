@@ -8,7 +8,7 @@ use prompt_gen::rift::RiftConfig;
 use schema::paths::ModelPaths;
 
 use crate::client::{ClientArgs, ClientDefaults};
-use crate::pipeline::{RiftPrepSection, load_section, rift_judge_call};
+use pipeline::config::{RiftPrepSection, load_section, rift_judge_call};
 
 /// The `[rift-prep]` section of `--config`, when one is given.
 fn prep_section(config: Option<&std::path::Path>) -> anyhow::Result<Option<RiftPrepSection>> {
@@ -53,7 +53,7 @@ pub(crate) struct JudgePairsArgs {
     #[arg(long)]
     judge_dir: Option<PathBuf>,
     /// The judge prompt ({question}, {expected}, {given}).
-    #[arg(long, default_value = "configs/prompts/rift-judge.txt")]
+    #[arg(long, default_value = pipeline::config::DEFAULT_RIFT_JUDGE_TEMPLATE)]
     judge_template: PathBuf,
     /// A config whose `[rift-prep]` section sets the judge's request settings and tries.
     #[arg(long)]
@@ -144,7 +144,7 @@ pub(crate) struct JudgeArgs {
     #[arg(long)]
     out_dir: PathBuf,
     /// The judge prompt ({question}, {expected}, {given}).
-    #[arg(long, default_value = "configs/prompts/rift-judge.txt")]
+    #[arg(long, default_value = pipeline::config::DEFAULT_RIFT_JUDGE_TEMPLATE)]
     judge_template: PathBuf,
     /// Also judge the answers the pre-judge settled (to measure their agreement).
     #[arg(long)]
@@ -182,7 +182,7 @@ pub(crate) fn run(cmd: &Rift) -> anyhow::Result<()> {
             let model = a
                 .rephrase_model
                 .as_deref()
-                .map(|name| crate::models::load_model(a.client.models_file(&defaults), name))
+                .map(|name| pipeline::models::load_model(a.client.models_file(&defaults), name))
                 .transpose()?;
             let template = match &model {
                 Some(_) => harness::read_text(&a.rephrase_template)?,
@@ -206,7 +206,7 @@ pub(crate) fn run(cmd: &Rift) -> anyhow::Result<()> {
             tracing::info!(prompts = n, out = %a.out.display(), "Wrote RIFT prompts.");
         }
         Rift::Run(a) => {
-            let model = crate::models::load_model(a.client.models_file(&defaults), &a.model)?;
+            let model = pipeline::models::load_model(a.client.models_file(&defaults), &a.model)?;
             let mut prompts = harness::read_prompts(&a.prompts)?;
             if let Some(limit) = a.limit {
                 prompts = harness::rift::limit_per_structure(prompts, limit);
@@ -214,7 +214,8 @@ pub(crate) fn run(cmd: &Rift) -> anyhow::Result<()> {
             harness::rift::run(&model, &prompts, &a.out, &a.client.client(&defaults)?)?;
         }
         Rift::Judge(a) => {
-            let judge = crate::models::load_model(a.client.models_file(&defaults), &a.judge_model)?;
+            let judge =
+                pipeline::models::load_model(a.client.models_file(&defaults), &a.judge_model)?;
             let template = harness::read_text(&a.judge_template)?;
             let call = rift_judge_call(prep_section(a.config.as_deref())?.as_ref());
             let s = harness::rift::judge(&Judge {
@@ -251,7 +252,8 @@ pub(crate) fn run(cmd: &Rift) -> anyhow::Result<()> {
             let judged = match &a.judge_model {
                 None => harness::pairs::judge_pairs(&pairs, None)?,
                 Some(name) => {
-                    let judge = crate::models::load_model(a.client.models_file(&defaults), name)?;
+                    let judge =
+                        pipeline::models::load_model(a.client.models_file(&defaults), name)?;
                     let template = harness::read_text(&a.judge_template)?;
                     let call = rift_judge_call(prep_section(a.config.as_deref())?.as_ref());
                     let dir = a.judge_dir.clone().unwrap_or_else(|| {

@@ -99,11 +99,11 @@ pub(crate) fn finish(result: anyhow::Result<()>) -> anyhow::Result<()> {
     }
     let why = "stopped by a signal: the answers in flight were written; rerun to continue";
     match result {
-        Ok(()) => Err(crate::Incomplete(why.to_owned()).into()),
-        Err(e) if crate::exit_code(&e) == crate::EXIT_INCOMPLETE => Err(e),
+        Ok(()) => Err(pipeline::Failure::Incomplete(why.to_owned()).into()),
+        Err(e) if crate::exit_code(&e) == pipeline::outcome::EXIT_INCOMPLETE => Err(e),
         Err(e) => {
             tracing::warn!("After the signal: {e:#}");
-            Err(crate::Incomplete(why.to_owned()).into())
+            Err(pipeline::Failure::Incomplete(why.to_owned()).into())
         }
     }
 }

@@ -18,10 +18,10 @@ pub(crate) struct TestArgs {
 
 pub(crate) fn run(args: &TestArgs) -> anyhow::Result<()> {
     let cache = schema::env::cache_dir();
-    for asset in crate::assets::ALL {
-        crate::assets::ensure(&cache, asset)?;
+    for asset in pipeline::assets::ALL {
+        pipeline::assets::ensure(&cache, asset)?;
     }
-    crate::assets::ensure_llama_server(&cache)?;
+    crate::setup::ensure_llama_server(&cache)?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let mut cmd = Command::new(cargo);
     // Not the variables `cargo run` set for this program (they would rebuild dependencies a second time).
@@ -35,7 +35,7 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<()> {
     if args.include_ignored {
         let data = schema::env::shared_data_dir();
         if !data.is_dir() {
-            bail!(crate::UsageError(format!(
+            bail!(pipeline::Failure::Usage(format!(
                 "--include-ignored needs the shared data folder, but {} is absent (set {})",
                 data.display(),
                 schema::env::EnvVars::IFSTRESS_SHARED_DATA

@@ -55,6 +55,7 @@ impl PromptRunner for ClientRunner {
         let out = self.out_dir.join(format!("{stage}.{model}.jsonl"));
         tracing::info!(stage, model, prompts = prompts.len(), out = %out.display(), "Running prompts through the inference client.");
         // The client logs its own summary when the run ends.
+        let unfinished = self.client.unfinished();
         self.client.chat(cfg, prompts, &out).map_err(|e| {
             let what = format!("{stage} on {model}: {e}");
             // A missing key or a bad model config is the caller's configuration, not a model failure.
@@ -65,6 +66,17 @@ impl PromptRunner for ClientRunner {
             }
         })?;
         // The file may hold answers to earlier runs' prompts too: keep this run's, the last line per key winning.
+        // Prompts left without an answer (failed after their retries, not sent because of the cost limit, or
+        // stopped by Ctrl-C) would build a vocabulary from part of the terms: the stage fails instead, and a rerun
+        // sends only what is missing.
+        let missing = self.client.unfinished() - unfinished;
+        if missing > 0 {
+            return Err(Error::Model(format!(
+                "{stage} on {model}: {missing} of {} prompts without an answer (failed after their retries, over \
+                 the cost limit, or stopped); rerun to continue",
+                prompts.len()
+            )));
+        }
         let wanted: HashSet<ResponseKey> = prompts.iter().map(ResponseKey::of_prompt).collect();
         let mut out: Vec<ResponseRecord> = schema::read_latest_responses(&out)?
             .into_iter()

@@ -11,6 +11,7 @@ mod papers;
 mod pipeline;
 mod rehearsal;
 mod tidy;
+mod vocab_stage;
 mod workspace_root;
 
 /// The absolute path of `path`, relative to the workspace root.

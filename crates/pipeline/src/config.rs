@@ -18,62 +18,62 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::UsageError;
+use crate::outcome::Failure;
 
 /// A whole pipeline run.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub(crate) struct PipelineConfig {
-    pub(crate) run: RunSection,
+pub struct PipelineConfig {
+    pub run: RunSection,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) vocab: Option<VocabSection>,
+    pub vocab: Option<VocabSection>,
     /// IFScale; leave the section out to skip the benchmark.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) ifscale: Option<IfscaleConfig>,
+    pub ifscale: Option<IfscaleConfig>,
     /// RIFT; leave the section out to skip the benchmark.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) rift: Option<RiftConfig>,
+    pub rift: Option<RiftConfig>,
     /// RIFT data preparation and judging.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) rift_prep: Option<RiftPrepSection>,
+    pub rift_prep: Option<RiftPrepSection>,
     /// The check of every configured judge with control items (on by default; see `docs/rift-judging.md`).
     #[serde(default)]
-    pub(crate) judge_check: JudgeCheckSection,
+    pub judge_check: JudgeCheckSection,
 }
 
 /// Control items with a known verdict, made from the run's own data and sent to each configured judge (the RIFT
 /// judge and the IFScale coherence judge) blind among the real items, and the gate on the judge's agreement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub(crate) struct JudgeCheckSection {
+pub struct JudgeCheckSection {
     /// Check every configured judge (default true); false sends no control item and writes no `judge-check.json`.
     #[serde(default = "yes")]
-    pub(crate) enabled: bool,
+    pub enabled: bool,
     /// Control items of each kind per judge (known-correct and known-incorrect; default 50, fewer when fewer can
     /// be made; the coherence judge gets at least 20 known-incoherent reports and every hand-written coherent one
     /// up to this count).
     #[serde(default = "default_per_kind")]
-    pub(crate) per_kind: usize,
+    pub per_kind: usize,
     /// Seed of the controls' choice (default 0).
     #[serde(default)]
-    pub(crate) seed: u64,
+    pub seed: u64,
     /// Smallest share of known-correct controls the judge must accept (default 0.9).
     #[serde(default = "default_min_share")]
-    pub(crate) min_sensitivity: f64,
+    pub min_sensitivity: f64,
     /// Smallest share of known-incorrect controls the judge must reject (default 0.9).
     #[serde(default = "default_min_share")]
-    pub(crate) min_specificity: f64,
+    pub min_specificity: f64,
     /// Largest share of the run's own items (RIFT judge requests, IFScale judged attempts) that the judge may
     /// leave without a readable verdict after every try (default 0.02); above it the judge fails its check.
     #[serde(default = "default_max_unreadable_share")]
-    pub(crate) max_unreadable_share: f64,
+    pub max_unreadable_share: f64,
     /// Keep a failed judge's verdicts on purpose: the run then exits 0 instead of 4; every table and figure built
     /// from them stays marked "judge failed its check" (default false).
     #[serde(default)]
-    pub(crate) keep_failed_judge: bool,
+    pub keep_failed_judge: bool,
     /// The hand-written known-coherent reports (default `datasets/ifscale-coherence/coherent.jsonl`).
     #[serde(default = "default_coherent_reports")]
-    pub(crate) coherent_reports: PathBuf,
+    pub coherent_reports: PathBuf,
 }
 
 impl Default for JudgeCheckSection {
@@ -93,7 +93,7 @@ impl Default for JudgeCheckSection {
 
 impl JudgeCheckSection {
     /// The controls' count and seed.
-    pub(crate) fn plan(&self) -> scoring::judge_check::ControlPlan {
+    pub fn plan(&self) -> scoring::judge_check::ControlPlan {
         scoring::judge_check::ControlPlan {
             per_kind: self.per_kind,
             seed: self.seed,
@@ -101,7 +101,7 @@ impl JudgeCheckSection {
     }
 
     /// The gate's thresholds.
-    pub(crate) fn gate(&self) -> harness::judge_check::Gate {
+    pub fn gate(&self) -> harness::judge_check::Gate {
         harness::judge_check::Gate {
             min_sensitivity: self.min_sensitivity,
             min_specificity: self.min_specificity,
@@ -126,7 +126,7 @@ impl JudgeCheckSection {
             None
         };
         match bad {
-            Some((field, msg)) => Err(UsageError(format!(
+            Some((field, msg)) => Err(Failure::Usage(format!(
                 "{}: [judge-check]: field `{field}`: {msg}",
                 path.display()
             ))
@@ -159,72 +159,80 @@ fn default_coherent_reports() -> PathBuf {
 /// Which models run, and where the outputs go.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub(crate) struct RunSection {
+pub struct RunSection {
     /// Run name: outputs go to `artifacts/runs/<name>/`.
-    pub(crate) name: String,
+    pub name: String,
     /// Model declarations (default `configs/models.toml`).
     #[serde(default = "default_models_file")]
-    pub(crate) models_file: PathBuf,
+    pub models_file: PathBuf,
     /// Names of the models to evaluate (keys of `models-file`).
-    pub(crate) models: Vec<String>,
+    pub models: Vec<String>,
     /// Response cache shared by every stage (default `artifacts/cache/responses.sqlite`).
     #[serde(default = "default_cache")]
-    pub(crate) cache: PathBuf,
+    pub cache: PathBuf,
     /// Stop sending requests once spent plus the worst case in flight would exceed this many USD.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) max_cost_usd: Option<f64>,
+    pub max_cost_usd: Option<f64>,
     /// Models to mark as reasoning models ("(r)") in figures; default: a name rule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) reasoning_models: Option<Vec<String>>,
+    pub reasoning_models: Option<Vec<String>>,
 }
 
 /// Building the IFScale vocabulary (`[ifscale].vocab`) from 10-K filings; done only when that file is missing
 /// or with `--rebuild-vocab`.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub(crate) struct VocabSection {
+pub struct VocabSection {
     /// Folder of 10-K filings (plain text, HTML or EDGAR-CORPUS JSON).
-    pub(crate) corpus: PathBuf,
+    pub corpus: PathBuf,
+    /// The vocabulary pipeline's settings (a TOML file of `vocab_pipeline::pipeline::VocabConfig`'s kebab-case
+    /// fields, as `cargo xtask vocab build --config` reads); unset: its defaults. The models it names come from the
+    /// run's models file and are called through the run's client, budget and ledger.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<PathBuf>,
 }
 
 /// Where the RIFT questions come from and who judges the answers.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub(crate) struct RiftPrepSection {
+pub struct RiftPrepSection {
     /// Raw clue files (JSON or CSV layout) prepared into `[rift].dataset`.
     #[serde(default)]
-    pub(crate) inputs: Vec<PathBuf>,
+    pub inputs: Vec<PathBuf>,
     /// Model (from `models-file`) that judges answers the pre-judge cannot settle; unset: those answers are
     /// unjudged (neither correct nor incorrect; the tables show accuracy bounds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) judge_model: Option<String>,
+    pub judge_model: Option<String>,
+    /// The judge's prompt ({question}, {expected}, {given}); default `configs/prompts/rift-judge.txt`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_template: Option<PathBuf>,
     /// `max_tokens` of each judge request (unset: 4096, room for a reasoning judge to think).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) judge_max_tokens: Option<u32>,
+    pub judge_max_tokens: Option<u32>,
     /// Judge requests per answer while the reply cannot be read (unset: 3); then the answer is unjudged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) judge_tries: Option<u32>,
+    pub judge_tries: Option<u32>,
     /// `reasoning_effort` of each judge request (unset: the judge model's default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) judge_reasoning_effort: Option<String>,
+    pub judge_reasoning_effort: Option<String>,
     /// Extra body fields of each judge request (e.g. a provider's thinking switch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) judge_extra_body: Option<serde_json::Map<String, serde_json::Value>>,
+    pub judge_extra_body: Option<serde_json::Map<String, serde_json::Value>>,
     /// Model (from `models-file`) that rephrases every clue into a self-contained question before clean-up (the
     /// paper's step 0); unset: the clues are used as they are. Cached and resumable like every model call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) rephrase_model: Option<String>,
+    pub rephrase_model: Option<String>,
     /// The rephrasing prompt ({category}, {clue}, {response}); default `configs/prompts/rift-rephrase.txt`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) rephrase_template: Option<PathBuf>,
+    pub rephrase_template: Option<PathBuf>,
     /// `max_tokens` of each rephrasing request (unset: 4096).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) rephrase_max_tokens: Option<u32>,
+    pub rephrase_max_tokens: Option<u32>,
 }
 
 impl RiftPrepSection {
     /// The judge's request settings, defaults filled in.
-    pub(crate) fn judge_call(&self) -> HelperCall {
+    pub fn judge_call(&self) -> HelperCall {
         let d = HelperCall::judge();
         HelperCall {
             max_tokens: self.judge_max_tokens.unwrap_or(d.max_tokens),
@@ -235,7 +243,7 @@ impl RiftPrepSection {
     }
 
     /// The rephrasing's request settings, defaults filled in.
-    pub(crate) fn rephrase_call(&self) -> HelperCall {
+    pub fn rephrase_call(&self) -> HelperCall {
         let d = HelperCall::rephrase();
         HelperCall {
             max_tokens: self.rephrase_max_tokens.unwrap_or(d.max_tokens),
@@ -244,13 +252,23 @@ impl RiftPrepSection {
     }
 }
 
+/// The RIFT judge's prompt file of a `[rift-prep]` section (`judge-template`), default
+/// `configs/prompts/rift-judge.txt`.
+pub fn rift_judge_template(prep: Option<&RiftPrepSection>) -> PathBuf {
+    prep.and_then(|p| p.judge_template.clone())
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_RIFT_JUDGE_TEMPLATE))
+}
+
+/// The RIFT judge's default prompt file.
+pub const DEFAULT_RIFT_JUDGE_TEMPLATE: &str = "configs/prompts/rift-judge.txt";
+
 /// The judge settings of a `[rift-prep]` section, or the defaults without one.
-pub(crate) fn rift_judge_call(prep: Option<&RiftPrepSection>) -> HelperCall {
+pub fn rift_judge_call(prep: Option<&RiftPrepSection>) -> HelperCall {
     prep.map_or_else(HelperCall::judge, RiftPrepSection::judge_call)
 }
 
 /// The coherence judge's request settings of an `[ifscale]` section, defaults filled in.
-pub(crate) fn ifscale_judge_call(ifs: &IfscaleConfig) -> HelperCall {
+pub fn ifscale_judge_call(ifs: &IfscaleConfig) -> HelperCall {
     let d = HelperCall::judge();
     HelperCall {
         max_tokens: ifs.judge_max_tokens.unwrap_or(d.max_tokens),
@@ -262,9 +280,9 @@ pub(crate) fn ifscale_judge_call(ifs: &IfscaleConfig) -> HelperCall {
 
 /// The coherence rubric of an `[ifscale]` section (`coherence-prompt`), read as the judge gets it; a missing,
 /// unreadable or empty file is a one-line usage error naming the config file and the field.
-pub(crate) fn coherence_rubric(ifs: &IfscaleConfig, config: &Path) -> anyhow::Result<String> {
+pub fn coherence_rubric(ifs: &IfscaleConfig, config: &Path) -> anyhow::Result<String> {
     harness::ifscale::read_coherence_rubric(&ifs.coherence_prompt).map_err(|e| {
-        UsageError(format!(
+        Failure::Usage(format!(
             "{}: [ifscale]: field `coherence-prompt`: {e}",
             config.display()
         ))
@@ -282,19 +300,20 @@ fn default_cache() -> PathBuf {
 
 impl PipelineConfig {
     /// Reads and checks a config; every problem is a usage error that names the file and the field.
-    pub(crate) fn load(path: &Path) -> anyhow::Result<PipelineConfig> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| UsageError(format!("{}: cannot read the config: {e}", path.display())))?;
+    pub fn load(path: &Path) -> anyhow::Result<PipelineConfig> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Failure::Usage(format!("{}: cannot read the config: {e}", path.display()))
+        })?;
         let cfg: PipelineConfig = toml::from_str(&text).map_err(|e| {
             let msg = e.message().trim_end().to_owned();
             let place = e
                 .span()
                 .map(|s| format!(":{}", text[..s.start].matches('\n').count() + 1))
                 .unwrap_or_default();
-            UsageError(format!("{}{place}: {msg}", path.display()))
+            Failure::Usage(format!("{}{place}: {msg}", path.display()))
         })?;
         if cfg.run.models.is_empty() {
-            return Err(UsageError(format!(
+            return Err(Failure::Usage(format!(
                 "{}: field `run.models`: name at least one model",
                 path.display()
             ))
@@ -313,13 +332,22 @@ impl PipelineConfig {
         Ok(cfg)
     }
 
-    pub(crate) fn run_dir(&self) -> PathBuf {
+    /// The RIFT section and the `[rift-prep]` that prepares its questions, when the config prepares any (its
+    /// `inputs` are not empty).
+    pub fn rift_prep(&self) -> Option<(&RiftConfig, &RiftPrepSection)> {
+        match (&self.rift, &self.rift_prep) {
+            (Some(rift), Some(prep)) if !prep.inputs.is_empty() => Some((rift, prep)),
+            _ => None,
+        }
+    }
+
+    pub fn run_dir(&self) -> PathBuf {
         PathBuf::from("artifacts/runs").join(&self.run.name)
     }
 }
 
 /// The JSON schema of the pipeline config, pretty-printed with a trailing newline.
-pub(crate) fn json_schema() -> anyhow::Result<String> {
+pub fn json_schema() -> anyhow::Result<String> {
     let schema = schemars::schema_for!(PipelineConfig);
     let mut text =
         serde_json::to_string_pretty(&schema).context("serializing the config schema")?;
@@ -329,7 +357,7 @@ pub(crate) fn json_schema() -> anyhow::Result<String> {
 
 /// A section of the pipeline config that a stage command also reads on its own (`[ifscale]`, `[rift]`): one
 /// loader ([`load_section`]) and one check, the same in both places.
-pub(crate) trait Section: DeserializeOwned {
+pub trait Section: DeserializeOwned {
     /// The table name.
     const NAME: &'static str;
     /// The checks beyond parsing (none unless the section defines some); a failure is a usage error naming `path`.
@@ -342,7 +370,7 @@ impl Section for IfscaleConfig {
     const NAME: &'static str = "ifscale";
     fn check(&self, path: &Path) -> anyhow::Result<()> {
         self.validate()
-            .map_err(|e| UsageError(format!("{}: {e}", path.display())).into())
+            .map_err(|e| Failure::Usage(format!("{}: {e}", path.display())).into())
     }
 }
 
@@ -357,7 +385,7 @@ impl Section for RiftPrepSection {
         .into_iter()
         .find(|(_, v)| *v == Some(0));
         match problem {
-            Some((field, _)) => Err(UsageError(format!(
+            Some((field, _)) => Err(Failure::Usage(format!(
                 "{}: [rift-prep]: field `{field}`: must be at least 1",
                 path.display()
             ))
@@ -374,17 +402,17 @@ impl Section for RiftConfig {
 
 /// Reads the `[T::NAME]` table of a config file (or the whole file when it has no such table), strictly, and
 /// checks it; every problem is a usage error that names the file.
-pub(crate) fn load_section<T: Section>(path: &Path) -> anyhow::Result<T> {
+pub fn load_section<T: Section>(path: &Path) -> anyhow::Result<T> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| UsageError(format!("{}: cannot read the config: {e}", path.display())))?;
+        .map_err(|e| Failure::Usage(format!("{}: cannot read the config: {e}", path.display())))?;
     let table: toml::Table =
-        toml::from_str(&text).map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+        toml::from_str(&text).map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
     let table = match table.get(T::NAME) {
         Some(toml::Value::Table(t)) => t.clone(),
         _ => table,
     };
     let section = T::deserialize(toml::Value::Table(table))
-        .map_err(|e| UsageError(format!("{}: [{}]: {e}", path.display(), T::NAME)))?;
+        .map_err(|e| Failure::Usage(format!("{}: [{}]: {e}", path.display(), T::NAME)))?;
     section.check(path)?;
     Ok(section)
 }
@@ -454,7 +482,7 @@ mod tests {
         .unwrap();
         let ifs = cfg.ifscale.unwrap();
         let err = coherence_rubric(&ifs, Path::new("configs/run.toml")).unwrap_err();
-        assert!(err.downcast_ref::<UsageError>().is_some(), "{err}");
+        assert!(err.downcast_ref::<Failure>().is_some(), "{err}");
         let msg = err.to_string();
         assert!(
             msg.starts_with("configs/run.toml: [ifscale]: field `coherence-prompt`: ")
@@ -509,7 +537,8 @@ mod tests {
         let stamps = harness::fresh::Stamps::new(dir.path());
         let outputs = [out];
         let fp = |ifs: &IfscaleConfig| {
-            super::super::generate_fingerprint(ifs, &model, Some(&judge), &prompts).unwrap()
+            crate::stages::ifscale::generate_fingerprint(ifs, &model, Some(&judge), &prompts)
+                .unwrap()
         };
         stamps.mark("g", &fp(&ifs), &outputs).unwrap();
         assert!(stamps.is_fresh("g", &fp(&ifs), &outputs));
@@ -550,7 +579,7 @@ mod tests {
             ),
         ] {
             let err = load(name, &text).unwrap_err();
-            assert!(err.downcast_ref::<UsageError>().is_some(), "{name}: {err}");
+            assert!(err.downcast_ref::<Failure>().is_some(), "{name}: {err}");
             let msg = err.to_string();
             assert!(
                 msg.contains(&format!("{name}.toml")) && msg.contains(&format!("`{field}`")),

@@ -7,21 +7,21 @@ use anyhow::Context;
 use inference_client::{Engine, ModelConfig, Models};
 use schema::env::EnvVars;
 
-use crate::UsageError;
+use crate::outcome::Failure;
 
 /// Reads `name` from the models file and resolves what the embedded engine needs.
-pub(crate) fn load_model(models_file: &Path, name: &str) -> anyhow::Result<ModelConfig> {
-    let all = Models::load(models_file).map_err(|e| UsageError(e.to_string()))?;
+pub fn load_model(models_file: &Path, name: &str) -> anyhow::Result<ModelConfig> {
+    let all = Models::load(models_file).map_err(|e| Failure::Usage(e.to_string()))?;
     let mut model = all
         .get(name)
-        .map_err(|e| UsageError(format!("{}: {e}", models_file.display())))?
+        .map_err(|e| Failure::Usage(format!("{}: {e}", models_file.display())))?
         .clone();
     resolve_embedded(&mut model)?;
     Ok(model)
 }
 
 /// Fills in the GGUF (`$IFSTRESS_GGUF`, else the fetched SmolLM2) and threads (`$IFSTRESS_THREADS`) of an embedded model.
-pub(crate) fn resolve_embedded(model: &mut ModelConfig) -> anyhow::Result<()> {
+pub fn resolve_embedded(model: &mut ModelConfig) -> anyhow::Result<()> {
     if model.engine != Engine::Embedded {
         return Ok(());
     }
@@ -37,7 +37,7 @@ pub(crate) fn resolve_embedded(model: &mut ModelConfig) -> anyhow::Result<()> {
         && let Ok(t) = std::env::var(EnvVars::IFSTRESS_THREADS)
     {
         let threads = t.parse().map_err(|_| {
-            UsageError(format!(
+            Failure::Usage(format!(
                 "{}: not a number: {t:?}",
                 EnvVars::IFSTRESS_THREADS
             ))
@@ -47,7 +47,7 @@ pub(crate) fn resolve_embedded(model: &mut ModelConfig) -> anyhow::Result<()> {
     if let Some(g) = &model.gguf
         && !g.is_file()
     {
-        return Err(UsageError(format!(
+        return Err(Failure::Usage(format!(
             "model {:?}: GGUF file {} does not exist",
             model.name,
             g.display()

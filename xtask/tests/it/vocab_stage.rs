@@ -1,0 +1,127 @@
+//! The pipeline's vocabulary step calls its models through the run's one client: a paid difficulty model stops at
+//! the run's cost limit with its requests in the run's spend ledger (exit 3, no vocabulary written), and one
+//! Ctrl-C during the step ends the run with exit 3 with every answer it paid for on file.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use mock_provider::{MockConfig, MockServer};
+
+use crate::interrupt::{pipeline, wait};
+use crate::repo;
+
+/// A run in `dir` whose `[ifscale] vocab` is missing, so the pipeline builds it from the fixture corpus with the
+/// perplexity difficulty on `paid` (served by `paid`) and embeddings from `embed`; `run` lines go into `[run]`.
+fn vocab_workspace(dir: &Path, paid: &MockServer, embed: &MockServer, run: &str) {
+    std::fs::write(
+        dir.join("models.toml"),
+        format!(
+            "[models.paid]\nbase-urls = [\"{}\"]\nmodel-id = \"paid\"\nmax-tokens = 50\nmax-concurrency = 1\n\
+             retry-base-s = 0.01\nprice-in-per-mtok = 1000.0\n\n\
+             [models.embed]\nbase-urls = [\"{}\"]\nmodel-id = \"embed\"\nretry-base-s = 0.01\n",
+            paid.base_url(),
+            embed.base_url()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("vocab.toml"),
+        "embeddings-model = \"embed\"\n\n[difficulty]\nmethod = \"perplexity\"\nmodel = \"paid\"\nsamples = 1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("run.toml"),
+        format!(
+            "[run]\nname = \"stop\"\nmodels-file = \"models.toml\"\nmodels = [\"paid\"]\ncache = \"cache.sqlite\"\n{run}\n\
+             [vocab]\ncorpus = \"{}\"\nsettings = \"vocab.toml\"\n\n\
+             [ifscale]\ngrid = [10]\nseeds = [0]\nsampling = \"paper\"\nvocab = \"vocab.tsv\"\ntemplate = \"{}\"\n\
+             max-attempts = 1\n",
+            repo("crates/vocab-pipeline/test_data/corpus"),
+            repo("configs/prompts/ifscale-report.txt")
+        ),
+    )
+    .unwrap();
+}
+
+/// The difficulty step's answers on file.
+fn difficulty_answers(dir: &Path) -> usize {
+    let file = dir.join("artifacts/runs/stop/vocab/vocab-difficulty.paid.jsonl");
+    std::fs::read_to_string(file)
+        .map(|t| t.lines().filter(|l| !l.trim().is_empty()).count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_paid_vocabulary_model_stops_at_the_runs_cost_limit_with_its_requests_in_the_ledger() {
+    let paid = MockServer::start(MockConfig::new(), 0).unwrap();
+    let embed = MockServer::start(MockConfig::new(), 0).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // At 1 000 USD per million input tokens a request costs about 0.5 USD: a 0.6 USD cap pays for one.
+    vocab_workspace(dir.path(), &paid, &embed, "max-cost-usd = 0.6");
+    let code = wait(
+        &mut pipeline(dir.path(), "run.log"),
+        Duration::from_secs(300),
+    );
+    let log = std::fs::read_to_string(dir.path().join("run.log")).unwrap();
+    assert_eq!(code, 3, "{log}");
+    assert!(log.contains("stage vocab stopped with"), "{log}");
+    assert_eq!(paid.requests(), 1, "one request fits under the cap: {log}");
+    let ledger =
+        std::fs::read_to_string(dir.path().join("artifacts/runs/stop/spend.jsonl")).unwrap();
+    assert_eq!(
+        ledger.lines().count(),
+        1,
+        "the vocabulary's request is in the run's ledger"
+    );
+    assert!(ledger.contains("\"paid\""), "{ledger}");
+    assert_eq!(difficulty_answers(dir.path()), 1);
+    assert!(
+        !dir.path().join("vocab.tsv").exists(),
+        "no vocabulary is built from part of the terms"
+    );
+    // The same cap again: the ledger says it is spent, so nothing more is sent.
+    let code = wait(
+        &mut pipeline(dir.path(), "again.log"),
+        Duration::from_secs(300),
+    );
+    assert_eq!(code, 3);
+    assert_eq!(paid.requests(), 1);
+}
+
+#[test]
+fn one_ctrl_c_during_the_vocabulary_step_exits_3_and_keeps_every_answer() {
+    let mut cfg = MockConfig::new();
+    cfg.latency = Duration::from_millis(300);
+    let paid = MockServer::start(cfg, 0).unwrap();
+    let embed = MockServer::start(MockConfig::new(), 0).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    vocab_workspace(dir.path(), &paid, &embed, "");
+    let mut child = pipeline(dir.path(), "first.log");
+    let t0 = Instant::now();
+    while paid.requests() < 2 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(240),
+            "no requests arrived"
+        );
+        if let Some(status) = child.try_wait().unwrap() {
+            let log = std::fs::read_to_string(dir.path().join("first.log")).unwrap();
+            panic!("the pipeline ended early: {status}\n{log}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: sends a signal to our own child process.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let code = wait(&mut child, Duration::from_secs(180));
+    let log = std::fs::read_to_string(dir.path().join("first.log")).unwrap();
+    assert_eq!(code, 3, "{log}");
+    assert_eq!(
+        log.lines().filter(|l| l.contains("Ctrl-C again")).count(),
+        1,
+        "the vocabulary step's client is the one Ctrl-C stops: {log}"
+    );
+    // Every request the model answered is on file (the one in flight was waited for).
+    let sent = paid.requests() as usize;
+    assert_eq!(difficulty_answers(dir.path()), sent, "{log}");
+    assert!(!dir.path().join("vocab.tsv").exists());
+}
