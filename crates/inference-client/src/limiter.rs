@@ -411,9 +411,9 @@ impl Endpoints {
         self.notify.notify_waiters();
     }
 
-    /// Sleeps before a retry; returns early (false) when sending is stopped.
-    pub(crate) async fn pause(&self, d: Duration) -> bool {
-        self.stop.sleep(d).await
+    /// The client's stop handle (a wait before a retry ends early once sending is stopped).
+    pub(crate) fn stop(&self) -> &StopHandle {
+        &self.stop
     }
 
     /// How often an endpoint was ejected so far (over every call of the client).

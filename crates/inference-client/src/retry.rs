@@ -14,13 +14,18 @@
 //! Waits are exponential back-off with equal jitter, raised to the server's hint (`retry-after-ms`, `retry-after`
 //! in seconds or as an HTTP date) and capped at ten minutes.
 //!
+//! [`drive`] is the one retry loop: chat requests, embeddings and Batch API calls each hand it their attempt and
+//! get back the answer, the last failure, or word that sending was stopped before an attempt could be made.
+//!
 //! A test lists every status with its class.
 
 use std::time::{Duration, SystemTime};
 
 use schema::ErrorClass;
 
+use crate::config::ModelConfig;
 use crate::parse::Failure;
+use crate::stop::StopHandle;
 
 /// The longest wait a server's hint can impose before one attempt.
 const MAX_HINTED_WAIT: Duration = Duration::from_secs(600);
@@ -169,6 +174,112 @@ impl Jitter {
     pub(crate) fn backoff(&mut self, n: u32, base: f64, max: f64) -> Duration {
         let full = (base * 2f64.powi(n.saturating_sub(1).min(30) as i32)).min(max);
         Duration::from_secs_f64(full / 2.0 + self.next_f64() * full / 2.0)
+    }
+}
+
+/// How one request's attempts are retried.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Rules {
+    /// Attempts at most (a free resend aside).
+    pub(crate) max_attempts: u32,
+    /// Back-off before attempt `n + 1`: from `base_s · 2^(n-1)` up to `max_s` (see [`Jitter::backoff`]).
+    pub(crate) base_s: f64,
+    pub(crate) max_s: f64,
+    /// A first failure whose pooled connection was closed unanswered (most often a keep-alive connection the server
+    /// had just closed) is sent again at once on a new connection, not counted against `max_attempts`.
+    pub(crate) resend_closed: bool,
+}
+
+impl Rules {
+    /// The model's `max-attempts`, `retry-base-s` and `retry-max-s`, without free resends.
+    pub(crate) fn of(model: &ModelConfig) -> Rules {
+        Rules {
+            max_attempts: model.max_attempts,
+            base_s: model.retry_base_s,
+            max_s: model.retry_max_s,
+            resend_closed: false,
+        }
+    }
+}
+
+/// The attempt [`drive`] asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Try {
+    /// 1 for the first attempt, counting free resends.
+    pub(crate) n: u32,
+    /// Send it on a new connection (a free resend).
+    pub(crate) fresh: bool,
+}
+
+/// What [`drive`] decided after a failed attempt.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Verdict {
+    /// The attempt that failed.
+    pub(crate) n: u32,
+    /// The wait before the next attempt (zero for the last one and for a free resend).
+    pub(crate) wait: Duration,
+    /// No attempt follows.
+    pub(crate) last: bool,
+}
+
+/// How a request's attempts ended.
+#[derive(Debug)]
+pub(crate) enum Ended<T> {
+    Answered(T),
+    /// The last attempt's failure: not to be retried, or `max_attempts` reached.
+    Failed(Failure),
+    /// An attempt could not be made (its closure said so: sending was stopped).
+    NotMade,
+}
+
+/// The retry loop: makes attempts with `attempt` until one answers, one fails for good, or none can be made.
+///
+/// `attempt` is told which attempt to make; its future gives `None` when it cannot make one. After each failure
+/// `failed` is told what was decided, before the wait. Waits follow [`Rules`], [`decide`] and
+/// [`delay`], with jitter seeded by `seed`; with a `stop` handle a wait ends early once sending is stopped (the next
+/// attempt is still asked for, and its closure sees the stop).
+pub(crate) async fn drive<T, F>(
+    rules: Rules,
+    seed: &str,
+    stop: Option<&StopHandle>,
+    mut attempt: impl FnMut(Try) -> F,
+    mut failed: impl FnMut(&Failure, Verdict),
+) -> Ended<T>
+where
+    F: Future<Output = Option<Result<T, Failure>>>,
+{
+    let mut jitter = Jitter::new(seed);
+    let mut n = 0;
+    let mut free_resend = 0;
+    let mut fresh = false;
+    loop {
+        n += 1;
+        let f = match attempt(Try { n, fresh }).await {
+            None => return Ended::NotMade,
+            Some(Ok(answer)) => return Ended::Answered(answer),
+            Some(Err(f)) => f,
+        };
+        let resend_now = rules.resend_closed && f.closed && free_resend == 0;
+        if resend_now {
+            free_resend = 1;
+        }
+        fresh = resend_now;
+        let last = decide(&f) != Decision::Retry || n - free_resend >= rules.max_attempts;
+        let wait = if last || resend_now {
+            Duration::ZERO
+        } else {
+            delay(jitter.backoff(n, rules.base_s, rules.max_s), f.retry_after)
+        };
+        failed(&f, Verdict { n, wait, last });
+        if last {
+            return Ended::Failed(f);
+        }
+        match stop {
+            Some(stop) => {
+                stop.sleep(wait).await;
+            }
+            None => tokio::time::sleep(wait).await,
+        }
     }
 }
 

@@ -32,7 +32,7 @@ use crate::in_flight::Tracker;
 use crate::limiter::{Endpoints, Slot};
 use crate::parse::{self, Completion, Failure};
 use crate::redact::Redactor;
-use crate::retry::{self, Decision, Jitter};
+use crate::retry::{self, Decision, Ended, Rules, Try};
 
 mod prepare;
 mod record;
@@ -732,6 +732,24 @@ struct TaskCtx {
     no_key: bool,
 }
 
+/// The tries of a request, locked.
+fn lock(tries: &Mutex<Tries>) -> std::sync::MutexGuard<'_, Tries> {
+    tries.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What a request's attempts so far left behind.
+#[derive(Default)]
+struct Tries {
+    attempts: Vec<Attempt>,
+    /// The URL of the last attempt (without credentials).
+    last_url: String,
+    /// What failed attempts that still reported usage cost (a provider may bill them).
+    billed: f64,
+    /// The last attempt's latency, and whether it was abandoned after it was sent.
+    latency: f64,
+    abandoned: bool,
+}
+
 impl TaskCtx {
     async fn run(
         self,
@@ -745,99 +763,107 @@ impl TaskCtx {
         let start = Instant::now();
         let timeout = Duration::from_secs_f64(m.timeout_s);
         let idle = m.stream.then(|| Duration::from_secs_f64(m.idle_timeout_s));
-        let mut attempts: Vec<Attempt> = Vec::new();
-        let mut last_url: String;
-        let mut rng = Jitter::new(&job.key);
-        // What failed attempts that still reported usage cost (a provider may bill them).
-        let mut billed = 0.0;
-        // A first attempt whose connection closed unanswered (most often a keep-alive connection the server had just
-        // closed) is recorded and sent again at once on a new connection, not counted against `max-attempts`.
-        let mut free_resend = 0;
-        let mut on_fresh = false;
-        let result: Result<(Completion, f64), Failure> = loop {
-            let n = attempts.len() as u32 + 1;
-            let Some(slot) = self.endpoints.acquire().await else {
-                // Sending was stopped (or the model halted) before this attempt: no record, a rerun sends it.
+        let rules = Rules {
+            resend_closed: true,
+            ..Rules::of(m)
+        };
+        // Shared by the attempts and the verdicts on them (one at a time: never locked across an await).
+        let tries = &Mutex::new(Tries::default());
+        let (ctx, request) = (&self, &job);
+        let ended = retry::drive(
+            rules,
+            &job.key,
+            Some(self.endpoints.stop()),
+            |t: Try| async move {
+                // None when sending was stopped (or the model halted) before this attempt.
+                let slot = ctx.endpoints.acquire().await?;
+                let last_url = without_credentials(slot.url());
+                lock(tries).last_url = last_url;
+                let t0 = Instant::now();
+                ctx.counters.requests.fetch_add(1, Ordering::Relaxed);
+                let res = slot
+                    .guard(send_once(
+                        if t.fresh {
+                            &ctx.fresh[slot.index()]
+                        } else {
+                            &ctx.http[slot.index()]
+                        },
+                        &slot,
+                        request.body.clone(),
+                        (timeout, idle),
+                        &ctx.redactor,
+                        ctx.counters.flights.as_ref(),
+                    ))
+                    .await;
+                let tries = &mut *lock(tries);
+                tries.latency = t0.elapsed().as_secs_f64();
+                Some(match res {
+                    Ok(mut c) => {
+                        slot.success();
+                        c.served.replica = u32::try_from(slot.index()).ok();
+                        tries.attempts.push(Attempt {
+                            n: t.n,
+                            status: Some(200),
+                            error_class: None,
+                            latency_s: tries.latency,
+                            delay_s: 0.0,
+                            abandoned: false,
+                        });
+                        Ok((c, tries.latency))
+                    }
+                    Err(mut f) => {
+                        // On a new connection, a close before any answer is no stale keep-alive connection: the
+                        // endpoint is broken, and is treated as one that refuses connections.
+                        f.closed &= !t.fresh;
+                        slot.failed(&f);
+                        drop(slot);
+                        tries.abandoned = is_abandoned(&f);
+                        if tries.abandoned {
+                            ctx.counters.abandoned.fetch_add(1, Ordering::Relaxed);
+                        }
+                        if let Some(u) = &f.usage {
+                            tries.billed += u.cost_usd.unwrap_or_else(|| {
+                                m.cost_from_usage(u.prompt_tokens, u.completion_tokens)
+                            });
+                        } else if tries.abandoned && m.bills_abandoned() {
+                            // The provider may have generated the whole answer: count what it could have cost.
+                            tries.billed += m.worst_case_cost(
+                                request.input_tokens,
+                                request.max_tokens.unwrap_or(0),
+                            );
+                        }
+                        Err(f)
+                    }
+                })
+            },
+            |f, v| {
+                let tries = &mut *lock(tries);
+                tries.attempts.push(Attempt {
+                    n: v.n,
+                    status: f.status,
+                    error_class: Some(f.class),
+                    latency_s: tries.latency,
+                    delay_s: v.wait.as_secs_f64(),
+                    abandoned: tries.abandoned,
+                });
+                tracing::debug!(id = %id, attempt = v.n, class = ?f.class, status = ?f.status, delay_s = v.wait.as_secs_f64(), "Attempt failed.");
+            },
+        )
+        .await;
+        let Tries {
+            attempts,
+            last_url,
+            billed,
+            ..
+        } = std::mem::take(&mut *lock(tries));
+        let result: Result<(Completion, f64), Failure> = match ended {
+            Ended::Answered(answer) => Ok(answer),
+            Ended::Failed(f) => Err(f),
+            Ended::NotMade => {
+                // Sending was stopped (or the model halted) before an attempt: no record, a rerun sends it.
                 self.counters.interrupted.fetch_add(1, Ordering::Relaxed);
                 self.release_cost(worst, billed);
                 return;
-            };
-            last_url = without_credentials(slot.url());
-            let t0 = Instant::now();
-            self.counters.requests.fetch_add(1, Ordering::Relaxed);
-            let res = slot
-                .guard(send_once(
-                    if on_fresh {
-                        &self.fresh[slot.index()]
-                    } else {
-                        &self.http[slot.index()]
-                    },
-                    &slot,
-                    job.body.clone(),
-                    (timeout, idle),
-                    &self.redactor,
-                    self.counters.flights.as_ref(),
-                ))
-                .await;
-            let latency = t0.elapsed().as_secs_f64();
-            match res {
-                Ok(mut c) => {
-                    slot.success();
-                    c.served.replica = u32::try_from(slot.index()).ok();
-                    attempts.push(Attempt {
-                        n,
-                        status: Some(200),
-                        error_class: None,
-                        latency_s: latency,
-                        delay_s: 0.0,
-                        abandoned: false,
-                    });
-                    break Ok((c, latency));
-                }
-                Err(mut f) => {
-                    // On a new connection, a close before any answer is no stale keep-alive connection: the endpoint
-                    // is broken, and is treated as one that refuses connections.
-                    f.closed &= !on_fresh;
-                    slot.failed(&f);
-                    drop(slot);
-                    let abandoned = is_abandoned(&f);
-                    if abandoned {
-                        self.counters.abandoned.fetch_add(1, Ordering::Relaxed);
-                    }
-                    if let Some(u) = &f.usage {
-                        billed += u.cost_usd.unwrap_or_else(|| {
-                            m.cost_from_usage(u.prompt_tokens, u.completion_tokens)
-                        });
-                    } else if abandoned && m.bills_abandoned() {
-                        // The provider may have generated the whole answer: count what it could have cost.
-                        billed += m.worst_case_cost(job.input_tokens, job.max_tokens.unwrap_or(0));
-                    }
-                    let resend_now = f.closed && free_resend == 0;
-                    if resend_now {
-                        free_resend = 1;
-                    }
-                    on_fresh = resend_now;
-                    let last =
-                        retry::decide(&f) != Decision::Retry || n - free_resend >= m.max_attempts;
-                    let delay = if last || resend_now {
-                        Duration::ZERO
-                    } else {
-                        retry::delay(rng.backoff(n, m.retry_base_s, m.retry_max_s), f.retry_after)
-                    };
-                    attempts.push(Attempt {
-                        n,
-                        status: f.status,
-                        error_class: Some(f.class),
-                        latency_s: latency,
-                        delay_s: delay.as_secs_f64(),
-                        abandoned,
-                    });
-                    tracing::debug!(id = %id, attempt = n, class = ?f.class, status = ?f.status, delay_s = delay.as_secs_f64(), "Attempt failed.");
-                    if last {
-                        break Err(f);
-                    }
-                    self.endpoints.pause(delay).await;
-                }
             }
         };
         let wall_s = start.elapsed().as_secs_f64();
