@@ -426,4 +426,150 @@ mod tests {
         assert_eq!(delay(b, Some(Duration::ZERO)), Duration::from_secs(1));
         assert_eq!(delay(b, Some(Duration::from_secs(7200))), MAX_HINTED_WAIT);
     }
+
+    fn rules(max_attempts: u32) -> Rules {
+        Rules {
+            max_attempts,
+            base_s: 1.0,
+            max_s: 8.0,
+            resend_closed: false,
+        }
+    }
+
+    /// Runs [`drive`] over scripted outcomes (`None`: the attempt cannot be made); returns how it ended, the
+    /// attempts it asked for and its verdicts, with the virtual time at each attempt.
+    async fn script(
+        rules: Rules,
+        stop: Option<&StopHandle>,
+        outcomes: Vec<Option<Result<u32, Failure>>>,
+    ) -> (Ended<u32>, Vec<(Try, Duration)>, Vec<Verdict>) {
+        let t0 = tokio::time::Instant::now();
+        let mut outcomes = outcomes.into_iter();
+        let mut tries = Vec::new();
+        let mut verdicts = Vec::new();
+        let ended = drive(
+            rules,
+            "seed",
+            stop,
+            |t| {
+                tries.push((t, t0.elapsed()));
+                std::future::ready(outcomes.next().expect("no attempt beyond the script"))
+            },
+            |_, v| verdicts.push(v),
+        )
+        .await;
+        (ended, tries, verdicts)
+    }
+
+    fn server_error() -> Option<Result<u32, Failure>> {
+        Some(Err(failure(ErrorClass::ServerError, None)))
+    }
+
+    /// Back-off on tokio's paused clock: each attempt starts exactly when the wait its verdict gave is over.
+    #[tokio::test(start_paused = true)]
+    async fn each_attempt_waits_exactly_its_back_off() {
+        let (ended, tries, verdicts) = script(
+            rules(6),
+            None,
+            vec![server_error(), server_error(), server_error(), Some(Ok(7))],
+        )
+        .await;
+        assert!(matches!(ended, Ended::Answered(7)), "{ended:?}");
+        assert_eq!(verdicts.len(), 3);
+        for (k, v) in verdicts.iter().enumerate() {
+            assert_eq!((v.n, v.last), (k as u32 + 1, false));
+            // Equal jitter: between half and all of min(max, base · 2^(n-1)).
+            let full = Duration::from_secs_f64((2f64.powi(k as i32)).min(8.0));
+            assert!(v.wait >= full / 2 && v.wait <= full, "{v:?}");
+            let (t, started) = tries[k + 1];
+            assert_eq!(
+                t,
+                Try {
+                    n: k as u32 + 2,
+                    fresh: false
+                }
+            );
+            // The next attempt starts when the wait is over (the timer wheel rounds up to whole milliseconds).
+            let gap = started - tries[k].1;
+            assert!(
+                gap >= v.wait && gap < v.wait + Duration::from_millis(1),
+                "{gap:?} vs {v:?}"
+            );
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_server_hint_sets_the_wait() {
+        let mut hinted = failure(ErrorClass::RateLimited, None);
+        hinted.retry_after = Some(Duration::from_secs(7));
+        let (ended, tries, verdicts) =
+            script(rules(3), None, vec![Some(Err(hinted)), Some(Ok(1))]).await;
+        assert!(matches!(ended, Ended::Answered(1)), "{ended:?}");
+        assert_eq!(verdicts[0].wait, Duration::from_secs(7));
+        assert_eq!(tries[1].1, Duration::from_secs(7));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_last_attempt_and_a_fatal_failure_do_not_wait() {
+        let (ended, tries, verdicts) =
+            script(rules(2), None, vec![server_error(), server_error()]).await;
+        assert!(matches!(ended, Ended::Failed(_)), "{ended:?}");
+        assert_eq!(tries.len(), 2);
+        assert_eq!(
+            (verdicts[1].n, verdicts[1].wait, verdicts[1].last),
+            (2, Duration::ZERO, true)
+        );
+        let fatal = Some(Err(failure(ErrorClass::Unauthorized, None)));
+        let t0 = tokio::time::Instant::now();
+        let (ended, tries, verdicts) = script(rules(6), None, vec![fatal]).await;
+        assert!(matches!(ended, Ended::Failed(f) if f.class == ErrorClass::Unauthorized));
+        assert_eq!((tries.len(), verdicts[0].last), (1, true));
+        assert_eq!(t0.elapsed(), Duration::ZERO);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_closed_connection_is_sent_again_at_once_and_not_counted() {
+        let mut closed = failure(ErrorClass::Connection, None);
+        closed.closed = true;
+        let resend = Rules {
+            resend_closed: true,
+            ..rules(2)
+        };
+        let (ended, tries, verdicts) = script(
+            resend,
+            None,
+            vec![Some(Err(closed.clone())), server_error(), server_error()],
+        )
+        .await;
+        assert!(matches!(ended, Ended::Failed(_)), "{ended:?}");
+        // The resend is free: two counted attempts after it.
+        assert_eq!(tries.len(), 3);
+        assert_eq!(tries[1], (Try { n: 2, fresh: true }, Duration::ZERO));
+        assert!(!tries[2].0.fresh);
+        assert_eq!(verdicts[0].wait, Duration::ZERO);
+        assert!(verdicts[1].wait > Duration::ZERO && !verdicts[1].last);
+        assert!(verdicts[2].last);
+        // Without the rule, a closed connection is an ordinary failure.
+        let (_, tries, verdicts) = script(rules(1), None, vec![Some(Err(closed))]).await;
+        assert_eq!((tries.len(), verdicts[0].last), (1, true));
+    }
+
+    /// A stop during a wait ends the wait at once; the next attempt is asked for, and says it cannot be made.
+    #[tokio::test(start_paused = true)]
+    async fn a_stop_ends_the_wait_and_no_attempt_follows() {
+        let stop = StopHandle::default();
+        let stopper = {
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                stop.stop_sending();
+            })
+        };
+        let mut long = failure(ErrorClass::RateLimited, None);
+        long.retry_after = Some(Duration::from_secs(60));
+        let (ended, tries, _) = script(rules(6), Some(&stop), vec![Some(Err(long)), None]).await;
+        stopper.await.unwrap();
+        assert!(matches!(ended, Ended::NotMade), "{ended:?}");
+        assert_eq!(tries[1].1, Duration::from_millis(100));
+    }
 }

@@ -87,7 +87,7 @@ pub(crate) async fn send_all(
     let ejections_before = endpoints.ejections();
     // Is anybody there? Checked once per client and model (again only while none of its replicas ever answered),
     // before the first request; a replica found dead keeps its back-off across calls.
-    let started = Instant::now();
+    let started = tokio::time::Instant::now();
     if fresh || !endpoints.any_answered() {
         let known: Vec<bool> = base_urls.iter().map(|u| client.has_answered(u)).collect();
         let checked = crate::health::preflight(
