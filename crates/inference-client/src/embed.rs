@@ -14,7 +14,7 @@ use crate::config::{Engine, ModelConfig};
 use crate::http;
 use crate::parse::{self, Failure};
 use crate::redact::Redactor;
-use crate::retry::{self, Decision, Jitter};
+use crate::retry::{self, Ended, Rules};
 use crate::{Error, run::class_name};
 
 #[derive(serde::Deserialize)]
@@ -162,24 +162,31 @@ async fn post_with_retries(
     redactor: &Redactor,
 ) -> Result<Vec<u8>, Failure> {
     let timeout = Duration::from_secs_f64(model.timeout_s);
-    let mut jitter = Jitter::new(key_seed);
-    let mut n = 0;
-    loop {
-        n += 1;
-        match http::post(http, url, body.clone(), timeout, redactor).await {
-            Ok((_, bytes)) => return Ok(bytes),
-            Err(f) => {
-                if retry::decide(&f) != Decision::Retry || n >= model.max_attempts {
-                    return Err(f);
-                }
-                let wait = retry::delay(
-                    jitter.backoff(n, model.retry_base_s, model.retry_max_s),
-                    f.retry_after,
-                );
-                tracing::warn!(model = %model.name, url, attempt = n, class = class_name(f.class), wait_s = wait.as_secs_f64(), "Embeddings request failed; retrying.");
-                tokio::time::sleep(wait).await;
+    let ended = retry::drive(
+        Rules::of(model),
+        key_seed,
+        None,
+        |_| {
+            let body = body.clone();
+            async move {
+                Some(
+                    http::post(http, url, body, timeout, redactor)
+                        .await
+                        .map(|(_, bytes)| bytes),
+                )
             }
-        }
+        },
+        |f, v| {
+            if !v.last {
+                tracing::warn!(model = %model.name, url, attempt = v.n, class = class_name(f.class), wait_s = v.wait.as_secs_f64(), "Embeddings request failed; retrying.");
+            }
+        },
+    )
+    .await;
+    match ended {
+        Ended::Answered(bytes) => Ok(bytes),
+        Ended::Failed(f) => Err(f),
+        Ended::NotMade => unreachable!("an embeddings attempt is always made"),
     }
 }
 

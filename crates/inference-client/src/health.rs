@@ -8,8 +8,10 @@
 //! - While a call runs, [`watch`] probes (a TCP connection) every admitted endpoint whose requests have gone
 //!   silent, or whose request just timed out in silence; a failed probe ejects it and ends its attempts (see
 //!   `limiter`). It also stops the model when no endpoint has answered anything within the bound.
+//!
+//! Both bounds read tokio's clock, so a test on paused time drives them.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::Error;
 use crate::limiter::Endpoints;
@@ -78,7 +80,7 @@ pub(crate) async fn preflight(
     redactor: &Redactor,
     stop: &StopHandle,
 ) -> Result<Vec<Checked>, Error> {
-    let started = Instant::now();
+    let started = tokio::time::Instant::now();
     let mut checked: Vec<Checked> = Vec::with_capacity(bases.len());
     let mut said = Vec::new();
     for ((base, &known), http) in bases.iter().zip(known).zip(http) {
@@ -114,22 +116,7 @@ pub(crate) async fn preflight(
          `server-wait-s` in the model config sets how long).",
         said.join("; ")
     );
-    let mut pause = Duration::from_millis(250);
-    loop {
-        if stop.is_stopping() {
-            return Ok(checked);
-        }
-        if started.elapsed() >= wait {
-            let what: Vec<(String, Option<String>)> = bases
-                .iter()
-                .zip(&checked)
-                .map(|(b, c)| (b.clone(), c.unreachable.clone()))
-                .collect();
-            return Err(never_answered(model, &what, wait, redactor));
-        }
-        let left = wait.saturating_sub(started.elapsed());
-        stop.sleep(pause.min(left)).await;
-        pause = (pause * 2).min(Duration::from_secs(2));
+    let found = wait_for_one(started, wait, stop, async || {
         for (i, base) in bases.iter().enumerate() {
             let Some(host) = host_port(base) else {
                 continue;
@@ -148,9 +135,45 @@ pub(crate) async fn preflight(
                     describe(&c)
                 );
                 checked[i] = c;
-                return Ok(checked);
+                return true;
             }
             checked[i] = c;
+        }
+        false
+    })
+    .await;
+    if !found {
+        let what: Vec<(String, Option<String>)> = bases
+            .iter()
+            .zip(&checked)
+            .map(|(b, c)| (b.clone(), c.unreachable.clone()))
+            .collect();
+        return Err(never_answered(model, &what, wait, redactor));
+    }
+    Ok(checked)
+}
+
+/// Probes with `probe` again and again (after 0.25 s, then twice as long each time, at most 2 s apart) until it
+/// finds an endpoint, or sending is stopped (both `true`), or `wait` after `started` has passed (`false`).
+async fn wait_for_one(
+    started: tokio::time::Instant,
+    wait: Duration,
+    stop: &StopHandle,
+    mut probe: impl AsyncFnMut() -> bool,
+) -> bool {
+    let mut pause = Duration::from_millis(250);
+    loop {
+        if stop.is_stopping() {
+            return true;
+        }
+        if started.elapsed() >= wait {
+            return false;
+        }
+        let left = wait.saturating_sub(started.elapsed());
+        stop.sleep(pause.min(left)).await;
+        pause = (pause * 2).min(Duration::from_secs(2));
+        if probe().await {
+            return true;
         }
     }
 }
@@ -233,7 +256,7 @@ pub(crate) fn never_answered(
 pub(crate) async fn watch(
     endpoints: std::sync::Arc<Endpoints>,
     model: String,
-    started: Instant,
+    started: tokio::time::Instant,
     wait: Duration,
     redactor: std::sync::Arc<Redactor>,
 ) -> Error {
@@ -272,5 +295,48 @@ mod tests {
             Some(HostPort("::1".into(), 9))
         );
         assert_eq!(host_port("not a url"), None);
+    }
+
+    /// The server wait on tokio's paused clock: probes 0.25, 0.5, 1 and 2 s apart, and the end exactly at the bound.
+    #[tokio::test(start_paused = true)]
+    async fn the_server_wait_ends_exactly_at_its_bound() {
+        let stop = StopHandle::default();
+        let t0 = tokio::time::Instant::now();
+        let mut probes = Vec::new();
+        let found = wait_for_one(t0, Duration::from_secs(6), &stop, async || {
+            probes.push(t0.elapsed());
+            false
+        })
+        .await;
+        assert!(!found);
+        assert_eq!(t0.elapsed(), Duration::from_secs(6));
+        let ms = |v: &[Duration]| v.iter().map(Duration::as_millis).collect::<Vec<_>>();
+        // The last pause is cut to what is left of the bound.
+        assert_eq!(ms(&probes), [250, 750, 1_750, 3_750, 5_750, 6_000]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_server_wait_ends_when_an_endpoint_answers_or_sending_stops() {
+        let stop = StopHandle::default();
+        let t0 = tokio::time::Instant::now();
+        let mut n = 0;
+        let found = wait_for_one(t0, Duration::from_secs(300), &stop, async || {
+            n += 1;
+            n == 3
+        })
+        .await;
+        assert!(found);
+        assert_eq!(t0.elapsed(), Duration::from_millis(1_750));
+        let stopper = {
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_secs(10)).await;
+                stop.stop_sending();
+            })
+        };
+        let t1 = tokio::time::Instant::now();
+        assert!(wait_for_one(t1, Duration::from_secs(300), &stop, async || false).await);
+        assert_eq!(t1.elapsed(), Duration::from_secs(10));
+        stopper.await.unwrap();
     }
 }

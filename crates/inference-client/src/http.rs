@@ -4,7 +4,8 @@
 //!
 //! Timers: a whole reply ([`post`], [`send`]) is bounded by the request's timeout alone. A streamed reply
 //! ([`post_stream`]) is bounded by the attempt's `timeout-s` until the first byte of its body, then by
-//! `idle-timeout-s` between two pieces of it, however long the answer takes.
+//! `idle-timeout-s` between two pieces of it, however long the answer takes ([`read_timed`], which reads tokio's
+//! clock: its tests drive it on a paused one, over a scripted body).
 
 use std::time::{Duration, SystemTime};
 
@@ -270,70 +271,50 @@ pub(crate) async fn post_stream(
         .is_some_and(|t| t.contains("text/event-stream"));
     let mut stream = (ok && events).then(Assembler::new);
     let mut whole: Vec<u8> = Vec::new();
-    let mut first = true;
-    // One timer for the whole body, re-armed lazily: a piece only notes when it came, and the timer, when it fires
-    // before the silence is long enough, is set again from that note. So a long answer of many small pieces costs a
-    // clock read per piece, not a timer registration; the endpoint hears from it at most every `HEARD_EVERY`.
-    let timer = tokio::time::sleep_until(deadline);
-    tokio::pin!(timer);
-    let mut last_piece = tokio::time::Instant::now();
+    // The endpoint hears from the answer at most every `HEARD_EVERY`.
     let mut told: Option<tokio::time::Instant> = None;
-    loop {
-        let next = tokio::select! {
-            biased;
-            piece = resp.chunk() => Ok(piece),
-            () = &mut timer => {
-                let due = last_piece + idle;
-                if !first && due > tokio::time::Instant::now() {
-                    timer.as_mut().reset(due);
-                    continue;
-                }
-                Err(())
-            }
-        };
-        let piece = match next {
-            // After `[DONE]` the answer is whole, whatever the connection does next.
-            Err(_) | Ok(Err(_)) if stream.as_ref().is_some_and(|a| a.done) => break,
-            Err(_) if first => {
-                return Err(fail(
-                    ErrorClass::Timeout,
-                    format!("no answer began within timeout-s ({} s)", secs(timeout)),
-                ));
-            }
-            Err(_) => {
-                return Err(fail(
-                    ErrorClass::Timeout,
-                    format!(
-                        "the answer went silent for idle-timeout-s ({} s)",
-                        secs(idle)
-                    ),
-                ));
-            }
-            Ok(Err(e)) => {
-                let class = if e.is_timeout() {
-                    ErrorClass::Timeout
-                } else {
-                    ErrorClass::TruncatedBody
-                };
-                return Err(fail(class, error_chain(&e)));
-            }
-            Ok(Ok(None)) => break,
-            Ok(Ok(Some(piece))) => piece,
-        };
-        last_piece = tokio::time::Instant::now();
-        if first {
-            first = false;
-            timer.as_mut().reset(last_piece + idle);
-        }
-        if told.is_none_or(|t| last_piece.duration_since(t) >= HEARD_EVERY) {
+    let end = read_timed(&mut resp, deadline, idle, |piece, at| {
+        if told.is_none_or(|t| at.duration_since(t) >= HEARD_EVERY) {
             heard();
-            told = Some(last_piece);
+            told = Some(at);
         }
         match stream.as_mut() {
             Some(a) => a
-                .feed(&piece)
-                .map_err(|f| fail(f.class, f.message).with_usage(f.usage))?,
-            None => whole.extend_from_slice(&piece),
+                .feed(piece)
+                .map_err(|f| fail(f.class, f.message).with_usage(f.usage)),
+            None => {
+                whole.extend_from_slice(piece);
+                Ok(())
+            }
+        }
+    })
+    .await?;
+    match end {
+        BodyEnd::Whole => {}
+        // After `[DONE]` the answer is whole, whatever the connection does next.
+        _ if stream.as_ref().is_some_and(|a| a.done) => {}
+        BodyEnd::NoStart => {
+            return Err(fail(
+                ErrorClass::Timeout,
+                format!("no answer began within timeout-s ({} s)", secs(timeout)),
+            ));
+        }
+        BodyEnd::Silent => {
+            return Err(fail(
+                ErrorClass::Timeout,
+                format!(
+                    "the answer went silent for idle-timeout-s ({} s)",
+                    secs(idle)
+                ),
+            ));
+        }
+        BodyEnd::Broken(e) => {
+            let class = if e.is_timeout() {
+                ErrorClass::Timeout
+            } else {
+                ErrorClass::TruncatedBody
+            };
+            return Err(fail(class, error_chain(&e)));
         }
     }
     if !ok {
@@ -347,6 +328,84 @@ pub(crate) async fn post_stream(
         None => parse::parse_completion(&whole),
     };
     parsed.map_err(|f| fail(f.class, f.message).with_usage(f.usage))
+}
+
+/// A body read piece by piece: a response, or a test's scripted body. `next_piece` must be cancel-safe (a timer
+/// drops it): a piece is lost only once it is returned.
+pub(crate) trait Pieces {
+    type Error;
+    /// The next piece; `None` at the end of the body.
+    fn next_piece(
+        &mut self,
+    ) -> impl std::future::Future<Output = Result<Option<bytes::Bytes>, Self::Error>>;
+}
+
+impl Pieces for reqwest::Response {
+    type Error = reqwest::Error;
+
+    fn next_piece(
+        &mut self,
+    ) -> impl std::future::Future<Output = Result<Option<bytes::Bytes>, reqwest::Error>> {
+        self.chunk()
+    }
+}
+
+/// How [`read_timed`] ended.
+#[derive(Debug, PartialEq)]
+pub(crate) enum BodyEnd<E> {
+    /// The body ended.
+    Whole,
+    /// No piece came before the deadline.
+    NoStart,
+    /// After a piece, none came for `idle`.
+    Silent,
+    /// Reading failed.
+    Broken(E),
+}
+
+/// Reads `body` into `take` (each piece with the time it came) until it ends: bounded by `deadline` until its first
+/// piece, then by `idle` between two pieces, however long it lasts. An error from `take` ends the read.
+///
+/// One timer for the whole body, re-armed lazily: a piece only notes when it came, and the timer, when it fires
+/// before the silence is long enough, is set again from that note. So a long answer of many small pieces costs a
+/// clock read per piece, not a timer registration.
+pub(crate) async fn read_timed<B: Pieces, F>(
+    body: &mut B,
+    deadline: tokio::time::Instant,
+    idle: Duration,
+    mut take: impl FnMut(&[u8], tokio::time::Instant) -> Result<(), F>,
+) -> Result<BodyEnd<B::Error>, F> {
+    let timer = tokio::time::sleep_until(deadline);
+    tokio::pin!(timer);
+    let mut last_piece: Option<tokio::time::Instant> = None;
+    loop {
+        let piece = tokio::select! {
+            biased;
+            piece = body.next_piece() => piece,
+            () = &mut timer => {
+                let Some(last) = last_piece else {
+                    return Ok(BodyEnd::NoStart);
+                };
+                let due = last + idle;
+                if due > tokio::time::Instant::now() {
+                    timer.as_mut().reset(due);
+                    continue;
+                }
+                return Ok(BodyEnd::Silent);
+            }
+        };
+        let piece = match piece {
+            Err(e) => return Ok(BodyEnd::Broken(e)),
+            Ok(None) => return Ok(BodyEnd::Whole),
+            Ok(Some(piece)) => piece,
+        };
+        let at = tokio::time::Instant::now();
+        if last_piece.is_none() {
+            timer.as_mut().reset(at + idle);
+        }
+        last_piece = Some(at);
+        take(&piece, at)?;
+    }
 }
 
 /// A reqwest error and its causes on one line, without the URL.
@@ -377,4 +436,126 @@ pub(crate) fn error_chain(e: &reqwest::Error) -> String {
         cur = err.source();
     }
     msg
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+
+    use super::*;
+
+    /// A body that sends each piece after its wait, then ends (or, when `silent`, sends nothing more). Like a
+    /// response's, its `next_piece` is cancel-safe: the timer's branch drops it, and the piece's time stays set.
+    struct Script {
+        pieces: VecDeque<(u64, &'static str)>,
+        silent: bool,
+        due: Option<tokio::time::Instant>,
+    }
+
+    impl Script {
+        fn new(pieces: impl IntoIterator<Item = (u64, &'static str)>, silent: bool) -> Script {
+            Script {
+                pieces: pieces.into_iter().collect(),
+                silent,
+                due: None,
+            }
+        }
+    }
+
+    impl Pieces for Script {
+        type Error = ();
+
+        async fn next_piece(&mut self) -> Result<Option<bytes::Bytes>, ()> {
+            let Some(&(ms, piece)) = self.pieces.front() else {
+                if self.silent {
+                    std::future::pending::<()>().await;
+                }
+                return Ok(None);
+            };
+            let due = *self
+                .due
+                .get_or_insert_with(|| tokio::time::Instant::now() + Duration::from_millis(ms));
+            tokio::time::sleep_until(due).await;
+            self.pieces.pop_front();
+            self.due = None;
+            Ok(Some(bytes::Bytes::from_static(piece.as_bytes())))
+        }
+    }
+
+    /// Reads `body` with `timeout` until the first piece and `idle` after it, on tokio's paused clock: how it
+    /// ended, the pieces read, and when (virtual time since the start).
+    async fn read(
+        body: &mut Script,
+        timeout_ms: u64,
+        idle_ms: u64,
+    ) -> (BodyEnd<()>, String, Duration) {
+        let t0 = tokio::time::Instant::now();
+        let mut text = String::new();
+        let end = read_timed(
+            body,
+            t0 + Duration::from_millis(timeout_ms),
+            Duration::from_millis(idle_ms),
+            |piece, _| {
+                text.push_str(std::str::from_utf8(piece).unwrap());
+                Ok::<(), ()>(())
+            },
+        )
+        .await
+        .unwrap();
+        (end, text, t0.elapsed())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn silence_after_a_piece_ends_the_read_exactly_idle_later() {
+        let mut body = Script::new([(200, "a"), (300, "b")], true);
+        let (end, text, at) = read(&mut body, 30_000, 1_000).await;
+        assert_eq!((end, text.as_str()), (BodyEnd::Silent, "ab"));
+        // The last piece came at 0.5 s; nothing bounds the read but `idle` after it (not the 30 s deadline).
+        assert_eq!(at, Duration::from_millis(1_500));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_answer_longer_than_both_timers_is_read_whole() {
+        // 48 pieces 100 ms apart: 4.8 s of answer, every gap far inside the 1.5 s idle bound, the whole far beyond
+        // the 2 s until the first piece.
+        let mut body = Script::new((0..48).map(|_| (100, "xxxx")), false);
+        let (end, text, at) = read(&mut body, 2_000, 1_500).await;
+        assert_eq!((end, text.len()), (BodyEnd::Whole, 48 * 4));
+        assert_eq!(at, Duration::from_millis(4_800));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn before_the_first_piece_only_the_deadline_counts() {
+        // `idle` (100 ms) does not apply before the first piece; the deadline (1 s) ends the wait.
+        let mut body = Script::new([(3_000, "late")], false);
+        let (end, text, at) = read(&mut body, 1_000, 100).await;
+        assert_eq!((end, text.as_str()), (BodyEnd::NoStart, ""));
+        assert_eq!(at, Duration::from_secs(1));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn keep_alive_comments_carry_a_slow_start_past_the_deadline() {
+        // A comment within the 1.5 s deadline, then one every 200 ms until the answer 3 s after the start.
+        let mut pieces = vec![(200, ": keep-alive\n\n")];
+        pieces.extend((0..14).map(|_| (200, ": keep-alive\n\n")));
+        pieces.push((0, "data: answer\n\n"));
+        let mut body = Script::new(pieces, false);
+        let (end, text, at) = read(&mut body, 1_500, 1_500).await;
+        assert_eq!(end, BodyEnd::Whole);
+        assert!(text.ends_with("data: answer\n\n"), "{text}");
+        assert_eq!(at, Duration::from_secs(3));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_gap_just_inside_idle_is_no_silence() {
+        // Gaps of 999 ms under a 1 s idle bound: read whole; a gap of 1 001 ms: silent exactly 1 s after the
+        // piece before it.
+        let mut body = Script::new([(10, "a"), (999, "b"), (999, "c")], false);
+        let (end, text, _) = read(&mut body, 1_000, 1_000).await;
+        assert_eq!((end, text.as_str()), (BodyEnd::Whole, "abc"));
+        let mut body = Script::new([(10, "a"), (999, "b"), (1_001, "c")], false);
+        let (end, text, at) = read(&mut body, 1_000, 1_000).await;
+        assert_eq!((end, text.as_str()), (BodyEnd::Silent, "ab"));
+        assert_eq!(at, Duration::from_millis(2_009));
+    }
 }

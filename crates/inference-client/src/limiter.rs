@@ -16,13 +16,16 @@
 //! one succeeds. A probe that fails while requests are in flight on the endpoint ends their attempts (they are
 //! retried elsewhere or later), instead of waiting out the idle timeout. So a dead replica costs a few probes
 //! instead of half the traffic, and a slow one is never mistaken for a dead one.
+//!
+//! Its clock is tokio's, so a test on paused time drives the back-off.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use schema::ErrorClass;
 use tokio::sync::{Notify, watch};
+use tokio::time::Instant;
 
 use crate::health::{self, HostPort};
 use crate::parse::Failure;
@@ -177,7 +180,7 @@ impl Endpoints {
                         Some(until) => {
                             tokio::select! {
                                 () = notified => {},
-                                () = tokio::time::sleep_until(until.into()) => {},
+                                () = tokio::time::sleep_until(until) => {},
                                 () = stopped => {},
                             }
                         }
@@ -411,9 +414,9 @@ impl Endpoints {
         self.notify.notify_waiters();
     }
 
-    /// Sleeps before a retry; returns early (false) when sending is stopped.
-    pub(crate) async fn pause(&self, d: Duration) -> bool {
-        self.stop.sleep(d).await
+    /// The client's stop handle (a wait before a retry ends early once sending is stopped).
+    pub(crate) fn stop(&self) -> &StopHandle {
+        &self.stop
     }
 
     /// How often an endpoint was ejected so far (over every call of the client).
@@ -662,5 +665,28 @@ mod tests {
         stop.stop_sending();
         assert!(e.acquire().await.is_none());
         drop(held);
+    }
+
+    /// The ejection back-off on tokio's paused clock: an endpoint that refused a connection is readmitted (on
+    /// probation) exactly `FIRST_EJECTION` later. Its URL names no host, so readmission needs no probe.
+    #[tokio::test(start_paused = true)]
+    async fn an_ejected_endpoint_is_readmitted_exactly_its_back_off_later() {
+        let e = Endpoints::new(
+            &[EndpointStart {
+                url: "file:///no-host/chat/completions".to_owned(),
+                answered: false,
+                unreachable: None,
+            }],
+            1,
+            StopHandle::default(),
+        );
+        let slot = e.acquire().await.unwrap();
+        let t0 = Instant::now();
+        slot.failed(&failure(ErrorClass::Connection, None));
+        drop(slot);
+        assert_eq!(e.ejections(), 1);
+        let again = e.acquire().await.unwrap();
+        assert_eq!(t0.elapsed(), FIRST_EJECTION);
+        assert!(e.lock()[again.index()].probing);
     }
 }

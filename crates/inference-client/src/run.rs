@@ -5,42 +5,55 @@
 //! `RunSummary::abandoned`; with `bills-abandoned` it is billed at its worst case. A first attempt whose pooled
 //! connection was closed unanswered is sent again at once on a new connection (`pool::ModelPool::fresh`), not counted
 //! against `max-attempts`. The same 400 five times stops the model's remaining requests.
+//!
+//! This module is the call (`run_prompts`); its parts are modules of their own: `prepare` (what is resumed, cached
+//! or to send), `schedule` (the queue, the cost limit before each request, the replicas' slots, the drain after a
+//! stop), `request` (one request's attempts through `retry::drive`, its record and cost), `writer` (cache and
+//! output), `record`, `counters`, `progress`, `dry_run` and `session` (a prompts file fed chunk by chunk).
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use schema::metrics::InFlight;
 use schema::{
     Attempt, ErrorClass, JsonlAppender, Outcome, PromptRecord, ResponseKey, ResponseRecord,
 };
 use serde_json::{Map, Value};
-use tokio::sync::Semaphore;
 
 use crate::Error;
 use crate::body::{
     body_max_tokens, cache_key, estimate_input_tokens, model_identity, request_body,
 };
 use crate::cache::Cache;
-use crate::client::{BatchOptions, Budget, Client, check_limits, check_unique};
+use crate::client::{BatchOptions, Client, check_limits, check_unique};
 use crate::config::{BatchMode, ModelConfig};
 use crate::http;
 use crate::in_flight::Tracker;
-use crate::limiter::{Endpoints, Slot};
+use crate::limiter::Slot;
 use crate::parse::{self, Completion, Failure};
 use crate::redact::Redactor;
-use crate::retry::{self, Decision, Jitter};
 
+mod counters;
+mod dry_run;
 mod prepare;
+mod progress;
 mod record;
+mod request;
+mod schedule;
 mod session;
 mod writer;
 
+pub(crate) use counters::Counters;
+pub use dry_run::DryRunReport;
+pub(crate) use dry_run::dry_run;
+pub(crate) use progress::Bars;
+use progress::make_progress;
+pub(crate) use schedule::{Closed, Pending, send_all};
+
 use prepare::{Prepared, Prepped, compact, prepare, unbounded_under_cap};
-use record::send_once;
 pub(crate) use record::{
     class_name, fill_answer, fill_failure, is_abandoned, new_record, without_credentials,
 };
@@ -89,68 +102,8 @@ pub struct RunSummary {
     pub in_flight: Option<InFlight>,
 }
 
-/// What `dry_run` estimates.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DryRunReport {
-    pub prompts: usize,
-    /// Prompts whose answer is already in the cache (0 with `refresh`); they would cost nothing.
-    pub cached: usize,
-    /// Input tokens of the prompts that would be sent, estimated as characters / 4 plus 4 per message.
-    pub est_input_tokens: u64,
-    /// Their cost if every answer used its full `max_tokens`.
-    pub worst_case_cost_usd: f64,
-    /// Prompts without any `max_tokens` (their output cost is not bounded and not counted).
-    pub unbounded: usize,
-}
-
-/// Estimates a run without sending anything.
-pub(crate) fn dry_run(
-    client: &Client,
-    model: &ModelConfig,
-    prompts: &[PromptRecord],
-) -> Result<DryRunReport, Error> {
-    let opts = client.options();
-    model.validate(&format!("model {:?}", model.name))?;
-    check_unique(prompts)?;
-    check_limits(model, prompts)?;
-    let identity = model_identity(model);
-    let cache = if !opts.refresh && opts.cache_path.exists() {
-        Some(Cache::open(&opts.cache_path)?)
-    } else {
-        None
-    };
-    let mut report = DryRunReport {
-        prompts: prompts.len(),
-        cached: 0,
-        est_input_tokens: 0,
-        worst_case_cost_usd: 0.0,
-        unbounded: 0,
-    };
-    for p in prompts {
-        let body = request_body(model, p);
-        if let Some(c) = &cache
-            && c.get(&cache_key(&identity, &body, p.sample_index))?
-                .is_some()
-        {
-            report.cached += 1;
-            continue;
-        }
-        let input = estimate_input_tokens(p);
-        report.est_input_tokens += input;
-        let max_tokens = body_max_tokens(&body);
-        if max_tokens.is_none() {
-            report.unbounded += 1;
-        }
-        report.worst_case_cost_usd += model.worst_case_cost(input, max_tokens.unwrap_or(0));
-    }
-    Ok(report)
-}
-
 /// What a line on file answered: its cache key and the prompt's ride-along fields.
 type AnsweredRequest = (String, Map<String, Value>);
-
-/// Identical 400 answers after which a model's remaining requests are not sent.
-const REPEATED_BAD_REQUESTS: u32 = 5;
 
 /// One prompt waiting to be sent.
 pub(crate) struct Job {
@@ -369,561 +322,4 @@ pub(crate) fn log_finished(model: &ModelConfig, summary: &RunSummary) {
         prompt_tokens = summary.prompt_tokens, completion_tokens = summary.completion_tokens,
         spent_usd = summary.spent_usd, wall_s = summary.wall_s, "Inference run finished."
     );
-}
-
-fn make_progress(enabled: bool, len: u64, overall: Option<(MultiProgress, ProgressBar)>) -> Bars {
-    if !enabled {
-        return Bars {
-            call: ProgressBar::hidden(),
-            overall: None,
-        };
-    }
-    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr_with_hz(5));
-    if let Ok(style) =
-        ProgressStyle::with_template("{bar:30} {pos}/{len} {per_sec} ETA {eta} {msg}")
-    {
-        bar.set_style(style);
-    }
-    match overall {
-        // Below the run's overall line.
-        Some((multi, line)) => Bars {
-            call: multi.add(bar),
-            overall: Some(line),
-        },
-        None => Bars {
-            call: bar,
-            overall: None,
-        },
-    }
-}
-
-/// The per-call bar and, when the command drew one (see [`Client::plan_stages`]), the overall line above it.
-#[derive(Clone)]
-pub(crate) struct Bars {
-    call: ProgressBar,
-    overall: Option<ProgressBar>,
-}
-
-impl Bars {
-    pub(crate) fn inc(&self, n: u64) {
-        self.call.inc(n);
-        if let Some(o) = &self.overall {
-            o.inc(n);
-        }
-    }
-
-    fn set_message(&self, msg: String) {
-        self.call.set_message(msg);
-    }
-
-    fn finish_and_clear(&self) {
-        self.call.finish_and_clear();
-    }
-}
-
-/// What one call's sending did (requests, outcomes, tokens, money), filled in by its requests as they finish.
-#[derive(Default)]
-pub(crate) struct Counters {
-    pub(crate) sent: usize,
-    pub(crate) skipped_for_cost: usize,
-    /// Prompts not sent or abandoned because sending was stopped.
-    pub(crate) interrupted: AtomicUsize,
-    pub(crate) ejections: u64,
-    pub(crate) batch_pending: usize,
-    pub(crate) requests: AtomicU64,
-    /// Attempts abandoned after they were sent.
-    pub(crate) abandoned: AtomicU64,
-    pub(crate) failed: AtomicUsize,
-    pub(crate) truncated: AtomicUsize,
-    pub(crate) prompt_tokens: AtomicU64,
-    pub(crate) completion_tokens: AtomicU64,
-    /// USD spent by this call's requests.
-    pub(crate) spent: Mutex<f64>,
-    /// How often each 400 message came back (after its retries).
-    bad_requests: Mutex<HashMap<String, u32>>,
-    /// The error that ends the call once every finished answer is written.
-    pub(crate) abort: Mutex<Option<Error>>,
-    /// Requests in flight over time (requests sent one by one only).
-    pub(crate) flights: Option<Tracker>,
-    /// Seconds the sender waited for the cost limit.
-    pub(crate) budget_wait_s: f64,
-}
-
-impl Counters {
-    /// Copies the counts into a run's summary.
-    pub(crate) fn fill(&self, summary: &mut RunSummary) {
-        summary.sent = self.sent;
-        summary.requests = self.requests.load(Ordering::Relaxed);
-        summary.abandoned = self.abandoned.load(Ordering::Relaxed);
-        summary.failed = self.failed.load(Ordering::Relaxed);
-        summary.truncated = self.truncated.load(Ordering::Relaxed);
-        summary.skipped_for_cost = self.skipped_for_cost;
-        summary.interrupted = self.interrupted.load(Ordering::Relaxed);
-        summary.ejections = self.ejections;
-        summary.batch_pending = self.batch_pending;
-        summary.prompt_tokens = self.prompt_tokens.load(Ordering::Relaxed);
-        summary.completion_tokens = self.completion_tokens.load(Ordering::Relaxed);
-        summary.spent_usd = self.spent.lock().map(|c| *c).unwrap_or(0.0);
-    }
-}
-
-/// A request waiting in the sender's queue, with the prompt's fields its response line carries.
-pub(crate) struct Pending {
-    pub(crate) job: Job,
-    pub(crate) id: String,
-    pub(crate) sample_index: u32,
-    pub(crate) meta: Map<String, Value>,
-}
-
-/// Why the sender stopped taking requests from its queue before it was closed: what a feeder that finds the queue
-/// closed counts its remaining prompts as.
-#[derive(Default)]
-pub(crate) struct Closed(std::sync::atomic::AtomicU8);
-
-impl Closed {
-    const STOPPED: u8 = 1;
-    const COST: u8 = 2;
-
-    fn set(&self, why: u8) {
-        self.0.store(why, Ordering::Relaxed);
-    }
-
-    /// Sending was stopped ([`crate::StopHandle`]).
-    pub(crate) fn stopped(&self) -> bool {
-        self.0.load(Ordering::Relaxed) == Self::STOPPED
-    }
-
-    /// The cost limit was reached.
-    pub(crate) fn for_cost(&self) -> bool {
-        self.0.load(Ordering::Relaxed) == Self::COST
-    }
-}
-
-/// Closes the queue and counts what was still in it.
-fn close_queue(rx: &mut tokio::sync::mpsc::Receiver<Pending>) -> usize {
-    rx.close();
-    let mut n = 0;
-    while rx.try_recv().is_ok() {
-        n += 1;
-    }
-    n
-}
-
-/// Sends the requests of the queue `jobs` (until it is closed and empty) with retries, spread over the model's
-/// replicas within their limits, handing each finished line to the writer.
-#[allow(clippy::too_many_arguments)]
-pub(crate) async fn send_all(
-    client: &Client,
-    model: &ModelConfig,
-    mut jobs: tokio::sync::mpsc::Receiver<Pending>,
-    access: http::Access,
-    tx: &mpsc::Sender<Written>,
-    progress: &Bars,
-    closed: &Closed,
-) -> Result<Counters, Error> {
-    let opts = client.options();
-    let budget = client.budget();
-    let base_urls = client.base_urls(model)?;
-    let cap = opts.concurrency.unwrap_or(model.max_concurrency).max(1);
-    let no_key = access.key.is_none();
-    let stop = client.stop_handle();
-    // The model's replicas as the client keeps them from call to call: connection pools, limits, health.
-    let (pool, fresh) = client
-        .pools()
-        .model(model, &access, &base_urls, cap, &stop)?;
-    let redactor = &Arc::new(access.redactor);
-    let endpoints = Arc::clone(&pool.endpoints);
-    endpoints.resume();
-    let ejections_before = endpoints.ejections();
-    // Is anybody there? Checked once per client and model (again only while none of its replicas ever answered),
-    // before the first request; a replica found dead keeps its back-off across calls.
-    let started = Instant::now();
-    if fresh || !endpoints.any_answered() {
-        let known: Vec<bool> = base_urls.iter().map(|u| client.has_answered(u)).collect();
-        let checked = crate::health::preflight(
-            &model.name,
-            &base_urls,
-            &known,
-            &pool.http,
-            model.server_wait(),
-            redactor,
-            &stop,
-        )
-        .await?;
-        endpoints.apply_checks(&checked);
-    }
-    let replicas = base_urls.len();
-    let slots = Arc::new(Semaphore::new(cap * replicas));
-    let counters = Arc::new(Counters {
-        flights: Some(Tracker::new(cap * replicas, true)),
-        ..Counters::default()
-    });
-    // Probes silent endpoints; stops the model when none has answered within its `server-wait-s`.
-    let watcher = {
-        let counters = Arc::clone(&counters);
-        let watch = crate::health::watch(
-            Arc::clone(&endpoints),
-            model.name.clone(),
-            started,
-            model.server_wait(),
-            Arc::clone(redactor),
-        );
-        tokio::spawn(async move {
-            let err = watch.await;
-            let mut abort = counters.abort.lock().unwrap_or_else(|e| e.into_inner());
-            if abort.is_none() {
-                *abort = Some(err);
-            }
-        })
-    };
-    let model = Arc::new(model.clone());
-    let mut tasks = tokio::task::JoinSet::new();
-    let mut sent = 0usize;
-    let mut skipped = 0usize;
-    let mut budget_wait = Duration::ZERO;
-    loop {
-        let next = tokio::select! {
-            biased;
-            () = stop.stopped() => None,
-            j = jobs.recv() => j,
-        };
-        let Some(Pending {
-            job,
-            id,
-            sample_index,
-            meta,
-        }) = next
-        else {
-            if stop.is_stopping() {
-                closed.set(Closed::STOPPED);
-                let n = close_queue(&mut jobs);
-                counters.interrupted.fetch_add(n, Ordering::Relaxed);
-            }
-            break;
-        };
-        if counters.abort.lock().map(|a| a.is_some()).unwrap_or(true) {
-            close_queue(&mut jobs);
-            break;
-        }
-        if stop.is_stopping() {
-            closed.set(Closed::STOPPED);
-            let n = 1 + close_queue(&mut jobs);
-            counters.interrupted.fetch_add(n, Ordering::Relaxed);
-            break;
-        }
-        let worst = model.worst_case_cost(job.input_tokens, job.max_tokens.unwrap_or(0));
-        // Wait for in-flight requests (they usually cost less than their worst case) before giving up.
-        let mut waiting: Option<Instant> = None;
-        let fits = loop {
-            let (fits, idle) = budget.try_reserve(worst);
-            if fits {
-                break true;
-            }
-            waiting.get_or_insert_with(Instant::now);
-            if idle || tasks.join_next().await.is_none() {
-                break false;
-            }
-        };
-        budget_wait += waiting.map_or(Duration::ZERO, |w| w.elapsed());
-        if !fits {
-            closed.set(Closed::COST);
-            skipped = 1 + close_queue(&mut jobs);
-            tracing::warn!(
-                spent_usd = budget.spent(),
-                limit_usd = budget.cap().unwrap_or(f64::INFINITY),
-                not_sent = skipped,
-                "Stopping: the next request could exceed the cost limit."
-            );
-            break;
-        }
-        let permit = tokio::select! {
-            p = Arc::clone(&slots).acquire_owned() => p.map_err(|e| Error::Setup(e.to_string()))?,
-            () = stop.stopped() => {
-                budget.settle(worst, 0.0);
-                closed.set(Closed::STOPPED);
-                let n = 1 + close_queue(&mut jobs);
-                counters.interrupted.fetch_add(n, Ordering::Relaxed);
-                break;
-            }
-        };
-        if counters.abort.lock().map(|a| a.is_some()).unwrap_or(true) {
-            budget.settle(worst, 0.0);
-            close_queue(&mut jobs);
-            break;
-        }
-        sent += 1;
-        let ctx = TaskCtx {
-            model: Arc::clone(&model),
-            http: Arc::clone(&pool.http),
-            fresh: Arc::clone(&pool.fresh),
-            endpoints: Arc::clone(&endpoints),
-            counters: Arc::clone(&counters),
-            redactor: Arc::clone(redactor),
-            budget: Arc::clone(budget),
-            tx: tx.clone(),
-            progress: progress.clone(),
-            no_key,
-        };
-        let in_flight = stop.begin();
-        tasks.spawn(async move {
-            ctx.run(job, id, sample_index, meta, worst).await;
-            drop(permit);
-            drop(in_flight);
-        });
-        // Reap finished tasks so the set stays small.
-        while tasks.try_join_next().is_some() {}
-    }
-    // No prompt waits any more (each has a request, or the sender stopped).
-    if let Some(t) = &counters.flights {
-        t.backlog_done();
-    }
-    // Every request in flight is waited for; after a stop, up to the drain bound.
-    loop {
-        tokio::select! {
-            r = tasks.join_next() => if r.is_none() { break },
-            () = stop.drained(opts.drain) => {
-                tasks.abort_all();
-                let mut abandoned = 0;
-                while let Some(r) = tasks.join_next().await {
-                    if r.is_err_and(|e| e.is_cancelled()) {
-                        abandoned += 1;
-                    }
-                }
-                counters.interrupted.fetch_add(abandoned, Ordering::Relaxed);
-                tracing::warn!(
-                    model = %model.name, abandoned, drain_s = opts.drain.as_secs_f64(),
-                    "Stopped waiting for the requests in flight; a rerun sends them again."
-                );
-                break;
-            }
-        }
-    }
-    watcher.abort();
-    let _ = watcher.await;
-    client.note_answered(
-        endpoints
-            .answered()
-            .iter()
-            .map(|u| u.trim_end_matches("/chat/completions").to_owned()),
-    );
-    tracing::debug!(limits = ?endpoints.limits(), "Final per-endpoint concurrency limits.");
-    let mut counters = Arc::try_unwrap(counters)
-        .map_err(|_| Error::Setup("a request task outlived the run".into()))?;
-    counters.sent = sent;
-    counters.skipped_for_cost = skipped;
-    counters.ejections = endpoints.ejections() - ejections_before;
-    counters.budget_wait_s = budget_wait.as_secs_f64();
-    Ok(counters)
-}
-
-struct TaskCtx {
-    model: Arc<ModelConfig>,
-    /// One HTTP client per replica (by `Slot::index`).
-    http: Arc<[reqwest::Client]>,
-    /// The same without idle connections (by `Slot::index`): a resend after a pooled connection closed unanswered.
-    fresh: Arc<[reqwest::Client]>,
-    endpoints: Arc<Endpoints>,
-    counters: Arc<Counters>,
-    redactor: Arc<Redactor>,
-    budget: Arc<Budget>,
-    tx: mpsc::Sender<Written>,
-    progress: Bars,
-    /// No API key was configured (a 401 then says how to name one).
-    no_key: bool,
-}
-
-impl TaskCtx {
-    async fn run(
-        self,
-        job: Job,
-        id: String,
-        sample_index: u32,
-        meta: Map<String, Value>,
-        worst: f64,
-    ) {
-        let m = &*self.model;
-        let start = Instant::now();
-        let timeout = Duration::from_secs_f64(m.timeout_s);
-        let idle = m.stream.then(|| Duration::from_secs_f64(m.idle_timeout_s));
-        let mut attempts: Vec<Attempt> = Vec::new();
-        let mut last_url: String;
-        let mut rng = Jitter::new(&job.key);
-        // What failed attempts that still reported usage cost (a provider may bill them).
-        let mut billed = 0.0;
-        // A first attempt whose connection closed unanswered (most often a keep-alive connection the server had just
-        // closed) is recorded and sent again at once on a new connection, not counted against `max-attempts`.
-        let mut free_resend = 0;
-        let mut on_fresh = false;
-        let result: Result<(Completion, f64), Failure> = loop {
-            let n = attempts.len() as u32 + 1;
-            let Some(slot) = self.endpoints.acquire().await else {
-                // Sending was stopped (or the model halted) before this attempt: no record, a rerun sends it.
-                self.counters.interrupted.fetch_add(1, Ordering::Relaxed);
-                self.release_cost(worst, billed);
-                return;
-            };
-            last_url = without_credentials(slot.url());
-            let t0 = Instant::now();
-            self.counters.requests.fetch_add(1, Ordering::Relaxed);
-            let res = slot
-                .guard(send_once(
-                    if on_fresh {
-                        &self.fresh[slot.index()]
-                    } else {
-                        &self.http[slot.index()]
-                    },
-                    &slot,
-                    job.body.clone(),
-                    (timeout, idle),
-                    &self.redactor,
-                    self.counters.flights.as_ref(),
-                ))
-                .await;
-            let latency = t0.elapsed().as_secs_f64();
-            match res {
-                Ok(mut c) => {
-                    slot.success();
-                    c.served.replica = u32::try_from(slot.index()).ok();
-                    attempts.push(Attempt {
-                        n,
-                        status: Some(200),
-                        error_class: None,
-                        latency_s: latency,
-                        delay_s: 0.0,
-                        abandoned: false,
-                    });
-                    break Ok((c, latency));
-                }
-                Err(mut f) => {
-                    // On a new connection, a close before any answer is no stale keep-alive connection: the endpoint
-                    // is broken, and is treated as one that refuses connections.
-                    f.closed &= !on_fresh;
-                    slot.failed(&f);
-                    drop(slot);
-                    let abandoned = is_abandoned(&f);
-                    if abandoned {
-                        self.counters.abandoned.fetch_add(1, Ordering::Relaxed);
-                    }
-                    if let Some(u) = &f.usage {
-                        billed += u.cost_usd.unwrap_or_else(|| {
-                            m.cost_from_usage(u.prompt_tokens, u.completion_tokens)
-                        });
-                    } else if abandoned && m.bills_abandoned() {
-                        // The provider may have generated the whole answer: count what it could have cost.
-                        billed += m.worst_case_cost(job.input_tokens, job.max_tokens.unwrap_or(0));
-                    }
-                    let resend_now = f.closed && free_resend == 0;
-                    if resend_now {
-                        free_resend = 1;
-                    }
-                    on_fresh = resend_now;
-                    let last =
-                        retry::decide(&f) != Decision::Retry || n - free_resend >= m.max_attempts;
-                    let delay = if last || resend_now {
-                        Duration::ZERO
-                    } else {
-                        retry::delay(rng.backoff(n, m.retry_base_s, m.retry_max_s), f.retry_after)
-                    };
-                    attempts.push(Attempt {
-                        n,
-                        status: f.status,
-                        error_class: Some(f.class),
-                        latency_s: latency,
-                        delay_s: delay.as_secs_f64(),
-                        abandoned,
-                    });
-                    tracing::debug!(id = %id, attempt = n, class = ?f.class, status = ?f.status, delay_s = delay.as_secs_f64(), "Attempt failed.");
-                    if last {
-                        break Err(f);
-                    }
-                    self.endpoints.pause(delay).await;
-                }
-            }
-        };
-        let wall_s = start.elapsed().as_secs_f64();
-        let mut record = new_record(m, job.key, id, sample_index, meta, attempts, wall_s);
-        let mut cost = 0.0;
-        let store = match result {
-            Ok((c, latency)) => {
-                cost = fill_answer(&mut record, m, c, Some(latency), &self.counters);
-                true
-            }
-            Err(f) => {
-                fill_failure(&mut record, &f);
-                // The same 400 again and again (an unsupported parameter, a model limit) fails every request alike.
-                let repeated = f.class == ErrorClass::BadRequest && {
-                    let mut seen = self
-                        .counters
-                        .bad_requests
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner());
-                    let n = seen.entry(f.message.clone()).or_insert(0);
-                    *n += 1;
-                    *n >= REPEATED_BAD_REQUESTS
-                };
-                if retry::decide(&f) == Decision::StopModel || repeated {
-                    let mut message = f.message.clone();
-                    if f.class == ErrorClass::Unauthorized && self.no_key {
-                        message.push_str(
-                            " (no API key was sent: name the environment variable that holds it with `api-key-env` \
-                             in the model config, or --api-key-env)",
-                        );
-                    }
-                    if repeated {
-                        message = format!(
-                            "{message} (the same answer {REPEATED_BAD_REQUESTS} times: stopping this model's requests)"
-                        );
-                    }
-                    let mut abort = self
-                        .counters
-                        .abort
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner());
-                    if abort.is_none() {
-                        *abort = Some(Error::FailFast {
-                            model: m.name.clone(),
-                            url: last_url.clone(),
-                            status: f.status.unwrap_or(0),
-                            class: class_name(f.class).to_owned(),
-                            message,
-                        });
-                    }
-                    drop(abort);
-                    if repeated {
-                        // This one is answered (failed); the ones after it are not sent.
-                        self.counters.failed.fetch_add(1, Ordering::Relaxed);
-                        self.release_cost(worst, billed);
-                        self.progress.inc(1);
-                        let _ = self.tx.send(Written {
-                            record,
-                            store: false,
-                        });
-                        return;
-                    }
-                    self.release_cost(worst, billed);
-                    return;
-                }
-                self.counters.failed.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(id = %record.id, error = record.error.as_deref().unwrap_or(""), "Request failed.");
-                false
-            }
-        };
-        let spent = self.release_cost(worst, cost + billed);
-        self.progress.inc(1);
-        self.progress.set_message(format!(
-            "{} tok ${spent:.4}",
-            self.counters.prompt_tokens.load(Ordering::Relaxed)
-                + self.counters.completion_tokens.load(Ordering::Relaxed)
-        ));
-        let _ = self.tx.send(Written { record, store });
-    }
-
-    fn release_cost(&self, worst: f64, cost: f64) -> f64 {
-        *self
-            .counters
-            .spent
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) += cost;
-        self.budget.settle(worst, cost)
-    }
 }

@@ -5,10 +5,12 @@
 //! the requests in flight are waited for up to the client's drain bound (`RunOptions::drain`), their answers
 //! written to the output and the cache as usual. Prompts not sent (or abandoned after the bound) count as
 //! unfinished, like prompts not sent because of the cost limit, so a rerun sends them.
+//!
+//! Its timers read tokio's clock, so a test on paused time drives them.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::Notify;
 
@@ -19,7 +21,8 @@ pub struct StopHandle(Arc<State>);
 #[derive(Default)]
 struct State {
     stopping: AtomicBool,
-    at: OnceLock<Instant>,
+    /// When sending was stopped (tokio's clock: the real one, or a test's paused one).
+    at: OnceLock<tokio::time::Instant>,
     notify: Notify,
     /// Prompts whose request is in flight (including those between two attempts).
     in_flight: AtomicUsize,
@@ -38,7 +41,7 @@ impl StopHandle {
     /// Stops sending new requests (idempotent); returns how many requests are in flight now.
     pub fn stop_sending(&self) -> usize {
         if !self.0.stopping.swap(true, Ordering::SeqCst) {
-            let _ = self.0.at.set(Instant::now());
+            let _ = self.0.at.set(tokio::time::Instant::now());
             self.0.notify.notify_waiters();
         }
         self.in_flight()
@@ -70,8 +73,13 @@ impl StopHandle {
     /// Resolves `drain` after sending was stopped.
     pub(crate) async fn drained(&self, drain: Duration) {
         self.stopped().await;
-        let at = self.0.at.get().copied().unwrap_or_else(Instant::now);
-        tokio::time::sleep_until((at + drain).into()).await;
+        let at = self
+            .0
+            .at
+            .get()
+            .copied()
+            .unwrap_or_else(tokio::time::Instant::now);
+        tokio::time::sleep_until(at + drain).await;
     }
 
     /// Sleeps for `d`, or less when sending is stopped meanwhile; returns whether it slept the whole time.
@@ -112,5 +120,44 @@ mod tests {
         assert_eq!(s.stop_sending(), 1);
         assert_eq!(s.stop_sending(), 1);
         assert!(s.is_stopping());
+    }
+
+    /// The drain bound on tokio's paused clock: it ends exactly `drain` after the stop, however late it is awaited.
+    #[tokio::test(start_paused = true)]
+    async fn the_drain_ends_exactly_its_bound_after_the_stop() {
+        let s = StopHandle::default();
+        let t0 = tokio::time::Instant::now();
+        let drained = {
+            let s = s.clone();
+            tokio::spawn(async move { s.drained(Duration::from_secs(120)).await })
+        };
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        assert!(!drained.is_finished());
+        s.stop_sending();
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        // Awaited 30 s after the stop: it still ends 120 s after the stop.
+        let late = s.drained(Duration::from_secs(120));
+        drained.await.unwrap();
+        assert_eq!(t0.elapsed(), Duration::from_secs(125));
+        late.await;
+        assert_eq!(t0.elapsed(), Duration::from_secs(125));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_sleep_ends_early_when_sending_is_stopped() {
+        let s = StopHandle::default();
+        let t0 = tokio::time::Instant::now();
+        assert!(s.sleep(Duration::from_secs(3)).await);
+        assert_eq!(t0.elapsed(), Duration::from_secs(3));
+        let stopper = {
+            let s = s.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_secs(2)).await;
+                s.stop_sending();
+            })
+        };
+        assert!(!s.sleep(Duration::from_secs(600)).await);
+        assert_eq!(t0.elapsed(), Duration::from_secs(5));
+        stopper.await.unwrap();
     }
 }

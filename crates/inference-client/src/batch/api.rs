@@ -13,7 +13,7 @@ use crate::config::ModelConfig;
 use crate::http;
 use crate::parse::Failure;
 use crate::redact::Redactor;
-use crate::retry::{self, Decision, Jitter};
+use crate::retry::{self, Decision, Ended, Rules};
 use crate::{Error, run::class_name};
 
 /// A batch as `GET /batches/{id}` describes it (the fields the client reads).
@@ -141,42 +141,48 @@ impl Api<'_> {
     ) -> Result<Vec<u8>, Error> {
         let m = self.model;
         let timeout = Duration::from_secs_f64(m.timeout_s);
-        let mut jitter = Jitter::new(url);
-        let mut n = 0;
-        loop {
-            n += 1;
-            let f: Failure = match http::send(build().timeout(timeout), self.redactor).await {
-                Ok((_, bytes)) => return Ok(bytes),
-                Err(f) => f,
-            };
-            let decision = retry::decide(&f);
-            let status = f.status.map(|s| format!("HTTP {s}, ")).unwrap_or_default();
-            let message = format!("{what}: {status}{}: {}", class_name(f.class), f.message);
-            match decision {
-                Decision::StopModel => {
-                    return Err(Error::FailFast {
-                        model: m.name.clone(),
-                        url: url.to_owned(),
-                        status: f.status.unwrap_or(0),
-                        class: class_name(f.class).to_owned(),
-                        message: self.redactor.clean(&message),
-                    });
+        let ended = retry::drive(
+            Rules::of(m),
+            url,
+            None,
+            |_| {
+                let request = build().timeout(timeout);
+                async move {
+                    Some(
+                        http::send(request, self.redactor)
+                            .await
+                            .map(|(_, bytes)| bytes),
+                    )
                 }
-                Decision::Retry if n < m.max_attempts => {
-                    let wait = retry::delay(
-                        jitter.backoff(n, m.retry_base_s, m.retry_max_s),
-                        f.retry_after,
-                    );
+            },
+            |_, v| {
+                if !v.last {
                     tracing::debug!(
                         what,
-                        attempt = n,
-                        wait_s = wait.as_secs_f64(),
+                        attempt = v.n,
+                        wait_s = v.wait.as_secs_f64(),
                         "Batch API call failed; retrying."
                     );
-                    tokio::time::sleep(wait).await;
                 }
-                _ => return Err(self.error(url, &message)),
-            }
+            },
+        )
+        .await;
+        let f: Failure = match ended {
+            Ended::Answered(bytes) => return Ok(bytes),
+            Ended::Failed(f) => f,
+            Ended::NotMade => unreachable!("a Batch API attempt is always made"),
+        };
+        let status = f.status.map(|s| format!("HTTP {s}, ")).unwrap_or_default();
+        let message = format!("{what}: {status}{}: {}", class_name(f.class), f.message);
+        if retry::decide(&f) == Decision::StopModel {
+            return Err(Error::FailFast {
+                model: m.name.clone(),
+                url: url.to_owned(),
+                status: f.status.unwrap_or(0),
+                class: class_name(f.class).to_owned(),
+                message: self.redactor.clean(&message),
+            });
         }
+        Err(self.error(url, &message))
     }
 }

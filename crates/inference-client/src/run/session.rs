@@ -144,12 +144,6 @@ impl ChatFeed<'_> {
     }
 }
 
-impl Bars {
-    fn inc_length(&self, n: u64) {
-        self.call.inc_length(n);
-    }
-}
-
 impl Client {
     /// Sends prompts that the caller hands over chunk by chunk (`feed` calls [`ChatFeed::send`] once per chunk)
     /// into one responses file `out`, as one run: the same lines, cache entries and summary as one [`Client::chat`]

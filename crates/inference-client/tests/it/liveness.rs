@@ -70,6 +70,9 @@ fn a_restarted_server_is_back_in_seconds_and_nothing_is_lost_or_sent_twice() {
     let resumed = back.elapsed();
     let s = run.join().unwrap().expect("run");
     let after = mock.stop();
+    // A replica that answered before is probed again at most 5 s apart (`LONGEST_EJECTION_ANSWERED`; the back-off
+    // itself is tested exactly on tokio's paused clock in `limiter.rs`): 10 s is that bound with as much again for a
+    // loaded machine.
     assert!(
         resumed < Duration::from_secs(10),
         "resumed {:.1} s after the server came back",
@@ -104,7 +107,9 @@ fn a_base_url_where_nothing_listens_ends_in_one_line_naming_it() {
     };
     let dir = tempfile::tempdir().unwrap();
     let mut m = model(&dead);
-    m.server_wait_s = Some(3.0);
+    // How the wait probes and when it ends is tested exactly on tokio's paused clock (`health.rs`); here the real
+    // refusal is what counts. The wait is a lower bound; the upper one only catches a wait that never ends.
+    m.server_wait_s = Some(1.0);
     let t0 = Instant::now();
     let err = chat(
         &m,
@@ -122,7 +127,7 @@ fn a_base_url_where_nothing_listens_ends_in_one_line_naming_it() {
     assert!(msg.to_lowercase().contains("refused"), "{msg}");
     assert!(!msg.contains('\n'), "{msg}");
     assert!(
-        took >= Duration::from_secs(3) && took < Duration::from_secs(30),
+        took >= Duration::from_secs(1) && took < Duration::from_secs(30),
         "{took:?}"
     );
 }
