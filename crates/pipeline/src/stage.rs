@@ -27,6 +27,9 @@ use crate::outcome::Failure;
 /// A fallible step of a stage, borrowing the run it belongs to.
 pub type Step<'a, C, T> = Box<dyn Fn(&mut C) -> anyhow::Result<T> + 'a>;
 
+/// A fallible check of a stage's freshness stamps.
+pub type StampCheck<'a> = Box<dyn Fn(&Stamps) -> anyhow::Result<()> + 'a>;
+
 /// One stage of a run.
 pub struct Stage<'a> {
     /// What the stage does (`ifscale-generate`, `rift-judge`, `report`, ...).
@@ -44,7 +47,7 @@ pub struct Stage<'a> {
     /// line.
     pub requests: u64,
     /// Runs before the freshness check (e.g. clearing a stamp that no longer holds).
-    pub before: Option<Box<dyn Fn(&Stamps) -> anyhow::Result<()> + 'a>>,
+    pub before: Option<StampCheck<'a>>,
     /// The work.
     pub run: Step<'a, Ctx<'a>, ()>,
     /// Runs after the stage, whether it ran or was fresh (e.g. adding a judge's tally to its check).

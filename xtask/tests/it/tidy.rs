@@ -114,10 +114,22 @@ fn the_loops_that_call_models_depend_on_no_page_figure_or_run() {
     for (krate, never) in [
         ("harness", &["plots", "report", "pipeline", "bench"][..]),
         ("inference-client", &["harness", "pipeline", "plots"][..]),
-        ("schema", &["harness", "pipeline", "plots", "analysis", "inference-client"][..]),
+        (
+            "schema",
+            &[
+                "harness",
+                "pipeline",
+                "plots",
+                "analysis",
+                "inference-client",
+            ][..],
+        ),
     ] {
         let deps = internal_dependencies(krate);
-        let wrong: Vec<&&str> = never.iter().filter(|n| deps.iter().any(|d| d == *n)).collect();
+        let wrong: Vec<&&str> = never
+            .iter()
+            .filter(|n| deps.iter().any(|d| d == *n))
+            .collect();
         assert!(wrong.is_empty(), "{krate} must not depend on {wrong:?}");
     }
 }

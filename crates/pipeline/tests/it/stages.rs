@@ -146,7 +146,7 @@ fn a_stage_added_to_the_list_is_planned_estimated_piloted_and_shown_in_the_progr
     // its answer comes from the pilot's cache entry.
     stages.truncate(2);
     let ctx = pipeline::execute(&run, &stages).unwrap();
-    assert_eq!(ctx.out.progress, [format!("stage 1 of 1: probe:mock")]);
+    assert_eq!(ctx.out.progress, ["stage 1 of 1: probe:mock"]);
     assert_eq!(ctx.out.stages_run, ["probe:mock"]);
     assert!(ctx.out.incomplete.is_empty());
     assert!(run.paths.root.join("probe.jsonl").is_file());
