@@ -40,8 +40,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use ::pipeline::Failure;
-#[cfg(test)]
-use ::pipeline::outcome::{EXIT_INCOMPLETE, EXIT_JUDGE_FAILED, EXIT_REGRESSION};
 use ::pipeline::outcome::{EXIT_RUNTIME, EXIT_USAGE};
 use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
@@ -221,6 +219,7 @@ fn init_tracing() {
 
 #[cfg(test)]
 mod tests {
+    use ::pipeline::outcome::{EXIT_INCOMPLETE, EXIT_JUDGE_FAILED, EXIT_REGRESSION};
     use anyhow::Context as _;
 
     use super::*;

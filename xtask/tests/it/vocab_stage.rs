@@ -12,7 +12,7 @@ use crate::repo;
 
 /// A run in `dir` whose `[ifscale] vocab` is missing, so the pipeline builds it from the fixture corpus with the
 /// perplexity difficulty on `paid` (served by `paid`) and embeddings from `embed`; `run` lines go into `[run]`.
-fn vocab_workspace(dir: &Path, paid: &MockServer, embed: &MockServer, run: &str) {
+fn vocab_workspace(dir: &Path, paid: &MockServer, embed: &MockServer, samples: u32, run: &str) {
     std::fs::write(
         dir.join("models.toml"),
         format!(
@@ -26,7 +26,10 @@ fn vocab_workspace(dir: &Path, paid: &MockServer, embed: &MockServer, run: &str)
     .unwrap();
     std::fs::write(
         dir.join("vocab.toml"),
-        "embeddings-model = \"embed\"\n\n[difficulty]\nmethod = \"perplexity\"\nmodel = \"paid\"\nsamples = 1\n",
+        format!(
+            "embeddings-model = \"embed\"\n\n[difficulty]\nmethod = \"perplexity\"\nmodel = \"paid\"\n\
+             samples = {samples}\n"
+        ),
     )
     .unwrap();
     std::fs::write(
@@ -56,8 +59,9 @@ fn a_paid_vocabulary_model_stops_at_the_runs_cost_limit_with_its_requests_in_the
     let paid = MockServer::start(MockConfig::new(), 0).unwrap();
     let embed = MockServer::start(MockConfig::new(), 0).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    // At 1 000 USD per million input tokens a request costs about 0.5 USD: a 0.6 USD cap pays for one.
-    vocab_workspace(dir.path(), &paid, &embed, "max-cost-usd = 0.6");
+    // The fixture corpus leaves one term, asked 20 times. At 1 000 USD per million input tokens a request costs
+    // about 0.055 USD: a 0.08 USD cap pays for one.
+    vocab_workspace(dir.path(), &paid, &embed, 20, "max-cost-usd = 0.08");
     let code = wait(
         &mut pipeline(dir.path(), "run.log"),
         Duration::from_secs(300),
@@ -95,7 +99,8 @@ fn one_ctrl_c_during_the_vocabulary_step_exits_3_and_keeps_every_answer() {
     let paid = MockServer::start(cfg, 0).unwrap();
     let embed = MockServer::start(MockConfig::new(), 0).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    vocab_workspace(dir.path(), &paid, &embed, "");
+    // One term asked 40 times, one at a time, 0.3 s each.
+    vocab_workspace(dir.path(), &paid, &embed, 40, "");
     let mut child = pipeline(dir.path(), "first.log");
     let t0 = Instant::now();
     while paid.requests() < 2 {
