@@ -60,8 +60,8 @@ fn a_paid_vocabulary_model_stops_at_the_runs_cost_limit_with_its_requests_in_the
     let embed = MockServer::start(MockConfig::new(), 0).unwrap();
     let dir = tempfile::tempdir().unwrap();
     // The fixture corpus leaves one term, asked 20 times. At 1 000 USD per million input tokens a request costs
-    // about 0.055 USD: a 0.08 USD cap pays for one.
-    vocab_workspace(dir.path(), &paid, &embed, 20, "max-cost-usd = 0.08");
+    // about 0.055 USD (the client reserves its own, smaller, estimate before sending): a 0.06 USD cap pays for one.
+    vocab_workspace(dir.path(), &paid, &embed, 20, "max-cost-usd = 0.06");
     let code = wait(
         &mut pipeline(dir.path(), "run.log"),
         Duration::from_secs(300),
@@ -77,7 +77,12 @@ fn a_paid_vocabulary_model_stops_at_the_runs_cost_limit_with_its_requests_in_the
         1,
         "the vocabulary's request is in the run's ledger"
     );
-    assert!(ledger.contains("\"paid\""), "{ledger}");
+    // The mock bills 55 prompt tokens for the difficulty prompt: 0.055 USD at 1 000 USD per million.
+    let line: serde_json::Value = serde_json::from_str(ledger.trim()).unwrap();
+    assert!(
+        (line["usd"].as_f64().unwrap() - 0.055).abs() < 1e-9,
+        "{ledger}"
+    );
     assert_eq!(difficulty_answers(dir.path()), 1);
     assert!(
         !dir.path().join("vocab.tsv").exists(),
