@@ -17,18 +17,12 @@
 //! The tests run the loops against the mock provider (crate `mock-provider`) with scripted replies.
 
 pub mod audit;
-pub mod compare;
-pub mod cost;
-pub mod departures;
 pub mod estimate;
-pub mod explorer;
 pub mod fresh;
 pub mod helper;
 pub mod ifscale;
 pub mod judge_check;
-pub mod overview;
 pub mod pairs;
-pub mod report;
 pub mod reports;
 pub mod rift;
 pub mod synthetic;
@@ -62,9 +56,6 @@ pub enum Error {
     /// The RIFT summary could not be aggregated.
     #[error(transparent)]
     Analysis(#[from] analysis::Error),
-    /// A figure (the comparison's) could not be drawn.
-    #[error(transparent)]
-    Plots(#[from] plots::Error),
     /// A file could not be written.
     #[error("{path}: {message}")]
     Output { path: PathBuf, message: String },

@@ -63,8 +63,8 @@ pub(crate) struct PipelineArgs {
 pub(crate) fn ifscale_caps(
     ifs: Option<&prompt_gen::ifscale::IfscaleConfig>,
     models: &[inference_client::ModelConfig],
-) -> Vec<harness::departures::OutputCap> {
-    use harness::departures::{CapSource, OutputCap};
+) -> Vec<::report::departures::OutputCap> {
+    use ::report::departures::{CapSource, OutputCap};
     let Some(ifs) = ifs else {
         return Vec::new();
     };
@@ -245,7 +245,7 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
         &client,
         &mut stage,
     )?;
-    let prices: harness::cost::Prices = models
+    let prices: ::report::cost::Prices = models
         .iter()
         .chain(ifscale_judge.iter())
         .chain(rift_judge.iter())
@@ -254,7 +254,7 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
     let caps = ifscale_caps(cfg.ifscale.as_ref(), &models);
     report::analyse_and_report(&cfg, &config_text, &paths, &prices, &caps, &mut stage)?;
     client.finish_stages();
-    let mut summary = harness::report::summary_markdown(
+    let mut summary = ::report::summary_markdown(
         &cfg.run.name,
         &paths,
         &cfg.run.models,

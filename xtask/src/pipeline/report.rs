@@ -1,9 +1,9 @@
 //! The last stages: analysis and figures from the run's score files, then `report.html` (its content is
-//! `harness::report`'s; with several models, the comparison of every pair from `harness::compare` first, written to
+//! the `report` crate's; with several models, the comparison of every pair from `report::compare` first, written to
 //! `<run>/compare/`).
 
+use ::report::{RunReport, list_files};
 use analysis::models::ReasoningRule;
-use harness::report::{RunReport, list_files};
 use schema::paths::RunPaths;
 
 use super::{PipelineConfig, Stager};
@@ -13,8 +13,8 @@ pub(super) fn analyse_and_report(
     cfg: &PipelineConfig,
     config_text: &str,
     paths: &RunPaths,
-    prices: &harness::cost::Prices,
-    ifscale_caps: &[harness::departures::OutputCap],
+    prices: &::report::cost::Prices,
+    ifscale_caps: &[::report::departures::OutputCap],
     stage: &mut Stager<'_>,
 ) -> anyhow::Result<()> {
     let rule = ReasoningRule {
@@ -49,7 +49,7 @@ pub(super) fn analyse_and_report(
         .file(&paths.ifscale_prompts())?
         .file(&paths.ifscale_attempts())?
         .file(&paths.root.join("explorer").join("index.html"))?
-        // The comparison of the run's models (`harness::compare`) reads the scores themselves.
+        // The comparison of the run's models (`report::compare`) reads the scores themselves.
         .value("compare-options", &analysis::compare::Options::default())?
         .value("models", &cfg.run.models)?
         .file(&ifscale_scores)?
@@ -81,7 +81,7 @@ pub(super) fn analyse_and_report(
             }
         }
         // Several models: every pair compared (`cargo xtask compare <run>`), written to `<run>/compare/`.
-        let comparison = harness::compare::compare_run(
+        let comparison = ::report::compare::compare_run(
             paths,
             &cfg.run.models,
             &analysis::compare::Options::default(),
@@ -109,7 +109,7 @@ pub(super) fn analyse_and_report(
             ifscale_caps,
             comparison: comparison.as_ref(),
         };
-        let input = harness::report::report_input(&run, paths)?;
+        let input = ::report::report_input(&run, paths)?;
         plots::report::write(&input, &report)?;
         tracing::info!(report = %report.display(), "Wrote the HTML report.");
         match plots::screenshot::find_chromium() {
@@ -126,16 +126,16 @@ pub(super) fn analyse_and_report(
 }
 
 /// The caps as the report states them, for its fingerprint (a models-file change is not in the config text).
-fn caps_key(caps: &[harness::departures::OutputCap]) -> Vec<(String, u32, bool)> {
+fn caps_key(caps: &[::report::departures::OutputCap]) -> Vec<(String, u32, bool)> {
     caps.iter()
         .map(|c| {
-            let from_run = c.source == harness::departures::CapSource::RunConfig;
+            let from_run = c.source == ::report::departures::CapSource::RunConfig;
             (c.model.clone(), c.max_tokens, from_run)
         })
         .collect()
 }
 
-/// The per-sample explorer (`harness::explorer`) and its two screenshots: an IFScale sample and a RIFT prompt
+/// The per-sample explorer (`report::explorer`) and its two screenshots: an IFScale sample and a RIFT prompt
 /// opened from their URL fragment, next to `report.png`.
 fn explorer(cfg: &PipelineConfig, paths: &RunPaths, stage: &mut Stager<'_>) -> anyhow::Result<()> {
     use schema::paths::Bench;
@@ -166,11 +166,11 @@ fn explorer(cfg: &PipelineConfig, paths: &RunPaths, stage: &mut Stager<'_>) -> a
     }
     let dir = paths.root.join("explorer");
     stage.run("explorer", fp, std::slice::from_ref(&dir), || {
-        let opts = harness::explorer::Options {
+        let opts = ::report::explorer::Options {
             span,
             ..Default::default()
         };
-        let written = harness::explorer::write(paths, &cfg.run.name, &cfg.run.models, &opts)?;
+        let written = ::report::explorer::write(paths, &cfg.run.name, &cfg.run.models, &opts)?;
         for e in &written.entries {
             tracing::info!(
                 benchmark = e.bench, model = %e.model, samples = e.samples, pages = e.pages,
