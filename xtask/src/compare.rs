@@ -4,7 +4,7 @@
 //! `artifacts/runs/`. The runs' prompt files must hold the same items (checked through `analysis::compare::align`;
 //! a mismatch is one usage error naming what differs; runs are read through `analysis::compare::runs`), then
 //! `analysis::compare::report::build` computes everything, `compare.md`, `compare.json` and the figures are written
-//! to `--out` (`harness::compare::write_files`, the writer the report of a multi-model run uses too) and the
+//! to `--out` (`report::compare::write_files`, the writer the report of a multi-model run uses too) and the
 //! Markdown is printed. With `--fail-if-worse`
 //! the command exits 5 ([`pipeline::outcome::EXIT_REGRESSION`]) unless every candidate is shown non-inferior to the baseline.
 
@@ -244,7 +244,7 @@ pub(crate) fn run(args: &CompareArgs) -> anyhow::Result<()> {
                 .join("-vs-"),
         )
     });
-    let (markdown, figures) = harness::compare::write_files(&report, &out)?;
+    let (markdown, figures) = ::report::compare::write_files(&report, &out)?;
     println!("{markdown}");
     tracing::info!(out = %out.display(), figures = figures.len(), "Wrote compare.md, compare.json and the figures.");
     if let Some(gate) = &report.gate {

@@ -197,6 +197,8 @@ pub(crate) fn exit_code(err: &anyhow::Error) -> u8 {
         e.downcast_ref::<bench::UsageError>().is_some()
             || e.downcast_ref::<harness::Error>()
                 .is_some_and(harness::Error::is_usage)
+            || e.downcast_ref::<report::Error>()
+                .is_some_and(report::Error::is_usage)
             || e.downcast_ref::<inference_client::Error>()
                 .is_some_and(inference_client::Error::is_config)
             || e.downcast_ref::<vocab_pipeline::Error>()

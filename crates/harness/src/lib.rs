@@ -1,15 +1,15 @@
 //! The benchmark loops that call models, as library functions with typed arguments: IFScale generation (attempts,
 //! the paper's retry rules, the coherence judge, the attempts log, failed samples), the RIFT stages (prep with
-//! optional rephrasing, prompts, run, judge, score), the IFScale score reports, and what a run's report and summary
-//! show (`report`, with `departures`: the vocabulary and output caps a run departs from the paper with, and
-//! `compare`: the paired comparison of a multi-model run's models, its files and report section), and
-//! synthetic model output for benchmarks and rehearsals (`synthetic`); `helper` holds the configured settings of
-//! judge and rephrasing calls.
+//! optional rephrasing, prompts, run, judge, score), the judge checks (`judge_check`), the hand audit of RIFT
+//! judgments (`audit`), judging pairs outside a run (`pairs`), the IFScale score reports, request and cost estimates
+//! (`estimate`), stage stamps (`fresh`), and synthetic model output for benchmarks and rehearsals (`synthetic`);
+//! `helper` holds the configured settings of judge and rephrasing calls.
 //!
 //! It knows how a benchmark turns prompts into scored records and which files each stage reads and writes
 //! (`schema::paths`). It deliberately doesn't know about command-line flags, config files, exit codes or the
 //! pipeline's stage order (that is `xtask`), HTTP or caching (that is `inference-client`), how a keyword matches or
-//! an answer aligns (that is `scoring`), or tables and figures (that is `analysis` and `plots`).
+//! an answer aligns (that is `scoring`), tables (that is `analysis`), or what a run's report, summary, explorer and
+//! comparison show (that is crate `report`, which depends on this one; figures and HTML are `plots`).
 //! Every model call goes through the caller's `inference_client::Client` (one per command, so one budget and one
 //! embedded engine), and every loop here resumes from its files.
 //!
@@ -17,18 +17,12 @@
 //! The tests run the loops against the mock provider (crate `mock-provider`) with scripted replies.
 
 pub mod audit;
-pub mod compare;
-pub mod cost;
-pub mod departures;
 pub mod estimate;
-pub mod explorer;
 pub mod fresh;
 pub mod helper;
 pub mod ifscale;
 pub mod judge_check;
-pub mod overview;
 pub mod pairs;
-pub mod report;
 pub mod reports;
 pub mod rift;
 pub mod synthetic;
@@ -62,9 +56,6 @@ pub enum Error {
     /// The RIFT summary could not be aggregated.
     #[error(transparent)]
     Analysis(#[from] analysis::Error),
-    /// A figure (the comparison's) could not be drawn.
-    #[error(transparent)]
-    Plots(#[from] plots::Error),
     /// A file could not be written.
     #[error("{path}: {message}")]
     Output { path: PathBuf, message: String },

@@ -123,7 +123,7 @@ impl Run {
     }
 
     /// Every model the run sends requests to with its prices (per million input and output tokens).
-    pub fn prices(&self) -> harness::cost::Prices {
+    pub fn prices(&self) -> ::report::cost::Prices {
         self.models
             .iter()
             .chain(self.ifscale_judge.iter())
@@ -135,8 +135,8 @@ impl Run {
     /// The `max_tokens` each model's IFScale generation requests carry: `[ifscale] max-tokens` when set (it
     /// overrides the model's, as in the request body), else the model's own `max-tokens`; a model with neither is
     /// uncapped.
-    pub fn ifscale_caps(&self) -> Vec<harness::departures::OutputCap> {
-        use harness::departures::{CapSource, OutputCap};
+    pub fn ifscale_caps(&self) -> Vec<::report::departures::OutputCap> {
+        use ::report::departures::{CapSource, OutputCap};
         let Some(ifs) = &self.cfg.ifscale else {
             return Vec::new();
         };

@@ -1,4 +1,4 @@
-//! The run's `summary.md` (what `harness::report` says of the run, the stages that finished incomplete, the
+//! The run's `summary.md` (what `report` says of the run, the stages that finished incomplete, the
 //! budget) and the outcome it ends with.
 
 use crate::Run;
@@ -8,7 +8,7 @@ use crate::stage::{Ctx, Outcome};
 /// Writes `<run>/summary.md` for what the stages did, and returns its text.
 pub fn write(run: &Run, out: &Outcome, seconds: f64) -> anyhow::Result<String> {
     let paths = &run.paths;
-    let mut summary = harness::report::summary_markdown(
+    let mut summary = ::report::summary_markdown(
         &run.cfg.run.name,
         paths,
         &run.cfg.run.models,

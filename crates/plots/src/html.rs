@@ -1,5 +1,5 @@
 //! HTML pages from templates: `report.html` ([`crate::report`]) and the explorer's page shell
-//! (`harness::explorer`), both in `templates/` and compiled into the crate.
+//! (`report::explorer`), both in `templates/` and compiled into the crate.
 //!
 //! Escaping is automatic: every `{{ value }}` of every template is HTML-escaped by this module's `escape` (`&`, `<`,
 //! `>`, `"`, `'`), whatever its origin. The one way around it is a value the Rust side wraps with [`raw`] (a script,

@@ -1,7 +1,7 @@
 //! What a run holds for a comparison, read once however many of its models are compared: its IFScale and RIFT
 //! items (to check that two runs hold the same ones), its IFScale sample scores and the models of its RIFT answers;
 //! and one model's [`Entry`] from it. `cargo xtask compare` and the report of a multi-model run
-//! (`harness::compare`) both read runs through this.
+//! (`report::compare`) both read runs through this.
 
 use std::collections::BTreeMap;
 use std::path::Path;

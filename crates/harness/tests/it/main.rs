@@ -2,7 +2,6 @@
 
 mod ifscale;
 mod pairs;
-mod report;
 mod reports;
 mod rift;
 mod rift_batch;

@@ -1,10 +1,10 @@
 //! The last stages: analysis and figures from the run's score files, the explorer, then `report.html` (its content
-//! is `harness::report`'s; with several models, the comparison of every pair from `harness::compare` first, written
+//! is `report`'s; with several models, the comparison of every pair from `report::compare` first, written
 //! to `<run>/compare/`).
 
+use ::report::{RunReport, list_files};
 use analysis::models::ReasoningRule;
 use harness::fresh::Fingerprint;
-use harness::report::{RunReport, list_files};
 
 use crate::Run;
 use crate::stage::Stage;
@@ -56,7 +56,7 @@ fn report(run: &Run) -> Stage<'_> {
                 .file(&paths.ifscale_prompts())?
                 .file(&paths.ifscale_attempts())?
                 .file(&paths.root.join("explorer").join("index.html"))?
-                // The comparison of the run's models (`harness::compare`) reads the scores themselves.
+                // The comparison of the run's models (`report::compare`) reads the scores themselves.
                 .value("compare-options", &analysis::compare::Options::default())?
                 .value("models", &cfg.run.models)?
                 .file(&paths.ifscale_scores())?
@@ -73,7 +73,7 @@ fn report(run: &Run) -> Stage<'_> {
     )
 }
 
-fn write_report(run: &Run, ifscale_caps: &[harness::departures::OutputCap]) -> anyhow::Result<()> {
+fn write_report(run: &Run, ifscale_caps: &[::report::departures::OutputCap]) -> anyhow::Result<()> {
     let cfg = &run.cfg;
     let paths = &run.paths;
     let config_text = run.config_text.as_str();
@@ -99,7 +99,7 @@ fn write_report(run: &Run, ifscale_caps: &[harness::departures::OutputCap]) -> a
         }
     }
     // Several models: every pair compared (`cargo xtask compare <run>`), written to `<run>/compare/`.
-    let comparison = harness::compare::compare_run(
+    let comparison = ::report::compare::compare_run(
         paths,
         &cfg.run.models,
         &analysis::compare::Options::default(),
@@ -128,7 +128,7 @@ fn write_report(run: &Run, ifscale_caps: &[harness::departures::OutputCap]) -> a
         ifscale_caps,
         comparison: comparison.as_ref(),
     };
-    let input = harness::report::report_input(&shown, paths)?;
+    let input = ::report::report_input(&shown, paths)?;
     plots::report::write(&input, &report)?;
     tracing::info!(report = %report.display(), "Wrote the HTML report.");
     match plots::screenshot::find_chromium() {
@@ -143,16 +143,16 @@ fn write_report(run: &Run, ifscale_caps: &[harness::departures::OutputCap]) -> a
 }
 
 /// The caps as the report states them, for its fingerprint (a models-file change is not in the config text).
-fn caps_key(caps: &[harness::departures::OutputCap]) -> Vec<(String, u32, bool)> {
+fn caps_key(caps: &[::report::departures::OutputCap]) -> Vec<(String, u32, bool)> {
     caps.iter()
         .map(|c| {
-            let from_run = c.source == harness::departures::CapSource::RunConfig;
+            let from_run = c.source == ::report::departures::CapSource::RunConfig;
             (c.model.clone(), c.max_tokens, from_run)
         })
         .collect()
 }
 
-/// The per-sample explorer (`harness::explorer`) and its two screenshots: an IFScale sample and a RIFT prompt
+/// The per-sample explorer (`report::explorer`) and its two screenshots: an IFScale sample and a RIFT prompt
 /// opened from their URL fragment, next to `report.png`.
 fn explorer(run: &Run) -> Stage<'_> {
     use schema::paths::Bench;
@@ -191,11 +191,11 @@ fn explorer(run: &Run) -> Stage<'_> {
         inputs,
         vec![paths.root.join("explorer")],
         move |_| {
-            let opts = harness::explorer::Options {
+            let opts = ::report::explorer::Options {
                 span,
                 ..Default::default()
             };
-            let written = harness::explorer::write(paths, &cfg.run.name, &cfg.run.models, &opts)?;
+            let written = ::report::explorer::write(paths, &cfg.run.name, &cfg.run.models, &opts)?;
             for e in &written.entries {
                 tracing::info!(
                     benchmark = e.bench, model = %e.model, samples = e.samples, pages = e.pages,

@@ -128,7 +128,7 @@ pub fn ifscale_denominators(
         (
             "Coherence judged".to_owned(),
             if judge_configured {
-                let t = crate::ifscale::judge_counts_from_attempts(attempts)?;
+                let t = harness::ifscale::judge_counts_from_attempts(attempts)?;
                 let (attempts_judged, unjudged) = (t.judged, t.unjudged());
                 format!(
                     "{judged} samples; {attempts_judged} attempts judged, {unjudged} unjudged (the judge gave no verdict after every try; they stand on the other rules)"

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use expect_test::expect;
-use harness::report::{RunReport, report_input, summary_markdown};
+use report::{RunReport, report_input, summary_markdown};
 use schema::ifscale::MatchMode;
 use schema::paths::{Bench, RunPaths};
 use schema::rift::{AnswerScore, JudgeSource, PromptScore, ReplyOutcome, Structure, Verdict};
@@ -195,7 +195,7 @@ fn report_sections_count_from_the_files() {
     let dir = tempfile::tempdir().unwrap();
     let paths = write_run(dir.path());
     let models: Vec<String> = MODELS.map(str::to_owned).to_vec();
-    let comparison = harness::compare::compare_run(&paths, &models, &compare_options())
+    let comparison = report::compare::compare_run(&paths, &models, &compare_options())
         .unwrap()
         .expect("two models: a comparison");
     let run = RunReport {
@@ -533,7 +533,7 @@ fn a_judged_run_shows_each_judges_sensitivity_and_specificity() {
 #[test]
 fn output_caps_and_the_vocabulary_are_labelled() {
     use analysis::ifscale::vocabulary::{paper_sha256, project_sha256};
-    use harness::departures::{CapSource, OutputCap};
+    use report::departures::{CapSource, OutputCap};
     let dir = tempfile::tempdir().unwrap();
     let paths = write_run(dir.path());
     // alpha: three attempts at two samples, the first attempt of n2 cut off at the cap; beta: one attempt.
@@ -683,7 +683,7 @@ fn a_multi_model_run_has_the_comparison_section_and_a_single_model_run_none() {
     answers.extend(beta);
     schema::write_jsonl_atomic(&paths.rift_answer_scores(), &answers).unwrap();
     let models: Vec<String> = MODELS.map(str::to_owned).to_vec();
-    let comparison = harness::compare::compare_run(&paths, &models, &compare_options())
+    let comparison = report::compare::compare_run(&paths, &models, &compare_options())
         .unwrap()
         .expect("two models: a comparison");
     let out = dir.path().join("compare");
@@ -771,7 +771,7 @@ fn a_multi_model_run_has_the_comparison_section_and_a_single_model_run_none() {
     // One model: no comparison, the old one removed, no section.
     let one = vec!["alpha".to_owned()];
     assert!(
-        harness::compare::compare_run(&paths, &one, &compare_options())
+        report::compare::compare_run(&paths, &one, &compare_options())
             .unwrap()
             .is_none()
     );

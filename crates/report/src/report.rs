@@ -76,7 +76,7 @@ pub fn report_input(run: &RunReport<'_>, paths: &RunPaths) -> Result<ReportInput
     let mut sections = Vec::new();
     let checks = schema::judge_check::JudgeCheckFile::read(&paths.judge_check())?;
     if let Some(checks) = checks.as_ref().filter(|c| !c.checks.is_empty()) {
-        let md = crate::judge_check::to_markdown(checks);
+        let md = harness::judge_check::to_markdown(checks);
         let table = md
             .split_once("\n\n")
             .and_then(|(_, rest)| {
@@ -300,12 +300,12 @@ fn bench_section(run: &RunReport<'_>, paths: &RunPaths, bench: Bench) -> Result<
         // A hand-labelled audit sample (`cargo xtask rift audit --out <run>/rift/audit.csv`, then filled in).
         let audit = paths.bench(Bench::Rift).join("audit.csv");
         if audit.is_file() {
-            let rows = crate::audit::agreement(&audit)?;
+            let rows = harness::audit::agreement(&audit)?;
             if !rows.is_empty() {
                 let md = format!(
                     "Judge audit: the verdicts against hand labels of a seeded sample ({})\n{}",
                     rel(paths, &audit),
-                    crate::audit::to_markdown(&rows)
+                    harness::audit::to_markdown(&rows)
                 );
                 if let Some(t) = plots::report::table_from_markdown(&md) {
                     section.tables.push(t);
@@ -498,7 +498,7 @@ pub fn summary_markdown(
     }
     md.push_str(&overview::headline_markdown(paths, models, ifscale_caps)?);
     if let Some(checks) = &checks {
-        md.push_str(&crate::judge_check::to_markdown(checks));
+        md.push_str(&harness::judge_check::to_markdown(checks));
     }
     md.push_str(&crate::cost::cost_markdown(
         &crate::cost::cost_rows(paths, models, prices)?,

@@ -1,0 +1,5 @@
+//! What a run shows, from small fixed run folders: `summary.md`, the report's sections, the overview's counts and
+//! the comparison.
+
+mod overview;
+mod report;
