@@ -20,7 +20,7 @@ use crate::stage::Stage;
 /// table.
 pub struct DryRun<'a> {
     pub run: &'a Run,
-    ifscale: Option<Vec<PromptRecord>>,
+    ifscale: Option<Option<Vec<PromptRecord>>>,
     rift: Option<RiftSample>,
     notes: Vec<String>,
     baseline: Option<String>,
@@ -45,16 +45,29 @@ impl<'a> DryRun<'a> {
         }
     }
 
-    /// The run's IFScale prompts, made once.
-    pub fn ifscale_prompts(&mut self, ifs: &IfscaleConfig) -> anyhow::Result<&[PromptRecord]> {
+    /// The run's IFScale prompts, made once; None (said in a note) while the vocabulary they sample is still to be
+    /// built by the run's vocabulary step.
+    pub fn ifscale_prompts(
+        &mut self,
+        ifs: &IfscaleConfig,
+    ) -> anyhow::Result<Option<&[PromptRecord]>> {
         if self.ifscale.is_none() {
-            let tmp = self.run.paths.root.join(".dry-run-ifscale-prompts.jsonl");
-            harness::ifscale::write_prompts(ifs, None, &tmp)?;
-            let prompts = harness::read_prompts(&tmp)?;
-            let _ = std::fs::remove_file(&tmp);
-            self.ifscale = Some(prompts);
+            if let Some(vocab) = ifs.vocab.as_ref().filter(|v| !v.is_file()) {
+                self.notes.push(format!(
+                    "IFScale: not estimated: its vocabulary {} is built by the run's vocabulary step first \
+                     (`[vocab]`); a dry run after it counts the IFScale requests.",
+                    vocab.display()
+                ));
+                self.ifscale = Some(None);
+            } else {
+                let tmp = self.run.paths.root.join(".dry-run-ifscale-prompts.jsonl");
+                harness::ifscale::write_prompts(ifs, None, &tmp)?;
+                let prompts = harness::read_prompts(&tmp)?;
+                let _ = std::fs::remove_file(&tmp);
+                self.ifscale = Some(Some(prompts));
+            }
         }
-        Ok(self.ifscale.as_deref().unwrap_or_default())
+        Ok(self.ifscale.as_ref().and_then(Option::as_deref))
     }
 
     /// The RIFT generation and judge rows of `model`.

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
+use harness::estimate::Estimate;
 use harness::fresh::Fingerprint;
 use inference_client::Client;
 use vocab_pipeline::client::ClientRunner;
@@ -90,7 +91,58 @@ pub(crate) fn stage(run: &Run) -> Option<Stage<'_>> {
                 })
             },
         )
+        .estimate(move |_| estimate(run, file))
     })
+}
+
+/// The vocabulary step's dry-run rows: nothing when the vocabulary is there (and not rebuilt), else one row per model
+/// the build calls; their request counts depend on how many candidate terms survive extraction, known only then.
+fn estimate(run: &Run, file: &Path) -> anyhow::Result<Vec<Estimate>> {
+    let Some(section) = run.cfg.vocab.as_ref() else {
+        return Ok(Vec::new());
+    };
+    if file.is_file() && !run.opts.rebuild_vocab {
+        return Ok(Vec::new());
+    }
+    let settings = load_settings(section.settings.as_deref())?;
+    let mut rows = Vec::new();
+    let mut row = |stage: &'static str, model: &str, note: String| {
+        rows.push(Estimate {
+            stage,
+            model: model.to_owned(),
+            note,
+            requests: 0,
+            est_input_tokens: 0,
+            worst_case_cost_usd: None,
+            unbounded: 0,
+        });
+    };
+    if settings.difficulty.method == DifficultyMethod::Perplexity {
+        row(
+            "vocab difficulty",
+            &settings.difficulty.model,
+            format!(
+                "{} per candidate term that survives extraction (counted when the vocabulary is built; cached)",
+                settings.difficulty.samples
+            ),
+        );
+    }
+    if let Some(model) = &settings.embeddings_model {
+        row(
+            "vocab embeddings",
+            model,
+            "batches of the surviving terms (counted when the vocabulary is built; cached)"
+                .to_owned(),
+        );
+    }
+    if let (Extractor::Llm, Some(llm)) = (settings.extractor, settings.llm.as_ref()) {
+        row(
+            "vocab extraction",
+            &llm.model,
+            "one per filing chunk (counted when the vocabulary is built; cached)".to_owned(),
+        );
+    }
+    Ok(rows)
 }
 
 /// Builds a vocabulary.

@@ -62,6 +62,28 @@ fn a_paid_vocabulary_model_stops_at_the_runs_cost_limit_with_its_requests_in_the
     // The fixture corpus leaves one term, asked 20 times. At 1 000 USD per million input tokens a request costs
     // about 0.055 USD (the client reserves its own, smaller, estimate before sending): a 0.06 USD cap pays for one.
     vocab_workspace(dir.path(), &paid, &embed, 20, "max-cost-usd = 0.06");
+    // The dry run names the step's models, and sends nothing.
+    let dry = std::process::Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .current_dir(dir.path())
+        .args([
+            "pipeline",
+            "--config",
+            "run.toml",
+            "--dry-run",
+            "--no-progress",
+        ])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&dry.stdout);
+    assert!(
+        dry.status.success(),
+        "{table}{}",
+        String::from_utf8_lossy(&dry.stderr)
+    );
+    assert!(table.contains("| vocab difficulty | paid |"), "{table}");
+    assert!(table.contains("| vocab embeddings | embed |"), "{table}");
+    assert_eq!(paid.requests() + embed.requests(), 0);
     let code = wait(
         &mut pipeline(dir.path(), "run.log"),
         Duration::from_secs(300),

@@ -67,7 +67,9 @@ pub(crate) fn stages<'a>(run: &'a Run, ifs: &'a IfscaleConfig) -> Vec<Stage<'a>>
         .for_model(&model.name)
         .requests(samples)
         .estimate(move |dry| {
-            let prompts = dry.ifscale_prompts(ifs)?;
+            let Some(prompts) = dry.ifscale_prompts(ifs)? else {
+                return Ok(Vec::new());
+            };
             Ok(harness::estimate::ifscale(
                 prompts,
                 std::slice::from_ref(model),
