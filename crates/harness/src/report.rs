@@ -43,6 +43,15 @@ pub struct RunReport<'a> {
     pub comparison: Option<&'a crate::compare::Written>,
 }
 
+/// The page's form of a table (its columns' names, its caption and rows).
+fn html_table(t: schema::Table) -> plots::report::HtmlTable {
+    plots::report::HtmlTable {
+        header: t.header().into_iter().map(str::to_owned).collect(),
+        caption: t.caption,
+        rows: t.rows,
+    }
+}
+
 /// Files under `dir` (recursively) ending in `.ext`, sorted.
 pub fn list_files(dir: &Path, ext: &str) -> Result<Vec<PathBuf>, Error> {
     let mut out = Vec::new();
@@ -76,19 +85,10 @@ pub fn report_input(run: &RunReport<'_>, paths: &RunPaths) -> Result<ReportInput
     let mut sections = Vec::new();
     let checks = schema::judge_check::JudgeCheckFile::read(&paths.judge_check())?;
     if let Some(checks) = checks.as_ref().filter(|c| !c.checks.is_empty()) {
-        let md = crate::judge_check::to_markdown(checks);
-        let table = md
-            .split_once("\n\n")
-            .and_then(|(_, rest)| {
-                plots::report::table_from_markdown(&format!(
-                    "Each judge against its control items (RIFT paper: 98 % agreement with manual checks on 100 items)\n{rest}"
-                ))
-            });
-        let mut paragraphs: Vec<String> = md
-            .lines()
-            .filter(|l| !l.is_empty() && !l.starts_with('|') && !l.starts_with('#'))
-            .map(str::to_owned)
-            .collect();
+        let table = html_table(crate::judge_check::table(checks).with_caption(
+            "Each judge against its control items (RIFT paper: 98 % agreement with manual checks on 100 items)",
+        ));
+        let mut paragraphs = vec![crate::judge_check::CONTROL_NOTE.to_owned()];
         paragraphs.extend(checks.checks.iter().filter(|c| !c.passed).map(|c| {
             format!(
                 "{}.{}",
@@ -106,7 +106,7 @@ pub fn report_input(run: &RunReport<'_>, paths: &RunPaths) -> Result<ReportInput
         ));
         sections.push(Section {
             heading: "Judge check".to_owned(),
-            tables: table.into_iter().collect(),
+            tables: vec![table],
             paragraphs,
             ..Section::default()
         });
@@ -143,19 +143,12 @@ pub fn report_input(run: &RunReport<'_>, paths: &RunPaths) -> Result<ReportInput
     if let Some(c) = run.comparison {
         sections.push(crate::compare::section(paths, c));
     }
-    let cost = crate::cost::cost_markdown(
-        &crate::cost::cost_rows(paths, run.models, run.prices)?,
-        crate::cost::ledger_total(paths)?,
-    );
-    if let Some(table) = plots::report::table_from_markdown(&cost) {
+    let cost = crate::cost::cost_rows(paths, run.models, run.prices)?;
+    if !cost.is_empty() {
         sections.push(Section {
             heading: "What it cost".to_owned(),
-            tables: vec![table],
-            paragraphs: cost
-                .lines()
-                .filter(|l| !l.is_empty() && !l.starts_with('|') && !l.starts_with('#'))
-                .map(str::to_owned)
-                .collect(),
+            tables: vec![html_table(crate::cost::cost_table(&cost))],
+            paragraphs: crate::cost::cost_notes(crate::cost::ledger_total(paths)?).to_vec(),
             ..Section::default()
         });
     }
@@ -328,11 +321,8 @@ fn bench_section(run: &RunReport<'_>, paths: &RunPaths, bench: Bench) -> Result<
             );
         }
     }
-    for t in list_files(&paths.tables().join(bench.as_str()), "md")? {
-        let md = std::fs::read_to_string(&t).map_err(|e| Error::io(&t, e))?;
-        if let Some(table) = plots::report::table_from_markdown(&md) {
-            section.tables.push(table);
-        }
+    for (_, table) in analysis::tables::read_tables(&paths.tables().join(bench.as_str()))? {
+        section.tables.push(html_table(table));
     }
     let mut figures: Vec<(usize, String, PathBuf)> =
         list_files(&paths.figures().join(bench.as_str()), "png")?

@@ -513,6 +513,23 @@ fn a_judged_run_shows_each_judges_sensitivity_and_specificity() {
     ] {
         assert!(shown.contains(want), "{want}\n{shown}");
     }
+    // The judge-check table is data: its page has the judges' rows and no Markdown alignment row among them.
+    let judge = input
+        .sections
+        .iter()
+        .find(|s| s.heading == "Judge check")
+        .expect("a judge-check section")
+        .clone();
+    assert_eq!(judge.tables[0].rows.len(), 2);
+    let html = plots::report::render(&plots::report::ReportInput {
+        title: "t".to_owned(),
+        subtitle: None,
+        config: None,
+        sections: vec![judge],
+    })
+    .unwrap();
+    assert!(html.contains("<td>rift</td><td>grader</td>"), "{html}");
+    assert!(!html.contains("<td>---"), "{html}");
     let ifscale = shown
         .split("## RIFT")
         .next()
