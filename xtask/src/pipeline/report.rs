@@ -25,6 +25,8 @@ pub(super) fn analyse_and_report(
     let rift_prompts = paths.rift_prompt_scores();
     let fp = Fingerprint::new("analysis")
         .value("reasoning-models", &cfg.run.reasoning_models)?
+        // Each Markdown table is also written as data (`<name>.table.json`), which the report reads.
+        .value("tables", &"markdown and table.json")?
         .file(&ifscale_scores)?
         .file(&paths.ifscale_labels())?
         .file(&paths.ifscale_attempts())?
@@ -41,7 +43,7 @@ pub(super) fn analyse_and_report(
     explorer(cfg, paths, stage)?;
 
     let figures = list_files(&paths.figures(), "png")?;
-    let tables = list_files(&paths.tables(), "md")?;
+    let tables = list_files(&paths.tables(), "json")?;
     let mut fp = Fingerprint::new("report")
         .value("config", &config_text)?
         .value("ifscale-caps", &caps_key(ifscale_caps))?
