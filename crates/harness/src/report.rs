@@ -295,14 +295,14 @@ fn bench_section(run: &RunReport<'_>, paths: &RunPaths, bench: Bench) -> Result<
         if audit.is_file() {
             let rows = crate::audit::agreement(&audit)?;
             if !rows.is_empty() {
-                let md = format!(
-                    "Judge audit: the verdicts against hand labels of a seeded sample ({})\n{}",
-                    rel(paths, &audit),
-                    crate::audit::to_markdown(&rows)
-                );
-                if let Some(t) = plots::report::table_from_markdown(&md) {
-                    section.tables.push(t);
-                }
+                section
+                    .tables
+                    .push(html_table(crate::audit::table(&rows).with_caption(
+                        format!(
+                            "Judge audit: the verdicts against hand labels of a seeded sample ({})",
+                            rel(paths, &audit)
+                        ),
+                    )));
             }
         }
         if let Some(md) = run.rift_table1 {
