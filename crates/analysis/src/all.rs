@@ -148,21 +148,17 @@ pub fn analyse(inputs: &Inputs) -> Result<Analysed, Error> {
     Ok(analysed)
 }
 
-/// Puts `[mark]` before the caption (first line) of every Markdown table in `dir`.
+/// Puts `[mark]` before the caption of every table in `dir` (its Markdown and its data rewritten).
 fn mark_tables(dir: &Path, mark: &str) -> Result<(), Error> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(());
-    };
-    for entry in entries {
-        let path = entry.map_err(io(dir))?.path();
-        if path.extension().is_none_or(|e| e != "md") {
+    for (name, mut table) in crate::tables::read_tables(dir)? {
+        if table
+            .caption
+            .contains(schema::judge_check::JUDGE_FAILED_MARK)
+        {
             continue;
         }
-        let text = std::fs::read_to_string(&path).map_err(io(&path))?;
-        if text.contains(schema::judge_check::JUDGE_FAILED_MARK) {
-            continue;
-        }
-        schema::write_atomic(&path, format!("[{mark}] {text}").as_bytes())?;
+        table.caption = format!("[{mark}] {}", table.caption);
+        crate::tables::write_table_markdown(dir, &name, &table)?;
     }
     Ok(())
 }

@@ -600,7 +600,7 @@ pub fn write_tables(summary: &IfscaleSummary, dir: &Path) -> Result<Vec<PathBuf>
     )?);
     written.extend(decay::write_tables(summary, dir)?);
     written.extend(results::write_tables(summary, dir)?);
-    written.push(published::write_table(summary, dir)?);
+    written.extend(published::write_table(summary, dir)?);
     written.extend(reasoning::write_tables(summary, dir)?);
 
     // Failed-sample counts and denominators per model.
@@ -648,7 +648,7 @@ pub fn write_tables(summary: &IfscaleSummary, dir: &Path) -> Result<Vec<PathBuf>
         })
         .collect();
     let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
-    written.push(tables::write_markdown(
+    written.extend(tables::write_markdown(
         dir,
         "ifscale_results",
         "Mean accuracy (%) and sample standard deviation across seeds at 10, 50, 100, 250 and 500 instructions.",

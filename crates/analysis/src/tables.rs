@@ -1,9 +1,12 @@
-//! Writing tables: Parquet and CSV for every table, Markdown for the papers' tables; all atomic and byte-stable.
+//! Writing tables: Parquet and CSV for every table, Markdown for the papers' tables (each also kept as a JSON
+//! `schema::Table` beside it, which the report reads: [`read_tables`]); all atomic and byte-stable.
 
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
+
+use schema::Table;
 
 use crate::Error;
 
@@ -97,59 +100,90 @@ pub(crate) struct MdTable<'a> {
 }
 
 impl MdTable<'_> {
-    /// Writes `<dir>/<name>.md`: one line for each of `rows` that `keep` keeps, with the cells `cells` gives.
+    /// Writes the table ([`write_table_markdown`]): one row for each of `rows` that `keep` keeps, with the cells `cells`
+    /// gives.
     pub(crate) fn write_rows<R>(
         &self,
         dir: &Path,
         rows: &[R],
         keep: impl Fn(&R) -> bool,
         cells: impl Fn(&R) -> Vec<String>,
-    ) -> Result<PathBuf, Error> {
-        let md: Vec<Vec<String>> = rows.iter().filter(|r| keep(r)).map(cells).collect();
-        write_markdown(dir, self.name, self.caption, self.header, &md)
+    ) -> Result<Vec<PathBuf>, Error> {
+        let table = Table::left_aligned(self.header)
+            .with_caption(self.caption)
+            .with_rows(rows.iter().filter(|r| keep(r)).map(cells));
+        write_table_markdown(dir, self.name, &table)
     }
 }
 
-/// Writes a Markdown table `<dir>/<name>.md` with a one-line caption above it.
+/// How the table `<name>` is kept as data beside its Markdown: `<name>.table.json`.
+const TABLE_JSON: &str = ".table.json";
+
+/// Writes a table of left-aligned columns with `caption` above it ([`write_table_markdown`]); returns both paths.
 pub fn write_markdown(
     dir: &Path,
     name: &str,
     caption: &str,
     header: &[&str],
     rows: &[Vec<String>],
-) -> Result<PathBuf, Error> {
-    let path = dir.join(format!("{name}.md"));
-    schema::write_atomic(&path, markdown(caption, header, rows).as_bytes())?;
-    Ok(path)
+) -> Result<Vec<PathBuf>, Error> {
+    let table = Table::left_aligned(header)
+        .with_caption(caption)
+        .with_rows(rows.iter().cloned());
+    write_table_markdown(dir, name, &table)
 }
 
-/// Renders a Markdown table (pipes in cells are escaped).
+/// Writes the table as Markdown, `<dir>/<name>.md`, and as data, `<dir>/<name>.table.json` (what the report shows:
+/// [`read_tables`]); returns both paths.
+pub fn write_table_markdown(dir: &Path, name: &str, table: &Table) -> Result<Vec<PathBuf>, Error> {
+    let md = dir.join(format!("{name}.md"));
+    let json = dir.join(format!("{name}{TABLE_JSON}"));
+    schema::write_atomic(&md, table.to_markdown().as_bytes())?;
+    let data = serde_json::to_vec_pretty(table).map_err(|e| Error::Input {
+        path: json.clone(),
+        message: e.to_string(),
+    })?;
+    schema::write_atomic(&json, &data)?;
+    Ok(vec![md, json])
+}
+
+/// Every table [`write_table_markdown`] wrote in `dir`, with its name, in name order (nothing when `dir` does not exist).
+pub fn read_tables(dir: &Path) -> Result<Vec<(String, Table)>, Error> {
+    let io = |path: &Path, e: &dyn std::fmt::Display| Error::Input {
+        path: path.to_owned(),
+        message: e.to_string(),
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(Vec::new());
+    };
+    let mut files = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(|e| io(dir, &e))?.path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if let Some(stem) = name.strip_suffix(TABLE_JSON) {
+            files.push((stem.to_owned(), path.clone()));
+        }
+    }
+    files.sort();
+    files
+        .into_iter()
+        .map(|(name, path)| {
+            let text = std::fs::read(&path).map_err(|e| io(&path, &e))?;
+            let table = serde_json::from_slice(&text).map_err(|e| io(&path, &e))?;
+            Ok((name, table))
+        })
+        .collect()
+}
+
+/// A table of left-aligned columns in Markdown, with `caption` above it (`schema::Table::to_markdown`).
 pub fn markdown(caption: &str, header: &[&str], rows: &[Vec<String>]) -> String {
-    let esc = |s: &str| s.replace('|', "\\|");
-    let mut out = String::new();
-    if !caption.is_empty() {
-        out.push_str(caption);
-        out.push_str("\n\n");
-    }
-    out.push_str(&format!(
-        "| {} |\n",
-        header
-            .iter()
-            .map(|h| esc(h))
-            .collect::<Vec<_>>()
-            .join(" | ")
-    ));
-    out.push_str(&format!(
-        "|{}\n",
-        header.iter().map(|_| "---|").collect::<String>()
-    ));
-    for row in rows {
-        out.push_str(&format!(
-            "| {} |\n",
-            row.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | ")
-        ));
-    }
-    out
+    Table::left_aligned(header)
+        .with_caption(caption)
+        .with_rows(rows.iter().cloned())
+        .to_markdown()
 }
 
 /// Formats an optional float with `digits` decimals, `–` when undefined.

@@ -22,8 +22,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use mock_provider::MockConfig;
+use schema::Table;
 use schema::metrics::StageMetric;
 use schema::paths::{Bench, RunPaths};
+use schema::table::{left, right};
 
 use crate::mock_child::MockChild;
 
@@ -465,62 +467,79 @@ between calls included (nothing in flight while the harness reads or prepares th
 flight over it as a share of the cap (`InFlight::stage_fill`).";
 
 fn table(rows: &[StageMetric]) -> String {
-    let mut md = String::from(
-        "| stage | ran | wall (s) | CPU (s) | peak RSS (MiB) | rows written | bytes written |\n|---|---|---:|---:|---:|---:|---:|\n",
-    );
+    let mut t = Table::new(vec![
+        left("stage"),
+        left("ran"),
+        right("wall (s)"),
+        right("CPU (s)"),
+        right("peak RSS (MiB)"),
+        right("rows written"),
+        right("bytes written"),
+    ]);
     for m in rows {
-        let _ = writeln!(
-            md,
-            "| {} | {} | {:.1} | {:.1} | {} | {} | {} |",
-            m.stage,
-            if m.ran { "yes" } else { "skipped" },
-            m.wall_s,
-            m.cpu_s,
+        t.push(vec![
+            m.stage.clone(),
+            if m.ran { "yes" } else { "skipped" }.to_owned(),
+            format!("{:.1}", m.wall_s),
+            format!("{:.1}", m.cpu_s),
             m.peak_rss_mib
                 .map_or_else(|| "–".to_owned(), |v| format!("{v:.0}")),
-            m.rows,
+            m.rows.to_string(),
             human_bytes(m.bytes),
-        );
+        ]);
     }
-    md
+    t.to_markdown()
 }
 
 /// Requests in flight per stage that sent requests (see `schema::metrics::InFlight`); empty when none did.
 fn in_flight_table(rows: &[StageMetric]) -> String {
-    let mut md = String::from(
-        "| stage | requests | client calls (s, % of stage) | mean in flight / cap | peak | prompts waiting (%) | \
-         mean in flight while waiting | saturated (%) | preparing (%) | draining (%) | time in flight (ms) | \
-         whole stage while prompts remain: s, slots busy (%) |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    let mut t = Table::new(
+        std::iter::once(left("stage"))
+            .chain(
+                [
+                    "requests",
+                    "client calls (s, % of stage)",
+                    "mean in flight / cap",
+                    "peak",
+                    "prompts waiting (%)",
+                    "mean in flight while waiting",
+                    "saturated (%)",
+                    "preparing (%)",
+                    "draining (%)",
+                    "time in flight (ms)",
+                    "whole stage while prompts remain: s, slots busy (%)",
+                ]
+                .map(right),
+            )
+            .collect(),
     );
-    let mut any = false;
     for (m, f) in rows.iter().filter_map(|m| Some((m, m.in_flight.as_ref()?))) {
-        any = true;
         let pct = |x: f64| format!("{:.1}", 100.0 * x);
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} calls, {:.1} s ({} %) | {:.1} / {} ({} %) | {} | {} | {:.1} ({} %) | {} | {} | {} | {:.0} | {:.1} s, {} % |",
-            m.stage,
-            f.requests,
-            f.calls,
-            f.wall_s,
-            pct(ratio(f.wall_s, m.wall_s)),
-            f.mean(),
-            f.cap,
-            pct(f.fill()),
-            f.peak,
+        t.push(vec![
+            m.stage.clone(),
+            f.requests.to_string(),
+            format!(
+                "{} calls, {:.1} s ({} %)",
+                f.calls,
+                f.wall_s,
+                pct(ratio(f.wall_s, m.wall_s))
+            ),
+            format!("{:.1} / {} ({} %)", f.mean(), f.cap, pct(f.fill())),
+            f.peak.to_string(),
             pct(f.backlog_share()),
-            f.backlog_mean(),
-            pct(f.backlog_fill()),
+            format!("{:.1} ({} %)", f.backlog_mean(), pct(f.backlog_fill())),
             pct(f.saturated_share()),
             pct(ratio(f.prepare_s, f.wall_s)),
             pct(ratio(f.drain_s, f.wall_s)),
-            1e3 * f.mean_latency_s(),
-            f.stage_span_s,
-            pct(f.stage_fill()),
-        );
+            format!("{:.0}", 1e3 * f.mean_latency_s()),
+            format!("{:.1} s, {} %", f.stage_span_s, pct(f.stage_fill())),
+        ]);
     }
-    if any { md } else { String::new() }
+    if t.rows.is_empty() {
+        String::new()
+    } else {
+        t.to_markdown()
+    }
 }
 
 fn ratio(a: f64, b: f64) -> f64 {
@@ -581,12 +600,27 @@ fn markdown(r: &Rehearsal, args: &PipelineBenchArgs, scale: &str, questions: usi
             table(&p.rerun),
         );
     }
+    let judge = Table::new(vec![left("judge requests"), right("count")]).with_rows(
+        [
+            ("RIFT answers scored", j.answers),
+            ("answered (some text)", j.answered),
+            (
+                "open after the pre-judge (one request per answer)",
+                j.after_pre_judge,
+            ),
+            ("after content-addressed de-duplication", j.after_dedup),
+            (
+                "IFScale attempts (one coherence judge request each)",
+                j.ifscale_attempts,
+            ),
+        ]
+        .map(|(k, n)| vec![k.to_owned(), n.to_string()]),
+    );
     let _ = write!(
         md,
-        "## Judge requests\n\n| | count |\n|---|---:|\n| RIFT answers scored | {} |\n| answered (some text) | {} |\n\
-         | open after the pre-judge (one request per answer) | {} |\n| after content-addressed de-duplication | {} |\n\
-         | IFScale attempts (one coherence judge request each) | {} |\n\nMock: {}.\n",
-        j.answers, j.answered, j.after_pre_judge, j.after_dedup, j.ifscale_attempts, r.mock_counts,
+        "## Judge requests\n\n{}\nMock: {}.\n",
+        judge.to_markdown(),
+        r.mock_counts,
     );
     md
 }

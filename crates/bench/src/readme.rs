@@ -140,18 +140,23 @@ pub fn duration_text(secs: f64) -> String {
 
 /// The report: a table of the measured steps, the one-sentence form the README quotes, and what was left out.
 pub fn report(date: &str, machine: &Machine, measured: &[(Step, Option<f64>)]) -> String {
-    let mut md = format!(
-        "README figures, measured by `cargo xtask bench readme` on {date} on {} ({} cores):\n\n\
-         | step | measured |\n|---|---:|\n",
-        machine.cpu, machine.cores
-    );
+    let mut table = schema::Table::new(vec![
+        schema::table::left("step"),
+        schema::table::right("measured"),
+    ]);
     for (step, secs) in measured {
         let cell = secs.map_or_else(
             || format!("not measured ({})", step.skip_flag()),
             duration_text,
         );
-        md.push_str(&format!("| {} | {cell} |\n", step.label()));
+        table.push(vec![step.label().to_owned(), cell]);
     }
+    let mut md = format!(
+        "README figures, measured by `cargo xtask bench readme` on {date} on {} ({} cores):\n\n{}",
+        machine.cpu,
+        machine.cores,
+        table.to_markdown()
+    );
     let done: Vec<String> = measured
         .iter()
         .filter_map(|(step, secs)| {

@@ -158,24 +158,32 @@ fn summarize(group: String, pairs: &[(bool, bool)]) -> Agreement {
     }
 }
 
+/// The agreement as a table.
+pub fn table(rows: &[Agreement]) -> schema::Table {
+    use schema::table::{left, right};
+    let mut t = schema::Table::new(vec![
+        left("items judged by"),
+        right("labelled items"),
+        right("agree"),
+        right("agreement (%)"),
+        right("Cohen's κ"),
+    ]);
+    for r in rows {
+        t.push(vec![
+            r.group.clone(),
+            r.items.to_string(),
+            r.agree.to_string(),
+            format!("{:.1}", 100.0 * r.share),
+            r.kappa
+                .map_or_else(|| "–".to_owned(), |k| format!("{k:.2}")),
+        ]);
+    }
+    t
+}
+
 /// The agreement as a Markdown table.
 pub fn to_markdown(rows: &[Agreement]) -> String {
-    let mut md = String::from(
-        "| items judged by | labelled items | agree | agreement (%) | Cohen's κ |\n|---|---:|---:|---:|---:|\n",
-    );
-    for r in rows {
-        let kappa = r
-            .kappa
-            .map_or_else(|| "–".to_owned(), |k| format!("{k:.2}"));
-        md.push_str(&format!(
-            "| {} | {} | {} | {:.1} | {kappa} |\n",
-            r.group,
-            r.items,
-            r.agree,
-            100.0 * r.share
-        ));
-    }
-    md
+    table(rows).to_markdown()
 }
 
 #[cfg(test)]

@@ -113,9 +113,15 @@ pub fn rift(
 
 /// The estimate as a Markdown table, with the worst case in all below it.
 pub fn to_markdown(rows: &[Estimate]) -> String {
-    let mut md = String::from(
-        "| stage | model | requests | note | est. input tokens | worst-case cost (USD) |\n|---|---|---:|---|---:|---:|\n",
-    );
+    use schema::table::{left, right};
+    let mut t = schema::Table::new(vec![
+        left("stage"),
+        left("model"),
+        right("requests"),
+        left("note"),
+        right("est. input tokens"),
+        right("worst-case cost (USD)"),
+    ]);
     let mut total_cost = 0.0;
     for r in rows {
         let cost_s = match r.worst_case_cost_usd {
@@ -128,11 +134,16 @@ pub fn to_markdown(rows: &[Estimate]) -> String {
         if let Some(cost) = r.worst_case_cost_usd.filter(|c| c.is_finite()) {
             total_cost += cost;
         }
-        md.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {cost_s} |\n",
-            r.stage, r.model, r.requests, r.note, r.est_input_tokens
-        ));
+        t.push(vec![
+            r.stage.to_owned(),
+            r.model.clone(),
+            r.requests.to_string(),
+            r.note.clone(),
+            r.est_input_tokens.to_string(),
+            cost_s,
+        ]);
     }
+    let mut md = t.to_markdown();
     md.push_str(&format!(
         "\nWorst case in all (without judge replies): {total_cost:.2} USD. Nothing was sent.\n"
     ));

@@ -481,15 +481,24 @@ pub fn assemble(checks: Vec<JudgeCheck>, path: &Path) -> Result<JudgeCheckFile, 
     Ok(file)
 }
 
-/// The judge-check table in Markdown (one row per judge; the RIFT paper's figure beside it), empty without checks.
-pub fn to_markdown(file: &JudgeCheckFile) -> String {
-    use std::fmt::Write as _;
-    if file.checks.is_empty() {
-        return String::new();
-    }
-    let mut md = String::from(
-        "## Judge check\n\n| benchmark | judge | role | sensitivity (known-correct accepted) | specificity (known-incorrect rejected) | unusable replies | run's items without a readable verdict | thresholds | requests | result |\n|---|---|---|---|---|---:|---:|---|---:|---|\n",
-    );
+/// What the judge-check table's note says below it (Markdown) or beside it (the report).
+pub const CONTROL_NOTE: &str = "Control items are answers (RIFT) or reports (IFScale) whose verdict is known, made from this run's own data and sent to each judge blind among the real items; they are in no result. Intervals are Wilson 95 %. The RIFT paper checked its evaluator by hand: 98 % agreement on 100 items.";
+
+/// The judge-check table: one row per judge.
+pub fn table(file: &JudgeCheckFile) -> schema::Table {
+    use schema::table::{left, right};
+    let mut t = schema::Table::new(vec![
+        left("benchmark"),
+        left("judge"),
+        left("role"),
+        left("sensitivity (known-correct accepted)"),
+        left("specificity (known-incorrect rejected)"),
+        right("unusable replies"),
+        right("run's items without a readable verdict"),
+        left("thresholds"),
+        right("requests"),
+        left("result"),
+    ]);
     for c in &file.checks {
         let result = match (c.passed, c.kept) {
             (true, _) => "passed".to_owned(),
@@ -499,26 +508,35 @@ pub fn to_markdown(file: &JudgeCheckFile) -> String {
             ),
             (false, false) => schema::judge_check::JUDGE_FAILED_MARK.to_owned(),
         };
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} | {} | {} | {} of {} | ≥ {:.0} % / ≥ {:.0} % | {} | {result} |",
-            c.bench,
-            c.judge,
-            c.role,
+        t.push(vec![
+            c.bench.clone(),
+            c.judge.clone(),
+            c.role.clone(),
             c.sensitivity.describe(),
             c.specificity.describe(),
-            c.sensitivity.unjudged + c.specificity.unjudged,
-            c.unreadable,
-            c.items,
-            100.0 * c.min_sensitivity,
-            100.0 * c.min_specificity,
-            c.requests,
-        );
+            (c.sensitivity.unjudged + c.specificity.unjudged).to_string(),
+            format!("{} of {}", c.unreadable, c.items),
+            format!(
+                "≥ {:.0} % / ≥ {:.0} %",
+                100.0 * c.min_sensitivity,
+                100.0 * c.min_specificity
+            ),
+            c.requests.to_string(),
+            result,
+        ]);
     }
-    md.push_str(
-        "\nControl items are answers (RIFT) or reports (IFScale) whose verdict is known, made from this run's own data and sent to each judge blind among the real items; they are in no result. Intervals are Wilson 95 %. The RIFT paper checked its evaluator by hand: 98 % agreement on 100 items.\n\n",
-    );
-    md
+    t
+}
+
+/// The judge-check table in Markdown (one row per judge; the RIFT paper's figure beside it), empty without checks.
+pub fn to_markdown(file: &JudgeCheckFile) -> String {
+    if file.checks.is_empty() {
+        return String::new();
+    }
+    format!(
+        "## Judge check\n\n{}\n{CONTROL_NOTE}\n\n",
+        table(file).to_markdown()
+    )
 }
 
 #[cfg(test)]

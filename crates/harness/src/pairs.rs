@@ -13,7 +13,6 @@
 //! the label is INCORRECT), the error a judge must never make.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fmt::Write as _;
 use std::path::Path;
 
 use inference_client::{Client, ModelConfig};
@@ -351,23 +350,29 @@ pub fn kind_stats(pairs: &[Pair], judged: &[JudgedPair]) -> Vec<KindStats> {
 
 /// The statistics as a Markdown table.
 pub fn to_markdown(stats: &[KindStats]) -> String {
-    let mut md = String::from(
-        "| kind | pairs | settled | coverage | precision | CORRECT verdicts | false CORRECT | false INCORRECT |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
-    );
+    use schema::table::{left, right};
+    let mut t = schema::Table::new(vec![
+        left("kind"),
+        right("pairs"),
+        right("settled"),
+        right("coverage"),
+        right("precision"),
+        right("CORRECT verdicts"),
+        right("false CORRECT"),
+        right("false INCORRECT"),
+    ]);
     let pct = |v: Option<f64>| v.map_or_else(|| "–".to_owned(), |v| format!("{:.1}%", v * 100.0));
     for s in stats {
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            s.kind,
-            s.pairs,
-            s.settled,
+        t.push(vec![
+            s.kind.clone(),
+            s.pairs.to_string(),
+            s.settled.to_string(),
             pct(Some(s.coverage())),
             pct(s.precision()),
-            s.said_correct,
-            s.false_correct,
-            s.false_incorrect
-        );
+            s.said_correct.to_string(),
+            s.false_correct.to_string(),
+            s.false_incorrect.to_string(),
+        ]);
     }
-    md
+    t.to_markdown()
 }

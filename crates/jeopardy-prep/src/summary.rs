@@ -1,8 +1,8 @@
 //! The Table-1-like statistics of a prepared dataset, plus the counts per drop reason.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 
+use schema::Table;
 use schema::rift::{Question, SkippedQuestion};
 use serde::{Deserialize, Serialize};
 
@@ -64,38 +64,85 @@ impl Summary {
         }
     }
 
-    /// The statistics as two Markdown tables (dataset, then drop reasons in check order).
-    pub fn to_markdown(&self) -> String {
+    /// The dataset's statistics (Table 1 of the RIFT paper, with our counts): one row per statistic.
+    pub fn table1(&self) -> Table {
         let range = |a: Option<u32>, b: Option<u32>| match (a, b) {
             (Some(a), Some(b)) => format!("${a}–${b}"),
             _ => "–".to_owned(),
         };
-        let mut s = String::new();
-        let _ = writeln!(s, "| Statistic | Value |\n|---|---|");
-        let _ = writeln!(s, "| Input clues | {} |", self.input_pairs);
-        let _ = writeln!(s, "| Total question–answer pairs | {} |", self.pairs);
-        let _ = writeln!(s, "| Unique categories | {} |", self.unique_categories);
-        let _ = writeln!(
-            s,
-            "| Clue values (as aired) | {} |",
-            range(self.value_min, self.value_max)
+        let mut t = Table::left_aligned(&["Statistic", "Value"]);
+        let mut row = |k: &str, v: String| t.push(vec![k.to_owned(), v]);
+        row("Input clues", self.input_pairs.to_string());
+        row("Total question–answer pairs", self.pairs.to_string());
+        row("Unique categories", self.unique_categories.to_string());
+        row(
+            "Clue values (as aired)",
+            range(self.value_min, self.value_max),
         );
-        let _ = writeln!(
-            s,
-            "| Clue values (normalized) | {} |",
-            range(self.value_normalized_min, self.value_normalized_max)
+        row(
+            "Clue values (normalized)",
+            range(self.value_normalized_min, self.value_normalized_max),
         );
-        let _ = writeln!(s, "| Pairs without a value | {} |", self.without_value);
-        let _ = writeln!(s, "| Rephrased pairs | {} |", self.rephrased);
+        row("Pairs without a value", self.without_value.to_string());
+        row("Rephrased pairs", self.rephrased.to_string());
         for (round, n) in &self.per_round {
-            let _ = writeln!(s, "| Round: {round} | {n} |");
+            row(&format!("Round: {round}"), n.to_string());
         }
-        let _ = writeln!(s, "\n| Drop reason | Pairs |\n|---|---|");
+        t
+    }
+
+    /// The dropped pairs per reason, in check order, and their total.
+    pub fn drop_reasons(&self) -> Table {
+        let mut t = Table::left_aligned(&["Drop reason", "Pairs"]);
         for reason in schema::rift::SkipReason::ALL {
             let n = self.skipped.get(reason.as_str()).copied().unwrap_or(0);
-            let _ = writeln!(s, "| {} | {n} |", reason.as_str());
+            t.push(vec![reason.as_str().to_owned(), n.to_string()]);
         }
-        let _ = writeln!(s, "| total dropped | {} |", self.skipped_total);
-        s
+        t.push(vec![
+            "total dropped".to_owned(),
+            self.skipped_total.to_string(),
+        ]);
+        t
+    }
+
+    /// The statistics as two Markdown tables (dataset, then drop reasons in check order).
+    pub fn to_markdown(&self) -> String {
+        format!(
+            "{}\n{}",
+            self.table1().to_markdown(),
+            self.drop_reasons().to_markdown()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_is_the_two_tables_with_a_blank_line_between() {
+        let s = Summary {
+            files: vec!["a.tsv".to_owned()],
+            input_pairs: 10,
+            pairs: 8,
+            unique_categories: 3,
+            value_min: Some(200),
+            value_max: Some(2000),
+            value_normalized_min: None,
+            value_normalized_max: None,
+            without_value: 1,
+            rephrased: 2,
+            per_round: BTreeMap::from([("J!".to_owned(), 8)]),
+            skipped: BTreeMap::from([("media".to_owned(), 2)]),
+            skipped_total: 2,
+        };
+        assert_eq!(
+            s.to_markdown(),
+            "| Statistic | Value |\n|---|---|\n| Input clues | 10 |\n| Total question–answer pairs | 8 |\n\
+             | Unique categories | 3 |\n| Clue values (as aired) | $200–$2000 |\n| Clue values (normalized) | – |\n\
+             | Pairs without a value | 1 |\n| Rephrased pairs | 2 |\n| Round: J! | 8 |\n\n\
+             | Drop reason | Pairs |\n|---|---|\n| empty | 0 |\n| media | 2 |\n| rephrase_failed | 0 |\n\
+             | answer_comma | 0 |\n| super_subscript | 0 |\n| non_ascii | 0 |\n| total dropped | 2 |\n"
+        );
     }
 }

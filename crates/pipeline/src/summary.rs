@@ -35,16 +35,22 @@ pub fn incomplete_markdown(incomplete: &[(String, usize)]) -> String {
     if incomplete.is_empty() {
         return String::new();
     }
-    let mut md = "\n## Incomplete\n\nThese stages finished without an answer to every prompt (failed after their retries, not sent because of the cost limit, left unjudged by a configured judge, or stopped because their model cannot be used); they are not marked done, and a plain rerun sends what is missing.\n\n| stage | prompts without an answer |\n|---|---:|\n".to_owned();
+    let mut table = schema::Table::new(vec![
+        schema::table::left("stage"),
+        schema::table::right("prompts without an answer"),
+    ]);
     for (name, n) in incomplete {
         let n = if *n == 0 {
             "–".to_owned()
         } else {
             n.to_string()
         };
-        md.push_str(&format!("| {name} | {n} |\n"));
+        table.push(vec![name.clone(), n]);
     }
-    md
+    format!(
+        "\n## Incomplete\n\nThese stages finished without an answer to every prompt (failed after their retries, not sent because of the cost limit, left unjudged by a configured judge, or stopped because their model cannot be used); they are not marked done, and a plain rerun sends what is missing.\n\n{}",
+        table.to_markdown()
+    )
 }
 
 /// How the run ends: incomplete (3) before a failed judge (4), since the rerun that completes the run checks the

@@ -53,6 +53,17 @@ pub struct HtmlTable {
     pub rows: Vec<Vec<String>>,
 }
 
+/// A table built as data (`schema::Table`) as the page shows it: its caption, header and rows.
+impl From<schema::Table> for HtmlTable {
+    fn from(t: schema::Table) -> HtmlTable {
+        HtmlTable {
+            header: t.header().into_iter().map(str::to_owned).collect(),
+            caption: t.caption,
+            rows: t.rows,
+        }
+    }
+}
+
 /// A figure file to embed (PNG or SVG).
 #[derive(Debug, Clone)]
 pub struct FigureRef {
@@ -190,48 +201,6 @@ pub fn write(input: &ReportInput, path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// A table from a Markdown table written by `analysis::tables::write_markdown` (caption line, header, rows).
-pub fn table_from_markdown(md: &str) -> Option<HtmlTable> {
-    let mut lines = md.lines();
-    let caption = lines.next()?.to_owned();
-    let rows: Vec<Vec<String>> = lines
-        .filter(|l| l.starts_with('|'))
-        .map(|l| {
-            let inner = l.trim().trim_start_matches('|').trim_end_matches('|');
-            split_cells(inner)
-        })
-        .collect();
-    let (header, rest) = rows.split_first()?;
-    let body = rest
-        .iter()
-        .filter(|r| !r.iter().all(|c| c.chars().all(|ch| ch == '-')))
-        .cloned()
-        .collect();
-    Some(HtmlTable {
-        caption,
-        header: header.clone(),
-        rows: body,
-    })
-}
-
-fn split_cells(inner: &str) -> Vec<String> {
-    let mut cells = Vec::new();
-    let mut cur = String::new();
-    let mut chars = inner.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&'|') => {
-                cur.push('|');
-                chars.next();
-            }
-            '|' => cells.push(std::mem::take(&mut cur).trim().to_owned()),
-            c => cur.push(c),
-        }
-    }
-    cells.push(cur.trim().to_owned());
-    cells
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,18 +245,5 @@ mod tests {
         assert!(!html.contains("javascript:"));
         assert!(html.contains("<td>&lt;b&gt;</td>"));
         assert!(html.contains("<title>run &lt;1&gt;</title>"));
-    }
-
-    #[test]
-    fn markdown_tables_round_trip() {
-        let md = analysis::tables::markdown(
-            "Cap",
-            &["a", "b"],
-            &[vec!["x|y".to_owned(), "1".to_owned()]],
-        );
-        let t = table_from_markdown(&md).unwrap();
-        assert_eq!(t.caption, "Cap");
-        assert_eq!(t.header, vec!["a", "b"]);
-        assert_eq!(t.rows, vec![vec!["x|y".to_owned(), "1".to_owned()]]);
     }
 }

@@ -182,8 +182,8 @@ pub fn section(paths: &RunPaths, written: &Written) -> Section {
         .tables
         .into_iter()
         .map(|t| HtmlTable {
+            header: t.header().into_iter().map(str::to_owned).collect(),
             caption: t.caption,
-            header: t.header,
             rows: t.rows,
         })
         .collect();

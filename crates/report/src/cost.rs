@@ -5,7 +5,6 @@
 //! Files are read a chunk at a time, so a paper-scale responses file is never held whole.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use schema::Outcome;
@@ -154,45 +153,67 @@ pub fn ledger_total(paths: &RunPaths) -> Result<Option<f64>, Error> {
     Ok(Some(total))
 }
 
+/// The cost table: one row per (benchmark, stage, model).
+pub fn cost_table(rows: &[CostRow]) -> schema::Table {
+    use schema::table::{left, right};
+    let mut t = schema::Table::new(vec![
+        left("benchmark"),
+        left("stage"),
+        left("model"),
+        right("requests"),
+        right("from cache"),
+        right("failed"),
+        right("prompt tokens"),
+        right("visible output tokens"),
+        right("reasoning tokens"),
+        right("output tok/s"),
+        right("spend USD"),
+        right("of which provider-reported"),
+    ]);
+    let usd = |v: Option<f64>| v.map_or_else(|| "–".to_owned(), |u| format!("{u:.4}"));
+    for r in rows {
+        t.push(vec![
+            r.bench.to_string(),
+            r.stage.to_string(),
+            r.model.clone(),
+            r.requests.to_string(),
+            r.cached.to_string(),
+            r.failed.to_string(),
+            r.prompt_tokens.to_string(),
+            r.visible_tokens.to_string(),
+            r.reasoning_tokens.to_string(),
+            r.output_tokens_per_s
+                .map_or_else(|| "–".to_owned(), |t| format!("{t:.1}")),
+            usd(r.spend_usd),
+            usd(r.reported_usd),
+        ]);
+    }
+    t
+}
+
+/// The sentences below the cost table: where judge rows are filed, how spend is counted, and the ledger's total.
+pub fn cost_notes(ledger: Option<f64>) -> [String; 2] {
+    [
+        "Judge rows are filed under the model whose answers or reports were judged; judge check rows (control items with a known verdict) under the judge they checked. Spend is the provider's reported cost where a response carries one, else its tokens at the answering model's configured prices (answers served from the cache cost nothing).".to_owned(),
+        match ledger {
+            Some(total) => format!(
+                "Spend recorded in the run's ledger (provider-reported where present, else tokens × the model's prices): {total:.4} USD."
+            ),
+            None => "No spend ledger: nothing in this run was paid for.".to_owned(),
+        },
+    ]
+}
+
 /// The cost table in Markdown, with the ledger's total below it; empty when the run made no model call.
 pub fn cost_markdown(rows: &[CostRow], ledger: Option<f64>) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    let mut md = String::from(
-        "## What it cost\n\n| benchmark | stage | model | requests | from cache | failed | prompt tokens | visible output tokens | reasoning tokens | output tok/s | spend USD | of which provider-reported |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-    );
-    for r in rows {
-        let tps = r
-            .output_tokens_per_s
-            .map_or_else(|| "–".to_owned(), |t| format!("{t:.1}"));
-        let usd = |v: Option<f64>| v.map_or_else(|| "–".to_owned(), |u| format!("{u:.4}"));
-        let (spend, reported) = (usd(r.spend_usd), usd(r.reported_usd));
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {tps} | {spend} | {reported} |",
-            r.bench,
-            r.stage,
-            r.model,
-            r.requests,
-            r.cached,
-            r.failed,
-            r.prompt_tokens,
-            r.visible_tokens,
-            r.reasoning_tokens
-        );
-    }
-    md.push_str("\nJudge rows are filed under the model whose answers or reports were judged; judge check rows (control items with a known verdict) under the judge they checked. Spend is the provider's reported cost where a response carries one, else its tokens at the answering model's configured prices (answers served from the cache cost nothing).\n");
-    match ledger {
-        Some(total) => {
-            let _ = writeln!(
-                md,
-                "Spend recorded in the run's ledger (provider-reported where present, else tokens × the model's prices): {total:.4} USD.\n"
-            );
-        }
-        None => md.push_str("No spend ledger: nothing in this run was paid for.\n\n"),
-    }
-    md
+    let [how, total] = cost_notes(ledger);
+    format!(
+        "## What it cost\n\n{}\n{how}\n{total}\n\n",
+        cost_table(rows).to_markdown()
+    )
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use std::path::Path;
 use schema::ifscale::{SampleScore, SampleStatus};
 use schema::paths::RunPaths;
 use schema::rift::{JudgeSource, Verdict};
+use schema::table::{left, right};
 use schema::{Outcome, ResponseRecord};
 
 use crate::Error;
@@ -195,7 +196,16 @@ pub fn headline_markdown(
     if paths.ifscale_scores().is_file() {
         let rows: Vec<SampleScore> = schema::read_jsonl(&paths.ifscale_scores())?;
         let hits = crate::departures::cap_hits(&paths.ifscale_attempts())?;
-        md.push_str("## IFScale\n\n| model | samples | failed | mean accuracy (%) | accuracy at the largest N (%) | output cap (tokens) | replies at the cap |\n|---|---:|---:|---:|---:|---:|---:|\n");
+        md.push_str("## IFScale\n\n");
+        let mut t = schema::Table::new(vec![
+            left("model"),
+            right("samples"),
+            right("failed"),
+            right("mean accuracy (%)"),
+            right("accuracy at the largest N (%)"),
+            right("output cap (tokens)"),
+            right("replies at the cap"),
+        ]);
         let mut models: Vec<&str> = rows.iter().map(|r| r.model.as_str()).collect();
         models.sort_unstable();
         models.dedup();
@@ -213,15 +223,17 @@ pub fn headline_markdown(
                 .iter()
                 .find(|c| c.model == m)
                 .map_or_else(|| "–".to_owned(), |c| c.max_tokens.to_string());
-            let _ = writeln!(
-                md,
-                "| {m} | {} | {failed} | {} | {} (N = {max_n}) | {cap} | {} |",
-                mine.len(),
+            t.push(vec![
+                m.to_owned(),
+                mine.len().to_string(),
+                failed.to_string(),
                 fmt_mean(&acc),
-                fmt_mean(&at_max),
-                crate::departures::hits_cell(hits.get(m))
-            );
+                format!("{} (N = {max_n})", fmt_mean(&at_max)),
+                cap,
+                crate::departures::hits_cell(hits.get(m)),
+            ]);
         }
+        md.push_str(&t.to_markdown());
         md.push('\n');
         if let Some(s) = crate::departures::vocabulary_sentence(paths)? {
             let _ = writeln!(md, "{s}\n");
@@ -243,7 +255,16 @@ pub fn headline_markdown(
             prompts.as_ref(),
             &analysis::rift::RiftConfig::default(),
         )?;
-        md.push_str("## RIFT\n\n| model | structure | prompts | mean accuracy (%) | unjudged answers | wrong-question answers | flagged, judged correct |\n|---|---|---:|---:|---:|---:|---:|\n");
+        md.push_str("## RIFT\n\n");
+        let mut table = schema::Table::new(vec![
+            left("model"),
+            left("structure"),
+            right("prompts"),
+            right("mean accuracy (%)"),
+            right("unjudged answers"),
+            right("wrong-question answers"),
+            right("flagged, judged correct"),
+        ]);
         for t in &summary.table2 {
             let (wq, wq_correct) = summary
                 .wrong_question
@@ -255,12 +276,17 @@ pub fn headline_markdown(
             } else {
                 t.mean.map_or_else(|| "–".to_owned(), |m| format!("{m:.1}"))
             };
-            let _ = writeln!(
-                md,
-                "| {} | {} | {} | {mean} | {} | {wq} | {wq_correct} |",
-                t.model, t.structure, t.n_prompts, t.unjudged
-            );
+            table.push(vec![
+                t.model.clone(),
+                t.structure.clone(),
+                t.n_prompts.to_string(),
+                mean,
+                t.unjudged.to_string(),
+                wq.to_string(),
+                wq_correct.to_string(),
+            ]);
         }
+        md.push_str(&table.to_markdown());
         if summary
             .wrong_question
             .iter()

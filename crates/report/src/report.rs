@@ -31,8 +31,8 @@ pub struct RunReport<'a> {
     pub rift: Option<bool>,
     /// How the RIFT prompts were drawn (the jump-step rule, the baseline), said in the report.
     pub rift_notes: &'a [String],
-    /// The prepared dataset's `summary.md` (Table 1 and the drop reasons), when the prep stage wrote one.
-    pub rift_table1: Option<&'a str>,
+    /// The prepared dataset's statistics (its `summary.json`: Table 1), when the prep stage wrote them.
+    pub rift_table1: Option<&'a jeopardy_prep::Summary>,
     /// Each configured model's prices, for the spend of responses whose provider reported none.
     pub prices: &'a crate::cost::Prices,
     /// The output cap of each model's IFScale requests, where one is set (a departure from the paper's default
@@ -76,19 +76,10 @@ pub fn report_input(run: &RunReport<'_>, paths: &RunPaths) -> Result<ReportInput
     let mut sections = Vec::new();
     let checks = schema::judge_check::JudgeCheckFile::read(&paths.judge_check())?;
     if let Some(checks) = checks.as_ref().filter(|c| !c.checks.is_empty()) {
-        let md = harness::judge_check::to_markdown(checks);
-        let table = md
-            .split_once("\n\n")
-            .and_then(|(_, rest)| {
-                plots::report::table_from_markdown(&format!(
-                    "Each judge against its control items (RIFT paper: 98 % agreement with manual checks on 100 items)\n{rest}"
-                ))
-            });
-        let mut paragraphs: Vec<String> = md
-            .lines()
-            .filter(|l| !l.is_empty() && !l.starts_with('|') && !l.starts_with('#'))
-            .map(str::to_owned)
-            .collect();
+        let table = plots::report::HtmlTable::from(harness::judge_check::table(checks).with_caption(
+            "Each judge against its control items (RIFT paper: 98 % agreement with manual checks on 100 items)",
+        ));
+        let mut paragraphs = vec![harness::judge_check::CONTROL_NOTE.to_owned()];
         paragraphs.extend(checks.checks.iter().filter(|c| !c.passed).map(|c| {
             format!(
                 "{}.{}",
@@ -106,7 +97,7 @@ pub fn report_input(run: &RunReport<'_>, paths: &RunPaths) -> Result<ReportInput
         ));
         sections.push(Section {
             heading: "Judge check".to_owned(),
-            tables: table.into_iter().collect(),
+            tables: vec![table],
             paragraphs,
             ..Section::default()
         });
@@ -143,19 +134,14 @@ pub fn report_input(run: &RunReport<'_>, paths: &RunPaths) -> Result<ReportInput
     if let Some(c) = run.comparison {
         sections.push(crate::compare::section(paths, c));
     }
-    let cost = crate::cost::cost_markdown(
-        &crate::cost::cost_rows(paths, run.models, run.prices)?,
-        crate::cost::ledger_total(paths)?,
-    );
-    if let Some(table) = plots::report::table_from_markdown(&cost) {
+    let cost = crate::cost::cost_rows(paths, run.models, run.prices)?;
+    if !cost.is_empty() {
         sections.push(Section {
             heading: "What it cost".to_owned(),
-            tables: vec![table],
-            paragraphs: cost
-                .lines()
-                .filter(|l| !l.is_empty() && !l.starts_with('|') && !l.starts_with('#'))
-                .map(str::to_owned)
-                .collect(),
+            tables: vec![plots::report::HtmlTable::from(crate::cost::cost_table(
+                &cost,
+            ))],
+            paragraphs: crate::cost::cost_notes(crate::cost::ledger_total(paths)?).to_vec(),
             ..Section::default()
         });
     }
@@ -302,25 +288,22 @@ fn bench_section(run: &RunReport<'_>, paths: &RunPaths, bench: Bench) -> Result<
         if audit.is_file() {
             let rows = harness::audit::agreement(&audit)?;
             if !rows.is_empty() {
-                let md = format!(
-                    "Judge audit: the verdicts against hand labels of a seeded sample ({})\n{}",
-                    rel(paths, &audit),
-                    harness::audit::to_markdown(&rows)
-                );
-                if let Some(t) = plots::report::table_from_markdown(&md) {
-                    section.tables.push(t);
-                }
+                section.tables.push(plots::report::HtmlTable::from(
+                    harness::audit::table(&rows).with_caption(format!(
+                        "Judge audit: the verdicts against hand labels of a seeded sample ({})",
+                        rel(paths, &audit)
+                    )),
+                ));
             }
         }
-        if let Some(md) = run.rift_table1 {
-            let mut table1 = format!(
-                "Table 1: the prepared dataset (our filters and additions are listed in the drop reasons)\n{}",
-                md.split("\n\n").next().unwrap_or("")
+        if let Some(summary) = run.rift_table1 {
+            let mut table1 = summary.table1().with_caption(
+                "Table 1: the prepared dataset (our filters and additions are listed in the drop reasons)",
             );
-            table1.push_str(&questions_per_prompt(paths)?);
-            if let Some(t) = plots::report::table_from_markdown(&table1) {
-                section.tables.push(t);
+            for row in questions_per_prompt(paths)? {
+                table1.push(row);
             }
+            section.tables.push(plots::report::HtmlTable::from(table1));
         }
         if run.rift != Some(true) {
             section.paragraphs.push(
@@ -328,11 +311,8 @@ fn bench_section(run: &RunReport<'_>, paths: &RunPaths, bench: Bench) -> Result<
             );
         }
     }
-    for t in list_files(&paths.tables().join(bench.as_str()), "md")? {
-        let md = std::fs::read_to_string(&t).map_err(|e| Error::io(&t, e))?;
-        if let Some(table) = plots::report::table_from_markdown(&md) {
-            section.tables.push(table);
-        }
+    for (_, table) in analysis::tables::read_tables(&paths.tables().join(bench.as_str()))? {
+        section.tables.push(plots::report::HtmlTable::from(table));
     }
     let mut figures: Vec<(usize, String, PathBuf)> =
         list_files(&paths.figures().join(bench.as_str()), "png")?
@@ -437,10 +417,10 @@ const FIGURE_ORDER: &[(&str, &str)] = &[
 ];
 
 /// Table 1's last rows: questions per linear or jumping prompt (min, max, mean) in the run's prompts file.
-fn questions_per_prompt(paths: &RunPaths) -> Result<String, Error> {
+fn questions_per_prompt(paths: &RunPaths) -> Result<Vec<Vec<String>>, Error> {
     let file = paths.rift_prompts();
     if !file.is_file() {
-        return Ok(String::new());
+        return Ok(Vec::new());
     }
     // Only the two fields needed, read in chunks (the prompts file is 800 MB at paper scale).
     #[derive(serde::Deserialize)]
@@ -461,12 +441,17 @@ fn questions_per_prompt(paths: &RunPaths) -> Result<String, Error> {
         Ok::<(), Error>(())
     })?;
     let (Some(min), Some(max)) = (nums.iter().min(), nums.iter().max()) else {
-        return Ok(String::new());
+        return Ok(Vec::new());
     };
     let mean = f64::from(nums.iter().sum::<u32>()) / nums.len() as f64;
-    Ok(format!(
-        "\n| Minimum questions per prompt | {min} |\n| Maximum questions per prompt | {max} |\n| Average questions per prompt | {mean:.0} |\n"
-    ))
+    Ok([
+        ("Minimum questions per prompt", min.to_string()),
+        ("Maximum questions per prompt", max.to_string()),
+        ("Average questions per prompt", format!("{mean:.0}")),
+    ]
+    .into_iter()
+    .map(|(k, v)| vec![k.to_owned(), v])
+    .collect())
 }
 
 /// The Markdown summary printed at the end of a pipeline run: headline numbers per model and where the report is;

@@ -1,6 +1,7 @@
 //! The records ifstress writes to disk, their schema version, JSONL reading and writing, and atomic writes.
 //!
-//! This is the only crate every stage shares.
+//! This is the only crate every stage shares; it also holds the one table type ([`table::Table`]) every Markdown, CSV
+//! and HTML table is rendered from.
 //! It knows nothing about HTTP, models, scoring rules or plotting: it defines what a record looks like on disk and how it gets there safely.
 
 mod atomic;
@@ -16,6 +17,7 @@ pub mod paths;
 mod records;
 mod responses;
 pub mod rift;
+pub mod table;
 
 pub use atomic::AtomicJsonl;
 pub use csv_cell::csv_cell;
@@ -31,6 +33,7 @@ pub use records::{
     ResponseReply, Served, Usage,
 };
 pub use responses::{ResponseKey, latest_per_key, read_latest_responses};
+pub use table::Table;
 
 /// Version of every record layout in this crate; bump it when a field changes meaning or disappears.
 pub const SCHEMA_VERSION: u32 = 1;

@@ -1,5 +1,6 @@
 //! Tidy: every Rust file opens with a `//!` doc, no file is over 800 lines, `xtask/src` stays a thin command line
-//! (at most 2 500 lines), the crates' dependencies point one way (harness never depends on plots or the pipeline),
+//! (at most 2 500 lines), tables are built as data (`schema::Table`) and never parsed back from Markdown, the
+//! crates' dependencies point one way (harness never depends on plots or the pipeline),
 //! no leftover debugging macros, no test changes process-wide state (working directory, environment), no HTML is
 //! assembled outside templates, every crate inherits the workspace lints and says what it is for, and polars is
 //! built without debug assertions.
@@ -148,6 +149,25 @@ fn lines_with(banned: &[&str], counts: impl Fn(&Path, &[&str], usize) -> bool) -
         }
     }
     hits
+}
+
+#[test]
+fn tables_are_built_as_data_and_never_parsed_back() {
+    // A Markdown alignment row outside the table type is a table written by hand; reading `|` rows back is parsing
+    // Markdown. Tests may pin rendered tables.
+    let hits = lines_with(
+        &["|---", "---|", "table_from_markdown", "split('|')"],
+        |p, lines, i| {
+            p != Path::new("crates/schema/src/table.rs")
+                && p != Path::new("xtask/tests/it/tidy.rs")
+                && !is_test_code(p, lines, i)
+        },
+    );
+    assert!(
+        hits.is_empty(),
+        "build tables as `schema::Table` and render them (Markdown, CSV, HTML) from it:\n{}",
+        hits.join("\n")
+    );
 }
 
 #[test]

@@ -6,24 +6,13 @@
 use super::report::{Report, interval, p_cell, signed};
 use crate::rift::values::fmt_p;
 use crate::tables::fmt_opt;
-
-/// A table of the headline: caption, header and rows of text cells.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HeadlineTable {
-    pub caption: String,
-    pub header: Vec<String>,
-    pub rows: Vec<Vec<String>>,
-}
+use schema::Table;
 
 /// What a report shows of a comparison.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Headline {
     pub notes: Vec<String>,
-    pub tables: Vec<HeadlineTable>,
-}
-
-fn header(cells: &[&str]) -> Vec<String> {
-    cells.iter().map(|c| (*c).to_owned()).collect()
+    pub tables: Vec<Table>,
 }
 
 impl Report {
@@ -59,7 +48,7 @@ impl Report {
                     o.alpha
                 ));
             }
-            let rows = self
+            let rows: Vec<Vec<String>> = self
                 .ifscale
                 .iter()
                 .filter_map(|c| {
@@ -84,11 +73,8 @@ impl Report {
                     ])
                 })
                 .collect();
-            tables.push(HeadlineTable {
-                caption: "IFScale: overall accuracy difference per pair (every paired (N, seed) sample; the sign-flip \
-                          p over samples is the headline test; dropped samples failed or are missing for one model)"
-                    .to_owned(),
-                header: header(&[
+            tables.push(
+                Table::left_aligned(&[
                     "model a",
                     "model b",
                     "samples",
@@ -101,12 +87,15 @@ impl Report {
                     "p (samples)",
                     "p (seeds)",
                     "MDD",
-                ]),
-                rows,
-            });
+                ])
+                    .with_caption("IFScale: overall accuracy difference per pair (every paired (N, seed) sample; the sign-flip \
+                          p over samples is the headline test; dropped samples failed or are missing for one model)"
+                    .to_owned())
+                    .with_rows(rows),
+            );
         }
         if !self.thresholds.is_empty() {
-            let rows = self
+            let rows: Vec<Vec<String>> = self
                 .thresholds
                 .iter()
                 .map(|t| {
@@ -123,18 +112,18 @@ impl Report {
                     ]
                 })
                 .collect();
-            tables.push(HeadlineTable {
-                caption: format!(
+            tables.push(
+                Table::left_aligned(&["model", "seeds", "first N below", "crossing N", "interval"])
+                    .with_caption(format!(
                     "IFScale: where each model's mean accuracy first falls below {} % (interpolated crossing, its \
                      interval resampling seeds)",
                     o.level
-                ),
-                header: header(&["model", "seeds", "first N below", "crossing N", "interval"]),
-                rows,
-            });
+                ))
+                    .with_rows(rows),
+            );
         }
         if !self.rift.is_empty() {
-            let rows = self
+            let rows: Vec<Vec<String>> = self
                 .rift
                 .iter()
                 .flat_map(|c| {
@@ -164,12 +153,8 @@ impl Report {
                     })
                 })
                 .collect();
-            tables.push(HeadlineTable {
-                caption: "RIFT: prompt-level accuracy difference per pair and structure (paired over prompts, so \
-                          clustered by prompt; dropped prompts are missing, or have every answer unjudged, for one \
-                          model), with the answer-level difference, its SE clustered by prompt and the design effect"
-                    .to_owned(),
-                header: header(&[
+            tables.push(
+                Table::left_aligned(&[
                     "model a",
                     "model b",
                     "structure",
@@ -184,9 +169,13 @@ impl Report {
                     "answer level ± clustered SE",
                     "design effect",
                     "clustered McNemar p",
-                ]),
-                rows,
-            });
+                ])
+                    .with_caption("RIFT: prompt-level accuracy difference per pair and structure (paired over prompts, so \
+                          clustered by prompt; dropped prompts are missing, or have every answer unjudged, for one \
+                          model), with the answer-level difference, its SE clustered by prompt and the design effect"
+                    .to_owned())
+                    .with_rows(rows),
+            );
             for c in &self.rift {
                 if let Some(d) = &c.delta {
                     notes.push(format!(

@@ -190,7 +190,7 @@ pub fn write_tables(
         })
         .collect();
     let below = format!("% below {}", cfg.threshold);
-    written.push(tables::write_markdown(
+    written.extend(tables::write_markdown(
         dir,
         "ifscale_coherence_attempts",
         "Coherence over all judged attempts, accepted or not (an attempt is one generation request; a truncated reply \

@@ -130,7 +130,7 @@ pub fn markdown_rows(summary: &IfscaleSummary) -> Vec<Vec<String>> {
 /// Writes `ifscale_decay_fits` (Parquet, CSV, Markdown).
 pub fn write_tables(summary: &IfscaleSummary, dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut written = tables::write_table(&fits_frame(summary)?, dir, "ifscale_decay_fits")?;
-    written.push(tables::write_markdown(
+    written.extend(tables::write_markdown(
         dir,
         "ifscale_decay_fits",
         "Decay pattern per model: the lowest-BIC family among threshold (plateau ≥ 1/5 of the N range, then a linear \

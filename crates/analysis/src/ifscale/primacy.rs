@@ -140,7 +140,7 @@ pub fn write_tables(rows: &[ThirdsRow], dir: &Path) -> Result<Vec<PathBuf>, Erro
             "late ÷ early",
         ],
     };
-    written.push(table.write_rows(
+    written.extend(table.write_rows(
         dir,
         rows,
         |r| shown.contains(&r.num_rules),

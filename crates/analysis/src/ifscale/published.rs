@@ -69,7 +69,7 @@ pub fn leaderboard() -> Result<Vec<PublishedRow>, Error> {
 
 /// Writes `ifscale_results_vs_published.md`: the run's models at the leaderboard's densities (accuracy ± std
 /// across seeds), then the published rows, marked as such.
-pub fn write_table(summary: &IfscaleSummary, dir: &Path) -> Result<PathBuf, Error> {
+pub fn write_table(summary: &IfscaleSummary, dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let cell = |acc: Option<f64>, std: Option<f64>| match (acc, std) {
         (Some(a), Some(s)) => format!("{a:.1} ± {s:.1}"),
         (Some(a), None) => format!("{a:.1}"),

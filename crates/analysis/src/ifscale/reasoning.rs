@@ -167,7 +167,7 @@ pub fn write_tables(summary: &IfscaleSummary, dir: &Path) -> Result<Vec<PathBuf>
                 "reasoning tok high",
             ],
         };
-        written.push(table.write_rows(
+        written.extend(table.write_rows(
             dir,
             &rows,
             |r| shown.contains(&r.num_rules),
@@ -212,7 +212,7 @@ pub fn write_tables(summary: &IfscaleSummary, dir: &Path) -> Result<Vec<PathBuf>
                 "latency (s)",
             ],
         };
-        written.push(table.write_rows(
+        written.extend(table.write_rows(
             dir,
             &rows,
             |r| shown.contains(&r.num_rules),

@@ -106,7 +106,7 @@ pub fn write_tables(summary: &IfscaleSummary, dir: &Path) -> Result<Vec<PathBuf>
             "latency (s)",
         ],
     };
-    written.push(table.write_rows(
+    written.extend(table.write_rows(
         dir,
         &headline_rows(summary),
         |_| true,

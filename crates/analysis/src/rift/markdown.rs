@@ -102,7 +102,7 @@ pub fn write_tables(summary: &RiftSummary, dir: &Path) -> Result<Vec<PathBuf>, E
         .collect();
     let mut rows = rows;
     rows.extend(super::published::markdown_rows()?);
-    written.push(tables::write_markdown(
+    written.extend(tables::write_markdown(
         dir,
         "rift_table2",
         "Table 2: baseline vs linear vs jumping prompt accuracy (%), mean (± standard error) and median over prompts; Δ = (A_linear − A_jumping) / A_linear × 100 (relative, %); beside it the absolute gaps in percentage points, A_linear − A_jumping and A_baseline − A_jumping. Unjudged answers (no judge verdict: none configured, or the judge failed) are neither correct nor incorrect; where there are any, a cell shows bounds: unjudged counted wrong … unjudged counted right. Rows marked \"(published)\" are the RIFT paper's Table 2, for comparison.",
@@ -124,7 +124,7 @@ pub fn write_tables(summary: &RiftSummary, dir: &Path) -> Result<Vec<PathBuf>, E
             ]
         })
         .collect();
-    written.push(tables::write_markdown(
+    written.extend(tables::write_markdown(
         dir,
         "rift_answer_level",
         "Answer-level accuracy: correct ÷ settled answers over every prompt (unjudged answers left out), with its standard error clustered by prompt (answers of one prompt succeed or fail together, so treating them as independent understates the error) and the design effect (clustered variance ÷ the variance if the answers were independent: how many times fewer independent answers the run is worth). Beside it, Table 2's SE of the prompt-level mean, whose unit is already the prompt. Definitions: docs/compare.md.",
@@ -158,7 +158,7 @@ pub fn write_tables(summary: &RiftSummary, dir: &Path) -> Result<Vec<PathBuf>, E
             ]
         })
         .collect();
-    written.push(tables::write_markdown(
+    written.extend(tables::write_markdown(
         dir,
         "rift_wrong_question",
         "Share of incorrect answers that are the answer to a different question of the same prompt (the RIFT paper's Fig. 4), per structure and pooled: the \"pooled (linear + jumping)\" row is the paper's one share per model, (flagged incorrect answers) ÷ (incorrect answers) over linear and jumping prompts; baseline prompts are left out of the pool, since a one-question prompt has no other question to answer and its incorrect answers would only dilute the share. Unlike the paper's LLM flag, ifstress flags an answer by the pre-judge's normalized matching (it equals another question's expected answer and not its own), whatever the verdict; the share counts the flagged answers judged incorrect; \"Flagged, judged correct\" counts the flagged answers the judge called correct, outside the share (a lenient judge, or an answer right for both questions). Unjudged answers are not incorrect and stay out of the share. The share's standard error is clustered by prompt (the incorrect answers of one prompt are not independent); the design effect is its variance over the variance if they were.",
@@ -187,7 +187,7 @@ pub fn write_tables(summary: &RiftSummary, dir: &Path) -> Result<Vec<PathBuf>, E
             ]
         })
         .collect();
-    written.push(tables::write_markdown(
+    written.extend(tables::write_markdown(
         dir,
         "rift_reply_outcomes",
         "Replies per model and structure: empty, truncated (hit max tokens), malformed (no answer readable), failed requests, stopped early, ran long.",

@@ -120,14 +120,11 @@ fn mean_cell(mean: Option<f64>, lower: Option<f64>, upper: Option<f64>, unjudged
     }
 }
 
-/// Writes `rift_reasoning_vs_instruct.md` when there is at least one pair (the Parquet and CSV are written with
+/// Writes `rift_reasoning_vs_instruct.md` (and its `.table.json`) when there is at least one pair (the Parquet and CSV are written with
 /// the other frames).
-pub(crate) fn write_markdown(
-    pairs: &[ReasoningPair],
-    dir: &Path,
-) -> Result<Option<PathBuf>, Error> {
+pub(crate) fn write_markdown(pairs: &[ReasoningPair], dir: &Path) -> Result<Vec<PathBuf>, Error> {
     if pairs.is_empty() {
-        return Ok(None);
+        return Ok(Vec::new());
     }
     let rows: Vec<Vec<String>> = pairs
         .iter()
@@ -160,8 +157,14 @@ pub(crate) fn write_markdown(
         dir,
         "rift_reasoning_vs_instruct",
         "Reasoning vs non-reasoning models: per structure, the mean accuracy (%) of every reasoning model beside every non-reasoning model (all pairs, not only same-family twins: the paper's comparisons also cross sizes, e.g. Qwen3-4B-Thinking vs Qwen3-30B-Instruct). Gap = reasoning − non-reasoning in percentage points. Where a model has unjudged answers its mean shows bounds (unjudged counted wrong … unjudged counted right), and so does the gap.",
-        &["Structure", "Reasoning model", "Reasoning mean (%)", "Non-reasoning model", "Non-reasoning mean (%)", "Gap (pp)"],
+        &[
+            "Structure",
+            "Reasoning model",
+            "Reasoning mean (%)",
+            "Non-reasoning model",
+            "Non-reasoning mean (%)",
+            "Gap (pp)",
+        ],
         &rows,
     )
-    .map(Some)
 }

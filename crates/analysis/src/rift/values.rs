@@ -380,7 +380,7 @@ impl ValueTables {
                 ]
             })
             .collect();
-        written.push(tables::write_markdown(
+        written.extend(tables::write_markdown(
             dir,
             "rift_accuracy_by_value",
             &format!("Accuracy (%) by clue value band, per model and structure: correct ÷ the band's answers, pooled over prompts (missing answers count as wrong), so a band's accuracy is answer-level, not Table 2's mean over prompts. Unjudged answers are neither correct nor incorrect; where there are any, the accuracy is shown as bounds (unjudged counted wrong … unjudged counted right). Wilson 95 % interval of the judged accuracy; it treats answers as independent, which answers of one prompt are not, so it is too narrow. {BANDS_NOTE}"),
@@ -406,7 +406,7 @@ impl ValueTables {
                 rows.push(row);
             }
         }
-        written.push(tables::write_markdown(
+        written.extend(tables::write_markdown(
             dir,
             "rift_value_mix",
             &format!("Value mix: questions per value band and structure, with their share (%) of the structure's questions, per model (every expected answer is one question asked; a repeated sample asks again). Linear and jumping prompts should hold the same mix (the paper keeps content fixed across structures); the chi-square test beside it checks that. {BANDS_NOTE}"),
@@ -427,7 +427,7 @@ impl ValueTables {
                 ]
             })
             .collect();
-        written.push(tables::write_markdown(
+        written.extend(tables::write_markdown(
             dir,
             "rift_value_mix_test",
             "Same mix of values in linear and jumping prompts? Pearson's chi-square test of homogeneity of the two structures' questions over the value bands either uses (\"no value\" included), per model; a small p-value says the mixes differ, so a linear − jumping gap may partly be a difficulty gap. Questions of one prompt are consecutive clues of one game, not independent draws, so the test is a screen, not an exact p-value; with the paper's design (a jumping prompt reorders a linear prompt's questions) the mixes are equal and χ² is 0.",

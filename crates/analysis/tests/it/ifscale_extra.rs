@@ -81,7 +81,15 @@ fn primacy_thirds_from_keyword_labels() {
     assert!(close(b6.late_error_pct, 0.0) && b6.late_over_early.is_none());
     let dir = tempfile::tempdir().unwrap();
     let written = primacy::write_tables(&rows, dir.path()).unwrap();
-    assert_eq!(written.len(), 3);
+    // Parquet, CSV, Markdown and the table as data beside it.
+    assert_eq!(written.len(), 4);
+    let tables = analysis::tables::read_tables(dir.path()).unwrap();
+    assert_eq!(tables.len(), 1);
+    assert_eq!(tables[0].0, "ifscale_primacy_thirds");
+    assert_eq!(
+        tables[0].1.to_markdown(),
+        std::fs::read_to_string(dir.path().join("ifscale_primacy_thirds.md")).unwrap()
+    );
     let csv = std::fs::read_to_string(dir.path().join("ifscale_primacy_thirds.csv")).unwrap();
     assert_eq!(csv.lines().count(), 4);
 }

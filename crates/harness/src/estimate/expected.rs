@@ -147,10 +147,18 @@ pub fn to_markdown(rows: &[Row], per_stage: usize) -> String {
     let mut md = format!(
         "Pilot: {per_stage} seeded prompts per model and stage, answered through the run's client (cached: the run \
          sends none of them again). Expected values for the whole run, with the range from the pilot's lightest to \
-         its heaviest unit.\n\n\
-         | stage | model | pilot | run | expected input tokens | expected output tokens | expected cost (USD) |\n\
-         |---|---|---|---:|---|---|---|\n"
+         its heaviest unit.\n\n"
     );
+    use schema::table::{left, right};
+    let mut table = schema::Table::new(vec![
+        left("stage"),
+        left("model"),
+        left("pilot"),
+        right("run"),
+        left("expected input tokens"),
+        left("expected output tokens"),
+        left("expected cost (USD)"),
+    ]);
     let (mut cost, mut unpriced_tokens, mut unpriced_secs) =
         (Span::default(), Span::default(), Span::default());
     let mut unpriced_models = std::collections::BTreeSet::new();
@@ -171,19 +179,22 @@ pub fn to_markdown(rows: &[Row], per_stage: usize) -> String {
             unpriced_models.insert(r.model.clone());
             format!("no prices; {} of requests", span_text(secs, hours))
         };
-        md.push_str(&format!(
-            "| {} | {} | {} {}s, {} requests | {} {}s | {} | {} | {money} |\n",
-            r.stage,
-            r.model,
-            r.pilot_units(),
-            r.unit,
-            r.pilot_requests,
-            r.run_units(),
-            r.unit,
+        table.push(vec![
+            r.stage.to_owned(),
+            r.model.clone(),
+            format!(
+                "{} {}s, {} requests",
+                r.pilot_units(),
+                r.unit,
+                r.pilot_requests
+            ),
+            format!("{} {}s", r.run_units(), r.unit),
             span_text(input, short),
             span_text(output, short),
-        ));
+            money,
+        ]);
     }
+    md.push_str(&table.to_markdown());
     md.push('\n');
     if rows.iter().any(Row::priced) {
         md.push_str(&format!(

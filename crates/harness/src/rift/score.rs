@@ -245,9 +245,24 @@ impl ScoreSummary {
     /// One row per (model, structure), then a line on the pre-judge. Where answers are unjudged the accuracy
     /// columns show bounds (unjudged counted wrong … counted right).
     pub fn to_markdown(&self) -> String {
-        let mut md = String::from(
-            "| model | structure | prompts | mean accuracy (%) | median (%) | unjudged | incorrect | wrong question (share of incorrect) | flagged, judged correct | empty | malformed | truncated | failed | stopped early | ran long |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-        );
+        use schema::table::{left, right};
+        let mut table = schema::Table::new(vec![
+            left("model"),
+            left("structure"),
+            right("prompts"),
+            right("mean accuracy (%)"),
+            right("median (%)"),
+            right("unjudged"),
+            right("incorrect"),
+            right("wrong question (share of incorrect)"),
+            right("flagged, judged correct"),
+            right("empty"),
+            right("malformed"),
+            right("truncated"),
+            right("failed"),
+            right("stopped early"),
+            right("ran long"),
+        ]);
         let pct = |v: Option<f64>| analysis::tables::fmt_opt(v, 1);
         let bounds = |lo: Option<f64>, hi: Option<f64>| analysis::rift::fmt_bounds(lo, hi, 1);
         for t in &self.table2 {
@@ -266,26 +281,30 @@ impl ScoreSummary {
             } else {
                 (pct(t.mean), pct(t.median))
             };
-            let _ = writeln!(
-                md,
-                "| {} | {} | {} | {mean} | {median} | {} | {} | {} ({}) | {} | {} | {} | {} | {} | {} | {} |",
-                t.model,
-                t.structure,
-                t.n_prompts,
-                t.unjudged,
-                wq.map_or(0, |w| w.incorrect),
-                wq.map_or(0, |w| w.wrong_question),
-                wq.and_then(|w| w.share)
-                    .map_or_else(|| "–".to_owned(), |s| format!("{s:.0}%")),
-                wq.map_or(0, |w| w.wrong_question_correct),
-                count(|o| o.empty),
-                count(|o| o.malformed),
-                count(|o| o.truncated),
-                count(|o| o.failed),
-                count(|o| o.stopped_early),
-                count(|o| o.ran_long),
-            );
+            table.push(vec![
+                t.model.clone(),
+                t.structure.clone(),
+                t.n_prompts.to_string(),
+                mean,
+                median,
+                t.unjudged.to_string(),
+                wq.map_or(0, |w| w.incorrect).to_string(),
+                format!(
+                    "{} ({})",
+                    wq.map_or(0, |w| w.wrong_question),
+                    wq.and_then(|w| w.share)
+                        .map_or_else(|| "–".to_owned(), |s| format!("{s:.0}%"))
+                ),
+                wq.map_or(0, |w| w.wrong_question_correct).to_string(),
+                count(|o| o.empty).to_string(),
+                count(|o| o.malformed).to_string(),
+                count(|o| o.truncated).to_string(),
+                count(|o| o.failed).to_string(),
+                count(|o| o.stopped_early).to_string(),
+                count(|o| o.ran_long).to_string(),
+            ]);
         }
+        let mut md = table.to_markdown();
         let p = &self.pre_judge;
         let share = |a: u64, b: u64| {
             if b == 0 {

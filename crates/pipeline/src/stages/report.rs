@@ -18,6 +18,8 @@ pub(crate) fn stages(run: &Run) -> Vec<Stage<'_>> {
         move || {
             Ok(Fingerprint::new("analysis")
                 .value("reasoning-models", &cfg.run.reasoning_models)?
+                // Each Markdown table is also written as data (`<name>.table.json`), which the report reads.
+                .value("tables", &"markdown and table.json")?
                 .file(&paths.ifscale_scores())?
                 .file(&paths.ifscale_labels())?
                 .file(&paths.ifscale_attempts())?
@@ -48,7 +50,7 @@ fn report(run: &Run) -> Stage<'_> {
         "report",
         move || {
             let figures = list_files(&paths.figures(), "png")?;
-            let tables = list_files(&paths.tables(), "md")?;
+            let tables = list_files(&paths.tables(), "json")?;
             let mut fp = Fingerprint::new("report")
                 .value("config", &run.config_text)?
                 .value("ifscale-caps", &fp_caps)?
@@ -80,14 +82,23 @@ fn write_report(run: &Run, ifscale_caps: &[::report::departures::OutputCap]) -> 
     let prices = &run.prices();
     let report = paths.report();
     let mut rift_notes = Vec::new();
-    let table1 = cfg
+    // The prepared dataset's statistics (Table 1), when the prep stage wrote them beside the questions.
+    let table1: Option<jeopardy_prep::Summary> = match cfg
         .rift
         .as_ref()
         .and_then(|r| r.dataset.parent())
-        .map(|d| d.join("summary.md"))
+        .map(|d| d.join("summary.json"))
         .filter(|p| p.is_file())
-        .map(std::fs::read_to_string)
-        .transpose()?;
+    {
+        Some(p) => {
+            let bytes = std::fs::read(&p)?;
+            Some(
+                serde_json::from_slice(&bytes)
+                    .map_err(|e| crate::outcome::Failure::Usage(format!("{}: {e}", p.display())))?,
+            )
+        }
+        None => None,
+    };
     if let Some(rift) = &cfg.rift {
         rift_notes.push(format!("Prompts: {}.", rift.jump_rule()));
         if rift.dataset.is_file() {
@@ -123,7 +134,7 @@ fn write_report(run: &Run, ifscale_caps: &[::report::departures::OutputCap]) -> 
                 .is_some_and(|p| p.judge_model.is_some())
         }),
         rift_notes: &rift_notes,
-        rift_table1: table1.as_deref(),
+        rift_table1: table1.as_ref(),
         prices,
         ifscale_caps,
         comparison: comparison.as_ref(),

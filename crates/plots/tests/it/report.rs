@@ -24,17 +24,12 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Reads back every Markdown table written under `dir`, in file-name order, as the pipeline does.
+/// Every table written under `dir` as data (`<name>.table.json`), in file-name order, as the report reads them.
 fn tables_in(dir: &Path) -> Vec<HtmlTable> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+    analysis::tables::read_tables(dir)
         .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .map(|f| plots::report::table_from_markdown(&std::fs::read_to_string(f).unwrap()).unwrap())
+        .into_iter()
+        .map(|(_, t)| HtmlTable::from(t))
         .collect()
 }
 

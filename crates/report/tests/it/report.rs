@@ -303,7 +303,21 @@ fn table_one_gets_the_questions_per_prompt_of_the_run() {
     ];
     schema::write_jsonl_atomic(&paths.rift_prompts(), &prompts).unwrap();
     let models: Vec<String> = MODELS.map(str::to_owned).to_vec();
-    let table1 = "| Statistic | Value |\n|---|---|\n| Total question–answer pairs | 300 |\n\n| Drop reason | Pairs |\n|---|---|\n| media | 2 |\n";
+    let table1 = jeopardy_prep::Summary {
+        files: vec!["clues.json".to_owned()],
+        input_pairs: 302,
+        pairs: 300,
+        unique_categories: 40,
+        value_min: Some(100),
+        value_max: Some(2000),
+        value_normalized_min: Some(200),
+        value_normalized_max: Some(2000),
+        without_value: 0,
+        rephrased: 0,
+        per_round: Default::default(),
+        skipped: [("media".to_owned(), 2)].into_iter().collect(),
+        skipped_total: 2,
+    };
     let run = RunReport {
         name: "fixture",
         models: &models,
@@ -312,7 +326,7 @@ fn table_one_gets_the_questions_per_prompt_of_the_run() {
         ifscale_constraint_list: Default::default(),
         rift: Some(false),
         rift_notes: &["Prompts: jump rule.".to_owned()],
-        rift_table1: Some(table1),
+        rift_table1: Some(&table1),
         prices: &Default::default(),
         ifscale_caps: &[],
         comparison: None,
@@ -329,10 +343,15 @@ fn table_one_gets_the_questions_per_prompt_of_the_run() {
         .iter()
         .map(|r| (r[0].clone(), r[1].clone()))
         .collect();
+    // The dataset's statistics (built as data, never read back from Markdown), then the run's prompt sizes.
+    assert_eq!(rows[0], ("Input clues".to_owned(), "302".to_owned()));
     assert_eq!(
-        rows,
+        rows[1],
+        ("Total question–answer pairs".to_owned(), "300".to_owned())
+    );
+    assert_eq!(
+        rows[rows.len() - 3..],
         [
-            ("Total question–answer pairs", "300"),
             ("Minimum questions per prompt", "10"),
             ("Maximum questions per prompt", "13"),
             ("Average questions per prompt", "12"),
@@ -513,6 +532,23 @@ fn a_judged_run_shows_each_judges_sensitivity_and_specificity() {
     ] {
         assert!(shown.contains(want), "{want}\n{shown}");
     }
+    // The judge-check table is data: its page has the judges' rows and no Markdown alignment row among them.
+    let judge = input
+        .sections
+        .iter()
+        .find(|s| s.heading == "Judge check")
+        .expect("a judge-check section")
+        .clone();
+    assert_eq!(judge.tables[0].rows.len(), 2);
+    let html = plots::report::render(&plots::report::ReportInput {
+        title: "t".to_owned(),
+        subtitle: None,
+        config: None,
+        sections: vec![judge],
+    })
+    .unwrap();
+    assert!(html.contains("<td>rift</td><td>grader</td>"), "{html}");
+    assert!(!html.contains("<td>---"), "{html}");
     let ifscale = shown
         .split("## RIFT")
         .next()
