@@ -187,6 +187,33 @@ pub(crate) fn pipeline(dir: &Path, log: &str) -> Child {
         .unwrap()
 }
 
+/// Once `mock` has received `n` requests (the child still running), sends the child one SIGINT and waits for it to
+/// exit; its exit code and its log (`log`).
+pub(crate) fn interrupt_after(
+    child: &mut Child,
+    mock: &MockServer,
+    n: u64,
+    log: &Path,
+) -> (i32, String) {
+    let t0 = Instant::now();
+    while mock.requests() < n {
+        assert!(
+            t0.elapsed() < Duration::from_secs(240),
+            "no requests arrived"
+        );
+        if let Some(status) = child.try_wait().unwrap() {
+            let log = std::fs::read_to_string(log).unwrap_or_default();
+            panic!("the child ended early: {status}\n{log}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: sends a signal to our own child process.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let code = wait(child, Duration::from_secs(180));
+    (code, std::fs::read_to_string(log).unwrap())
+}
+
 #[test]
 fn ctrl_c_stops_a_pipeline_stage_like_a_cost_cap_and_a_rerun_pays_for_nothing_twice() {
     let mut cfg = MockConfig::new();
@@ -208,22 +235,7 @@ fn ctrl_c_stops_a_pipeline_stage_like_a_cost_cap_and_a_rerun_pays_for_nothing_tw
     let dir = tempfile::tempdir().unwrap();
     ifscale_workspace(dir.path(), &mock);
     let mut child = pipeline(dir.path(), "first.log");
-    let t0 = Instant::now();
-    while mock.requests() < 8 {
-        assert!(
-            t0.elapsed() < Duration::from_secs(180),
-            "no requests arrived"
-        );
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("the pipeline ended early: {status}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let pid = i32::try_from(child.id()).unwrap();
-    // SAFETY: sends a signal to our own child process.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
-    let code = wait(&mut child, Duration::from_secs(180));
-    let log = std::fs::read_to_string(dir.path().join("first.log")).unwrap();
+    let (code, log) = interrupt_after(&mut child, &mock, 8, &dir.path().join("first.log"));
     assert_eq!(code, 3, "{log}");
     assert_eq!(
         log.lines().filter(|l| l.contains("Ctrl-C again")).count(),

@@ -3,11 +3,11 @@
 //! Ctrl-C during the step ends the run with exit 3 with every answer it paid for on file.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mock_provider::{MockConfig, MockServer};
 
-use crate::interrupt::{pipeline, wait};
+use crate::interrupt::{interrupt_after, pipeline, wait};
 use crate::repo;
 
 /// A run in `dir` whose `[ifscale] vocab` is missing, so the pipeline builds it from the fixture corpus with the
@@ -129,23 +129,7 @@ fn one_ctrl_c_during_the_vocabulary_step_exits_3_and_keeps_every_answer() {
     // One term asked 40 times, one at a time, 0.3 s each.
     vocab_workspace(dir.path(), &paid, &embed, 40, "");
     let mut child = pipeline(dir.path(), "first.log");
-    let t0 = Instant::now();
-    while paid.requests() < 2 {
-        assert!(
-            t0.elapsed() < Duration::from_secs(240),
-            "no requests arrived"
-        );
-        if let Some(status) = child.try_wait().unwrap() {
-            let log = std::fs::read_to_string(dir.path().join("first.log")).unwrap();
-            panic!("the pipeline ended early: {status}\n{log}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let pid = i32::try_from(child.id()).unwrap();
-    // SAFETY: sends a signal to our own child process.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
-    let code = wait(&mut child, Duration::from_secs(180));
-    let log = std::fs::read_to_string(dir.path().join("first.log")).unwrap();
+    let (code, log) = interrupt_after(&mut child, &paid, 2, &dir.path().join("first.log"));
     assert_eq!(code, 3, "{log}");
     assert_eq!(
         log.lines().filter(|l| l.contains("Ctrl-C again")).count(),
