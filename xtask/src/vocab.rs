@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use pipeline::Failure;
 use vocab_pipeline::difficulty::DifficultyMethod;
+use vocab_pipeline::sources::ExtraSource;
 
 use crate::client::{ClientArgs, ClientDefaults};
 
@@ -19,6 +20,24 @@ pub(crate) enum Vocab {
     /// Download 10-K filings from SEC EDGAR (needs internet and a User-Agent with your contact).
     #[command(name = "fetch-10k")]
     Fetch10k(FetchArgs),
+    /// Measure the difficulty stage's perplexity on a systematic sample of each list (to compare two lists on one
+    /// model); prints per list the mean and median and the time taken.
+    Difficulty(DifficultyArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct DifficultyArgs {
+    /// Vocabulary files (TSV or one term per line).
+    #[arg(required = true)]
+    lists: Vec<PathBuf>,
+    /// Terms sampled per list (every len/N-th term).
+    #[arg(long, default_value_t = 50)]
+    sample: usize,
+    /// TOML file with pipeline settings (its `[difficulty]` table: model, prompt, max tokens); defaults otherwise.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    client: ClientArgs,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -27,6 +46,12 @@ enum Method {
     Perplexity,
     /// Offline proxy without a model: rarer words rank as harder.
     ZipfProxy,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Source {
+    /// Single-word WordNet nouns within a Zipf band (`[wordnet-nouns]` in the settings).
+    WordnetNouns,
 }
 
 #[derive(Debug, clap::Args)]
@@ -46,6 +71,12 @@ pub(crate) struct BuildArgs {
     /// Override the number of difficulty samples per term.
     #[arg(long)]
     samples: Option<u32>,
+    /// Pool another candidate source with the filings' (repeatable; added to the settings' `extra-sources`).
+    #[arg(long = "extra-source", value_enum)]
+    extra_source: Vec<Source>,
+    /// Override how many terms are kept after the difficulty ranking.
+    #[arg(long)]
+    keep: Option<usize>,
     /// The inference client (model names used by the LLM extractor and the difficulty stage).
     #[command(flatten)]
     client: ClientArgs,
@@ -80,6 +111,7 @@ pub(crate) fn run(cmd: &Vocab) -> anyhow::Result<()> {
     match cmd {
         Vocab::Build(args) => build(args),
         Vocab::Fetch10k(args) => fetch(args),
+        Vocab::Difficulty(args) => difficulty(args),
     }
 }
 
@@ -121,6 +153,38 @@ fn fetch(args: &FetchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+#[allow(clippy::print_stdout)]
+fn difficulty(args: &DifficultyArgs) -> anyhow::Result<()> {
+    let settings = pipeline::vocab::load_settings(args.config.as_deref())?;
+    let defaults = ClientDefaults::standalone();
+    let client = Arc::new(args.client.client(&defaults)?);
+    let start = std::time::Instant::now();
+    let lists = pipeline::vocab::measure_difficulty(
+        &args.lists,
+        args.sample,
+        &settings,
+        args.client.models_file(&defaults),
+        &client,
+        &PathBuf::from("artifacts/vocab/difficulty"),
+    )?;
+    println!("| list | terms | mean perplexity | median perplexity |\n|---|---|---|---|");
+    for (name, rows) in &lists {
+        let mut v: Vec<f64> = rows.iter().map(|r| r.1).collect();
+        v.sort_by(f64::total_cmp);
+        let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
+        let median = v.get(v.len() / 2).copied().unwrap_or(f64::NAN);
+        println!("| {name} | {} | {mean:.3} | {median:.3} |", v.len());
+    }
+    println!(
+        "Model {} ({} completions of at most {} tokens), {:.1} s in all (cached answers are not sent again).",
+        settings.difficulty.model,
+        lists.iter().map(|l| l.1.len()).sum::<usize>(),
+        settings.difficulty.max_tokens,
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
 fn build(args: &BuildArgs) -> anyhow::Result<()> {
     let mut settings = pipeline::vocab::load_settings(args.config.as_deref())?;
     match args.difficulty {
@@ -130,6 +194,17 @@ fn build(args: &BuildArgs) -> anyhow::Result<()> {
     }
     if let Some(n) = args.samples {
         settings.difficulty.samples = n;
+    }
+    for s in &args.extra_source {
+        let s = match s {
+            Source::WordnetNouns => ExtraSource::WordnetNouns,
+        };
+        if !settings.extra_sources.contains(&s) {
+            settings.extra_sources.push(s);
+        }
+    }
+    if let Some(keep) = args.keep {
+        settings.difficulty.keep = keep;
     }
     if args.out.extension().and_then(|e| e.to_str()) != Some("tsv") {
         return Err(Failure::Usage(format!(

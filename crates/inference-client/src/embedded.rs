@@ -8,6 +8,9 @@ use crate::config::ModelConfig;
 /// Context length of the embedded model's sequences (SmolLM2's training context).
 const CTX_SIZE: u32 = 8192;
 
+/// The context window the embedded engine is started with, in tokens (prompt plus output).
+pub const EMBEDDED_CONTEXT: u32 = CTX_SIZE;
+
 /// A running embedded server: its base URL and a guard that stops it on drop.
 pub(crate) struct EmbeddedHandle {
     base_url: String,

@@ -48,6 +48,7 @@ pub use body::estimate_input_tokens;
 pub use cache::Cache;
 pub use client::{BatchOptions, Client, Env, RunOptions};
 pub use config::{BatchMode, Engine, HeaderValue, ModelConfig, Models, TokenLimitField};
+pub use embedded::EMBEDDED_CONTEXT;
 pub use error::Error;
 pub use run::{ChatFeed, DryRunReport, RunSummary};
 pub use schema::metrics::InFlight;

@@ -70,6 +70,16 @@ impl<'a> DryRun<'a> {
         Ok(self.ifscale.as_ref().and_then(Option::as_deref))
     }
 
+    /// The notes printed under the table.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// Adds a note printed under the table.
+    pub fn note(&mut self, note: String) {
+        self.notes.push(note);
+    }
+
     /// The RIFT generation and judge rows of `model`.
     pub fn rift_rows(
         &mut self,

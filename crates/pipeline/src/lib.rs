@@ -11,6 +11,9 @@
 //! so the budget (`--max-cost`), the spend ledger and Ctrl-C cover every request of a run.
 //! The outcomes a caller branches on are one enum ([`outcome::Failure`]), each with its exit code.
 //!
+//! Whether a prompt fits a model's context window is decided in one place ([`fit`]): the run, the dry run and the
+//! pilot leave out what does not fit, and name the model.
+//!
 //! It also owns the offline assets a run needs ([`assets`]) and the loading of model declarations ([`models`]).
 //! It knows no command-line flags (xtask turns them into [`Options`] and a client), HTTP (inference-client), or
 //! how a stage does its work (harness, prompt-gen, analysis, plots, vocab-pipeline).
@@ -18,6 +21,7 @@
 pub mod assets;
 pub mod config;
 pub mod dry_run;
+pub mod fit;
 mod metrics;
 pub mod models;
 pub mod outcome;

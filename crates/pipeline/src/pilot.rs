@@ -110,7 +110,8 @@ pub struct Pilot<'a> {
     pub per_stage: usize,
     /// The pilot's run folder (`<run>/pilot/`).
     pub paths: RunPaths,
-    ifscale: Option<(usize, Vec<PromptRecord>)>,
+    /// The run's IFScale prompts and the pilot's sample of them.
+    ifscale: Option<(Vec<PromptRecord>, Vec<PromptRecord>)>,
     rift: Option<Option<RiftSample>>,
 }
 
@@ -155,9 +156,27 @@ impl<'a> Pilot<'a> {
                 .into_iter()
                 .map(|i| prompts[i].clone())
                 .collect();
-            self.ifscale = Some((prompts.len(), chosen));
+            self.ifscale = Some((prompts, chosen));
         }
-        Ok(self.ifscale.clone().unwrap_or_default())
+        Ok(self
+            .ifscale
+            .as_ref()
+            .map(|(all, chosen)| (all.len(), chosen.clone()))
+            .unwrap_or_default())
+    }
+
+    /// How many of the run's IFScale prompts fit `model`'s context window (`crate::fit`): the samples the run sends.
+    pub fn ifscale_fitting(
+        &mut self,
+        ifs: &prompt_gen::ifscale::IfscaleConfig,
+        model: &ModelConfig,
+    ) -> anyhow::Result<usize> {
+        self.ifscale_sample(ifs)?;
+        Ok(self.ifscale.as_ref().map_or(0, |(all, _)| {
+            all.iter()
+                .filter(|p| crate::fit::check(model, p).is_none())
+                .count()
+        }))
     }
 
     /// The pilot's RIFT sample, when the pilot can build the run's prompts now (see [`rift_source`]).

@@ -274,3 +274,45 @@ fn client_runner(b: &Build<'_>) -> anyhow::Result<ClientRunner> {
         Arc::clone(b.client),
     ))
 }
+
+/// The difficulty stage's measure (perplexity of the model's one-sentence completions, the settings' `[difficulty]`)
+/// on a systematic sample of `n` terms of each list: every (len / n)-th term from the first. Per list, its name and
+/// the `(term, perplexity)` of the sample; the responses go to `responses/<list stem>/`.
+pub fn measure_difficulty(
+    lists: &[PathBuf],
+    n: usize,
+    settings: &VocabConfig,
+    models_file: &Path,
+    client: &Arc<Client>,
+    responses: &Path,
+) -> anyhow::Result<Vec<(String, Vec<(String, f64)>)>> {
+    use vocab_pipeline::difficulty::PromptRunner;
+    let dcfg = &settings.difficulty;
+    let model = crate::models::load_model(models_file, &dcfg.model)?;
+    let template_path = repo_root().join(&dcfg.prompt);
+    let template = std::fs::read_to_string(&template_path)
+        .with_context(|| format!("reading {}", template_path.display()))?;
+    let mut out = Vec::new();
+    for list in lists {
+        let terms = vocab_pipeline::output::read_terms(list)?;
+        let step = (terms.len() / n.max(1)).max(1);
+        let sample: Vec<String> = terms.iter().step_by(step).take(n).cloned().collect();
+        let name = list
+            .file_stem()
+            .map_or_else(|| "list".to_owned(), |s| s.to_string_lossy().into_owned());
+        let mut runner = ClientRunner::new(
+            vec![model.clone()],
+            responses.join(&name),
+            Arc::clone(client),
+        );
+        let prompts = vocab_pipeline::difficulty::build_prompts(&sample, &template, dcfg);
+        let replies = runner.run("vocab-difficulty", &dcfg.model, &prompts)?;
+        let (scored, _) = vocab_pipeline::difficulty::score(&replies);
+        let rows = sample
+            .iter()
+            .filter_map(|t| scored.get(t).map(|d| (t.clone(), d.perplexity)))
+            .collect();
+        out.push((list.display().to_string(), rows));
+    }
+    Ok(out)
+}

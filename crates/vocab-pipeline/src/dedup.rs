@@ -50,14 +50,26 @@ pub fn dedup(
             .then(a.0.cmp(b.0))
     });
     let mut reps: Vec<(String, Candidate)> = Vec::new();
+    // The representatives' indices by length in characters, ascending, so a term is compared only with the lengths
+    // the threshold allows (tens of thousands of candidates with an extra source); the hit is still the first
+    // representative kept, as in a scan of all of them.
+    let mut by_len: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (key, n) in order {
-        let len = key.chars().count() as f64;
-        let hit = reps.iter_mut().find(|(rk, _)| {
-            let rl = rk.chars().count() as f64;
-            let max = len.max(rl);
-            (len - rl).abs() / max <= 1.0 - cfg.threshold + 1e-12
-                && strsim::normalized_levenshtein(rk, key) >= cfg.threshold
-        });
+        let chars = key.chars().count();
+        let len = chars as f64;
+        let hit = by_len
+            .iter()
+            .filter(|(rl, _)| {
+                let rl = **rl as f64;
+                (len - rl).abs() / len.max(rl) <= 1.0 - cfg.threshold + 1e-12
+            })
+            .filter_map(|(_, idx)| {
+                idx.iter()
+                    .copied()
+                    .find(|&i| strsim::normalized_levenshtein(&reps[i].0, key) >= cfg.threshold)
+            })
+            .min()
+            .map(|i| &mut reps[i]);
         match hit {
             Some((_, cand)) => {
                 cand.source_count += n;
@@ -66,6 +78,7 @@ pub fn dedup(
             }
             None => {
                 let term = display.get(key).cloned().unwrap_or_else(|| key.clone());
+                by_len.entry(chars).or_default().push(reps.len());
                 reps.push((
                     key.clone(),
                     Candidate {

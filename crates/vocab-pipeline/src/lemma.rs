@@ -137,6 +137,11 @@ impl Lemmatizer {
         self.words[pos].contains(word)
     }
 
+    /// Every noun lemma in WordNet's `index.noun` (lowercase; multi-word ones joined by `_`), in no set order.
+    pub fn nouns(&self) -> impl Iterator<Item = &str> {
+        self.words[NOUN].iter().map(String::as_str)
+    }
+
     /// True when `word` (any case), or its lemma, is a common word: spelled in lowercase by some WordNet synset.
     /// False for names WordNet knows only capitalized and for words it does not know.
     pub fn is_common_word(&self, word: &str) -> bool {

@@ -3,7 +3,8 @@
 //! Stages: (1) corpus reading (text, HTML, EDGAR-CORPUS JSON), (2) candidate extraction (keyness against
 //! wordfreq offline, or prompts for an LLM), (3) fuzzy dedup, (4) look-back in the raw text, (5) Zipf filter,
 //! (6) guarded WordNet lemmatization, (7) embedding-based redundancy pruning (all-MiniLM-L6-v2 with candle),
-//! (8) difficulty ranking by completion perplexity. [`pipeline::build`] runs them all and returns the rows and a
+//! (8) difficulty ranking by completion perplexity. Extra candidate sources beside the filings (WordNet nouns within a
+//! Zipf band, for the 10 000-term IFScale-XL list) are in [`sources`]. [`pipeline::build`] runs them all and returns the rows and a
 //! provenance report; [`output`] writes the TSV.
 //!
 //! It deliberately knows nothing about where assets live (callers pass paths) or how a model is reached: model
@@ -21,6 +22,7 @@ pub mod lemma;
 pub mod output;
 pub mod pipeline;
 pub mod prune;
+pub mod sources;
 pub mod wordfreq;
 
 use std::path::{Path, PathBuf};

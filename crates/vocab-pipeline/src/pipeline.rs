@@ -1,5 +1,9 @@
 //! The eight stages in order, with every stage's settings and counts collected for the provenance report.
 //!
+//! With `extra-sources` (e.g. WordNet nouns, `crate::sources`) their terms join stage 2's pooled candidates; the
+//! provenance then has a `sources` object splitting each later stage's output into terms with a filing behind them
+//! and terms from the extra sources only.
+//!
 //! [`model_free_stages`] runs stages 1–6 alone, with their counts; an ignored test checks them on `../shared/data/tenk`
 //! against `test_data/tenk-stages.txt`.
 
@@ -18,6 +22,7 @@ use crate::embed::Embedder;
 use crate::lemma::Lemmatizer;
 use crate::output::VocabEntry;
 use crate::prune;
+use crate::sources::{self, ExtraSource, Tally, WordnetNounsConfig};
 use crate::wordfreq::{WORDFREQ_ATTRIBUTION, WordFreq};
 
 /// Which candidate extractor stage 2 uses.
@@ -46,6 +51,12 @@ pub struct VocabConfig {
     /// (its first base URL, `model-id` and `api-key-env` are used). Unset: all-MiniLM-L6-v2 offline.
     pub embeddings_model: Option<String>,
     pub difficulty: DifficultyConfig,
+    /// Candidate sources besides the filings (e.g. `["wordnet-nouns"]`), pooled into stage 2; none by default.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub extra_sources: Vec<ExtraSource>,
+    /// Settings of the `wordnet-nouns` source (its defaults when unset).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wordnet_nouns: Option<WordnetNounsConfig>,
 }
 
 impl Default for VocabConfig {
@@ -59,6 +70,8 @@ impl Default for VocabConfig {
             embed_batch_size: 64,
             embeddings_model: None,
             difficulty: DifficultyConfig::default(),
+            extra_sources: Vec::new(),
+            wordnet_nouns: None,
         }
     }
 }
@@ -139,7 +152,7 @@ pub fn model_free_stages(
         root: Path::new(""),
     };
     let mut stages = Stages::default();
-    let lemmatized = early.run(None, &mut stages, &mut serde_json::Map::new())?;
+    let lemmatized = early.run(None, &mut stages, &mut serde_json::Map::new(), &mut None)?;
     let counts = stages
         .0
         .iter()
@@ -177,6 +190,7 @@ impl Early<'_> {
         runner: Option<&mut (dyn PromptRunner + '_)>,
         stages: &mut Stages,
         models: &mut serde_json::Map<String, Value>,
+        tally: &mut Option<(Tally, Vec<Value>)>,
     ) -> Result<Lemmatized, Error> {
         let Early {
             cfg,
@@ -259,7 +273,7 @@ impl Early<'_> {
                     .collect()
             }
         };
-        let counts = candidates::source_counts(&lists);
+        let mut counts = candidates::source_counts(&lists);
         let mut display: BTreeMap<String, String> = BTreeMap::new();
         for l in &lists {
             for t in &l.terms {
@@ -272,6 +286,41 @@ impl Early<'_> {
             }
         }
         let total_proposals: usize = lists.iter().map(|l| l.terms.len()).sum();
+        let mut extra_notes = Vec::new();
+        for source in cfg.extra_sources.iter().copied().collect::<BTreeSet<_>>() {
+            let (terms, mut notes) = match source {
+                ExtraSource::WordnetNouns => sources::wordnet_nouns(
+                    lemmatizer,
+                    wordfreq,
+                    &cfg.wordnet_nouns.clone().unwrap_or_default(),
+                ),
+            };
+            let mut new = 0usize;
+            for t in terms {
+                if !counts.contains_key(&t) {
+                    new += 1;
+                    display.insert(t.clone(), t.clone());
+                    counts.insert(t, 0);
+                }
+            }
+            notes["source"] = json!(source.name());
+            notes["not-already-a-filing-candidate"] = json!(new);
+            extra_notes.push(notes);
+        }
+        if !extra_notes.is_empty() {
+            *tally = Some((Tally::default(), extra_notes.clone()));
+        }
+        let mut split = |stage: &str, counts: &mut dyn Iterator<Item = u64>| {
+            if let Some((t, _)) = tally.as_mut() {
+                let (filings, extra) =
+                    counts.fold(
+                        (0, 0),
+                        |(f, e), c| if c > 0 { (f + 1, e) } else { (f, e + 1) },
+                    );
+                t.push(stage, filings, extra);
+            }
+        };
+        split("2-candidates", &mut counts.values().copied());
         let extractor_settings = match cfg.extractor {
             Extractor::Keyness => json!({
                 "extractor": "keyness",
@@ -286,15 +335,22 @@ impl Early<'_> {
             docs.len(),
             counts.len(),
             extractor_settings,
-            json!({
-                "proposals": total_proposals,
-                "per-filing": lists.iter().map(|l| json!({ "filing": l.filing, "terms": l.terms.len() })).collect::<Vec<_>>(),
-            }),
+            {
+                let mut n = json!({
+                    "proposals": total_proposals,
+                    "per-filing": lists.iter().map(|l| json!({ "filing": l.filing, "terms": l.terms.len() })).collect::<Vec<_>>(),
+                });
+                if !extra_notes.is_empty() {
+                    n["extra-sources"] = Value::Array(extra_notes);
+                }
+                n
+            },
         );
 
         // 3. Fuzzy dedup.
         let deduped = dedup::dedup(&counts, &display, &cfg.dedup);
         let merged: usize = deduped.iter().map(|c| c.merged.len()).sum();
+        split("3-dedup", &mut deduped.iter().map(|c| c.source_count));
         stages.push(
             "3-dedup",
             counts.len(),
@@ -310,17 +366,19 @@ impl Early<'_> {
         // 4. Look-back.
         let seen = corpus::word_set(docs.iter().map(|d| d.text.as_str()));
         let n_in = deduped.len();
+        // An extra source's term has no filing behind it: it was not extracted from the text, so there is nothing to
+        // look back for.
         let looked: Vec<_> = deduped
             .into_iter()
-            .filter(|c| seen.contains(&c.term.to_ascii_lowercase()))
+            .filter(|c| c.source_count == 0 || seen.contains(&c.term.to_ascii_lowercase()))
             .collect();
-        stages.push(
-            "4-look-back",
-            n_in,
-            looked.len(),
-            json!({ "rule": "term equals a maximal run of ASCII letters somewhere in the corpus text, case-insensitively" }),
-            Value::Null,
-        );
+        let mut look_back = json!({ "rule": "term equals a maximal run of ASCII letters somewhere in the corpus text, case-insensitively" });
+        if !cfg.extra_sources.is_empty() {
+            look_back["extra-sources"] =
+                json!("not looked back: their terms were not extracted from the filings");
+        }
+        stages.push("4-look-back", n_in, looked.len(), look_back, Value::Null);
+        split("4-look-back", &mut looked.iter().map(|c| c.source_count));
 
         // 5. Zipf.
         let n_in = looked.len();
@@ -328,6 +386,7 @@ impl Early<'_> {
             .into_iter()
             .filter(|c| wordfreq.zipf(&c.term) >= cfg.min_zipf)
             .collect();
+        split("5-zipf", &mut frequent.iter().map(|c| c.source_count));
         stages.push(
             "5-zipf",
             n_in,
@@ -364,6 +423,7 @@ impl Early<'_> {
             g.0.extend(c.merged.iter().cloned());
             g.1 += c.source_count;
         }
+        split("6-lemmatize", &mut groups.values().map(|g| g.1));
         stages.push(
             "6-lemmatize",
             n_in,
@@ -395,6 +455,7 @@ pub fn build(cfg: &VocabConfig, corpus_dir: &Path, res: Resources<'_>) -> Result
     } = res;
     let mut stages = Stages::default();
     let mut models = serde_json::Map::new();
+    let mut tally = None;
     let Lemmatized { files, groups } = Early {
         cfg,
         corpus_dir,
@@ -404,7 +465,16 @@ pub fn build(cfg: &VocabConfig, corpus_dir: &Path, res: Resources<'_>) -> Result
         wordnet_dir: &wordnet_dir,
         root: &root,
     }
-    .run(runner.as_deref_mut(), &mut stages, &mut models)?;
+    .run(runner.as_deref_mut(), &mut stages, &mut models, &mut tally)?;
+    let mut split = |stage: &str, terms: &[String]| {
+        if let Some((t, _)) = tally.as_mut() {
+            let filings = terms
+                .iter()
+                .filter(|term| groups.get(*term).is_some_and(|g| g.1 > 0))
+                .count();
+            t.push(stage, filings, terms.len() - filings);
+        }
+    };
 
     // 7. Redundancy pruning.
     let terms: Vec<String> = groups.keys().cloned().collect();
@@ -435,6 +505,7 @@ pub fn build(cfg: &VocabConfig, corpus_dir: &Path, res: Resources<'_>) -> Result
             .collect()
     };
     let kept_terms: Vec<String> = keep.iter().map(|&i| terms[i].clone()).collect();
+    split("7-prune", &kept_terms);
     models.insert(
         "embeddings".to_owned(),
         json!({ "model": embedder.describe(), "files": embedder_files }),
@@ -482,6 +553,10 @@ pub fn build(cfg: &VocabConfig, corpus_dir: &Path, res: Resources<'_>) -> Result
     let n_in = kept_terms.len();
     let ranked = difficulty::rank(scored, dcfg.keep);
     stages.push("8-difficulty", n_in, ranked.len(), settings, notes);
+    split(
+        "8-difficulty",
+        &ranked.iter().map(|r| r.0.clone()).collect::<Vec<_>>(),
+    );
     if ranked.len() < dcfg.keep {
         tracing::warn!(
             kept = ranked.len(),
@@ -509,7 +584,7 @@ pub fn build(cfg: &VocabConfig, corpus_dir: &Path, res: Resources<'_>) -> Result
         })
         .collect();
 
-    let provenance = json!({
+    let mut provenance = json!({
         "schema-version": 1,
         "generator": format!("ifstress vocab-pipeline {}", env!("CARGO_PKG_VERSION")),
         "corpus": { "dir": corpus_dir.display().to_string(), "files": files },
@@ -525,6 +600,9 @@ pub fn build(cfg: &VocabConfig, corpus_dir: &Path, res: Resources<'_>) -> Result
             "source_counts": "number of (filing, spelling) candidate proposals behind the term",
         },
     });
+    if let Some((t, extra)) = tally {
+        provenance["sources"] = t.report(extra);
+    }
     Ok(Built {
         entries,
         provenance,

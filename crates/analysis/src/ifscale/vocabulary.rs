@@ -1,9 +1,9 @@
 //! Which vocabulary a run's IFScale keywords were drawn from, told by content hash (never by path): the paper's
-//! 500 terms (`datasets/vocab/ifscale-paper.txt`), the project's own list (`datasets/vocab/default.tsv`) or another
-//! file. Difficulty depends on the words, so a run drawn from anything but the paper's list is not like for like
+//! 500 terms (`datasets/vocab/ifscale-paper.txt`), the project's own list (`datasets/vocab/default.tsv`), the
+//! 10 000-term IFScale-XL list of `configs/ifscale-xl.toml` (`datasets/vocab/xl.tsv`) or another file. Difficulty depends on the words, so a run drawn from anything but the paper's list is not like for like
 //! with the published curves; the figures that set a run beside them and the report say so.
 //!
-//! Both committed lists are built into the binary, so the check needs no repository at hand. A run's vocabulary is
+//! The committed lists are built into the binary, so the check needs no repository at hand. A run's vocabulary is
 //! the `vocab_sha256` every IFScale prompt carries (`schema::ifscale::PromptMeta`).
 
 use std::collections::BTreeSet;
@@ -14,6 +14,7 @@ use crate::Error;
 
 const PAPER_LIST: &[u8] = include_bytes!("../../../../datasets/vocab/ifscale-paper.txt");
 const PROJECT_LIST: &[u8] = include_bytes!("../../../../datasets/vocab/default.tsv");
+const XL_LIST: &[u8] = include_bytes!("../../../../datasets/vocab/xl.tsv");
 
 /// SHA-256 (hex) of the paper's 500-term list as committed.
 pub fn paper_sha256() -> &'static str {
@@ -27,6 +28,12 @@ pub fn project_sha256() -> &'static str {
     HASH.get_or_init(|| schema::sha256_hex(PROJECT_LIST))
 }
 
+/// SHA-256 (hex) of the IFScale-XL list as committed.
+pub fn xl_sha256() -> &'static str {
+    static HASH: OnceLock<String> = OnceLock::new();
+    HASH.get_or_init(|| schema::sha256_hex(XL_LIST))
+}
+
 /// Where a run's keywords came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunVocabulary {
@@ -34,6 +41,8 @@ pub enum RunVocabulary {
     Paper,
     /// ifstress's own list (`datasets/vocab/default.tsv`).
     Project,
+    /// The 10 000-term IFScale-XL list (`datasets/vocab/xl.tsv`), sampled by the IFScale-XL grid to N = 10 000.
+    Xl,
     /// Any other file.
     Other,
 }
@@ -45,6 +54,8 @@ impl RunVocabulary {
             RunVocabulary::Paper
         } else if hex.eq_ignore_ascii_case(project_sha256()) {
             RunVocabulary::Project
+        } else if hex.eq_ignore_ascii_case(xl_sha256()) {
+            RunVocabulary::Xl
         } else {
             RunVocabulary::Other
         }
@@ -56,6 +67,7 @@ impl RunVocabulary {
         match self {
             RunVocabulary::Paper => None,
             RunVocabulary::Project => Some("ifstress vocabulary"),
+            RunVocabulary::Xl => Some("IFScale-XL grid (not the paper's)"),
             RunVocabulary::Other => Some("not the paper's vocabulary"),
         }
     }
@@ -68,6 +80,12 @@ impl RunVocabulary {
                 "This run's keywords come from ifstress's own vocabulary (datasets/vocab/default.tsv), not the paper's \
                  500 terms (datasets/vocab/ifscale-paper.txt); difficulty depends on the words, so its curves are not \
                  like for like with the published ones.",
+            ),
+            RunVocabulary::Xl => Some(
+                "This run is IFScale-XL, not the paper's grid: its keywords come from the 10 000-term IFScale-XL \
+                 vocabulary (datasets/vocab/xl.tsv, docs/ifscale-xl.md), not the paper's 500 terms \
+                 (datasets/vocab/ifscale-paper.txt), and its densities go past the paper's N = 500; difficulty depends \
+                 on the words, so its curves are not like for like with the published ones.",
             ),
             RunVocabulary::Other => Some(
                 "This run's keywords come from a vocabulary that is not the paper's 500 terms \
@@ -105,6 +123,7 @@ pub fn run_vocabulary(prompts: &Path) -> Result<Option<RunVocabulary>, Error> {
         .map(|h| match RunVocabulary::of_sha256(h) {
             RunVocabulary::Paper => 0,
             RunVocabulary::Project => 1,
+            RunVocabulary::Xl => 3,
             RunVocabulary::Other => 2,
         })
         .collect();
@@ -112,6 +131,7 @@ pub fn run_vocabulary(prompts: &Path) -> Result<Option<RunVocabulary>, Error> {
         (0, _) => None,
         (1, Some(0)) => Some(RunVocabulary::Paper),
         (1, Some(1)) => Some(RunVocabulary::Project),
+        (1, Some(3)) => Some(RunVocabulary::Xl),
         _ => Some(RunVocabulary::Other),
     })
 }
@@ -135,6 +155,7 @@ mod tests {
         let file = |name: &str| schema::sha256_file_hex(&root.join(name)).unwrap();
         assert_eq!(paper_sha256(), file("ifscale-paper.txt"));
         assert_eq!(project_sha256(), file("default.tsv"));
+        assert_eq!(xl_sha256(), file("xl.tsv"));
         assert_ne!(paper_sha256(), project_sha256());
     }
 
@@ -144,6 +165,11 @@ mod tests {
         let of = |hash: &str| run_vocabulary(&prompts(dir.path(), hash)).unwrap();
         assert_eq!(of(paper_sha256()), Some(RunVocabulary::Paper));
         assert_eq!(of(project_sha256()), Some(RunVocabulary::Project));
+        assert_eq!(of(xl_sha256()), Some(RunVocabulary::Xl));
+        assert_eq!(
+            RunVocabulary::Xl.legend_note(),
+            Some("IFScale-XL grid (not the paper's)")
+        );
         assert_eq!(of(&"0".repeat(64)), Some(RunVocabulary::Other));
         assert_eq!(of(""), None, "no hash: unknown, no note");
         assert_eq!(

@@ -44,6 +44,7 @@ pub(crate) fn stages<'a>(run: &'a Run, ifs: &'a IfscaleConfig) -> Vec<Stage<'a>>
             files.attempts(),
             files.scores(),
             files.labels(),
+            crate::fit::file(&files.dir),
         ];
         let prompts = prompts.clone();
         let key = format!("ifscale-generate:{}", model.name);
@@ -57,7 +58,12 @@ pub(crate) fn stages<'a>(run: &'a Run, ifs: &'a IfscaleConfig) -> Vec<Stage<'a>>
             {
                 let files = files.clone();
                 move |ctx| {
-                    let prompts = harness::read_prompts(&prompts)?;
+                    let all = harness::read_prompts(&prompts)?;
+                    let (prompts, not) = crate::fit::split(model, &all);
+                    schema::write_jsonl_atomic(&crate::fit::file(&files.dir), &not)?;
+                    if let Some(s) = crate::fit::sentence("IFScale", model, all.len(), &not) {
+                        tracing::warn!("{s}");
+                    }
                     let s = generate(ifs, &prompts, model, judge, &run.rubric, &files, ctx.client)?;
                     tracing::info!(model = %model.name, samples = s.samples, accepted = s.accepted, failed = s.failed, attempts = s.attempts, "IFScale generation finished.");
                     Ok(())
@@ -67,11 +73,15 @@ pub(crate) fn stages<'a>(run: &'a Run, ifs: &'a IfscaleConfig) -> Vec<Stage<'a>>
         .for_model(&model.name)
         .requests(samples)
         .estimate(move |dry| {
-            let Some(prompts) = dry.ifscale_prompts(ifs)? else {
+            let Some(all) = dry.ifscale_prompts(ifs)? else {
                 return Ok(Vec::new());
             };
+            let (prompts, not) = crate::fit::split(model, all);
+            if let Some(s) = crate::fit::sentence("IFScale", model, all.len(), &not) {
+                dry.note(s);
+            }
             Ok(harness::estimate::ifscale(
-                prompts,
+                &prompts,
                 std::slice::from_ref(model),
                 judge.map(|j| j.name.as_str()),
                 ifs.max_attempts,
@@ -92,8 +102,8 @@ pub(crate) fn stages<'a>(run: &'a Run, ifs: &'a IfscaleConfig) -> Vec<Stage<'a>>
         "ifscale-join",
         move || {
             let mut fp = Fingerprint::new("ifscale-join");
-            let [scores, labels, attempts] = parts(run);
-            for p in scores.iter().chain(&labels).chain(&attempts) {
+            let [scores, labels, attempts, unfit] = parts(run);
+            for p in scores.iter().chain(&labels).chain(&attempts).chain(&unfit) {
                 fp = fp.value("part", p)?.file(p)?;
             }
             Ok(fp)
@@ -102,9 +112,11 @@ pub(crate) fn stages<'a>(run: &'a Run, ifs: &'a IfscaleConfig) -> Vec<Stage<'a>>
             paths.ifscale_scores(),
             paths.ifscale_labels(),
             paths.ifscale_attempts(),
+            does_not_fit(paths),
         ],
         move |_| {
-            let [scores, labels, attempts] = parts(run);
+            let [scores, labels, attempts, unfit] = parts(run);
+            concat_jsonl(&unfit, &does_not_fit(paths))?;
             concat_jsonl(&scores, &paths.ifscale_scores())?;
             concat_jsonl(&labels, &paths.ifscale_labels())?;
             concat_jsonl(&attempts, &paths.ifscale_attempts())?;
@@ -114,8 +126,15 @@ pub(crate) fn stages<'a>(run: &'a Run, ifs: &'a IfscaleConfig) -> Vec<Stage<'a>>
     stages
 }
 
-/// The models' score, label and attempt files that exist (a model whose stage was stopped has none to join).
-fn parts(run: &Run) -> [Vec<PathBuf>; 3] {
+/// The run's IFScale samples that were not sent because their prompt does not fit the model's context window
+/// (`crate::fit::DoesNotFit` records of every model), next to `scores.jsonl`.
+pub fn does_not_fit(paths: &schema::paths::RunPaths) -> PathBuf {
+    paths.ifscale_scores().with_file_name("does-not-fit.jsonl")
+}
+
+/// The models' score, label, attempt and does-not-fit files that exist (a model whose stage was stopped has none to
+/// join).
+fn parts(run: &Run) -> [Vec<PathBuf>; 4] {
     let files: Vec<ModelPaths> = run
         .models
         .iter()
@@ -132,6 +151,7 @@ fn parts(run: &Run) -> [Vec<PathBuf>; 3] {
         existing(ModelPaths::scores),
         existing(ModelPaths::labels),
         existing(ModelPaths::attempts),
+        existing(|f| crate::fit::file(&f.dir)),
     ]
 }
 
@@ -190,7 +210,10 @@ fn pilot(
     model: &ModelConfig,
     judge: Option<&ModelConfig>,
 ) -> anyhow::Result<Vec<Row>> {
-    let (all, chosen) = p.ifscale_sample(ifs)?;
+    let (_, sample) = p.ifscale_sample(ifs)?;
+    // The run sends only the prompts that fit the model, so the pilot samples and scales to those.
+    let (chosen, _) = crate::fit::split(model, &sample);
+    let all = p.ifscale_fitting(ifs, model)?;
     let files = p.paths.model(Bench::Ifscale, &model.name);
     crate::pilot::create_parent(&files.responses())?;
     generate(

@@ -1,4 +1,5 @@
 //! The pipeline crate's tests: one binary (`stages`: the list of stages drives the plan, the dry run, the pilot and
-//! the progress line).
+//! the progress line; `fit`: prompts that do not fit a model's context window are left out of all of them).
 
+mod fit;
 mod stages;

@@ -238,3 +238,62 @@ fn bad_configs_are_refused_with_the_field_named() {
     .to_string();
     assert!(toml_err.contains("unknown field `colour`"), "{toml_err}");
 }
+
+fn repo(p: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(p)
+}
+
+/// The `[ifscale]` section of a committed run config with its vocabulary and template (paths resolved against the
+/// repository root, as `cargo xtask pipeline` resolves them from there).
+fn committed(config: &str) -> (IfscaleConfig, Vocabulary, Template) {
+    let text = std::fs::read_to_string(repo(config)).unwrap();
+    let table: toml::Table = toml::from_str(&text).unwrap();
+    let cfg: IfscaleConfig = table["ifscale"].clone().try_into().unwrap();
+    let vocab = cfg.vocab.as_ref().unwrap().display().to_string();
+    let v = Vocabulary::parse(&std::fs::read(repo(&vocab)).unwrap(), &vocab).unwrap();
+    let template = cfg.template.display().to_string();
+    let t = Template::parse(&std::fs::read(repo(&template)).unwrap(), &template).unwrap();
+    (cfg, v, t)
+}
+
+fn render(ps: &[schema::PromptRecord]) -> String {
+    ps.iter()
+        .map(|p| serde_json::to_string(p).unwrap() + "\n")
+        .collect()
+}
+
+/// The paper config's prompts (its grid, seeds, sampler, the paper's list and the report template) are pinned by
+/// hash: adding the IFScale-XL grid and vocabulary, or anything else, must leave them byte-identical.
+#[test]
+fn the_paper_configs_prompts_stay_byte_identical() {
+    let (cfg, vocab, template) = committed("configs/ifscale-paper.toml");
+    let prompts = build_prompts(&vocab, &template, &cfg).unwrap();
+    assert_eq!(prompts.len(), 250);
+    assert_eq!(schema::sha256_hex(render(&prompts).as_bytes()), "PINNED");
+}
+
+/// The IFScale-XL config samples up to all 10 000 terms of its list: every seed's N = 10 000 prompt holds each term
+/// once, and the lists are nested prefixes, as under the paper's sampler.
+#[test]
+fn the_xl_config_samples_up_to_ten_thousand_distinct_terms() {
+    let (cfg, vocab, template) = committed("configs/ifscale-xl.toml");
+    assert!(vocab.len() >= 10_000, "{}", vocab.len());
+    let prompts = build_prompts(&vocab, &template, &cfg).unwrap();
+    assert_eq!(prompts.len(), 13 * 5);
+    for seed in 0..5 {
+        let all = prompts
+            .iter()
+            .find(|p| p.id == format!("ifscale-n10000-s{seed}"))
+            .unwrap();
+        let words = keywords(all);
+        let distinct: std::collections::BTreeSet<&String> = words.iter().collect();
+        assert_eq!((words.len(), distinct.len()), (10_000, 10_000));
+        let fifty = prompts
+            .iter()
+            .find(|p| p.id == format!("ifscale-n050-s{seed}"))
+            .unwrap();
+        assert_eq!(keywords(fifty), words[..50]);
+    }
+}

@@ -289,3 +289,81 @@ fn perplexity_without_a_runner_is_a_config_error() {
     .to_string();
     assert!(err.contains("zipf-proxy"), "{err}");
 }
+
+#[test]
+fn an_extra_source_widens_the_candidates_and_is_counted_per_stage() {
+    use vocab_pipeline::sources::{ExtraSource, WordnetNounsConfig};
+    let wf = wordfreq();
+    let wn = lemmatizer();
+    let mut cfg = VocabConfig::default();
+    cfg.keyness.min_count = 1;
+    cfg.difficulty.method = DifficultyMethod::ZipfProxy;
+    cfg.difficulty.keep = 100_000;
+    let corpus = root().join("test_data/corpus");
+    let plain = build(&cfg, &corpus, resources(&wf, &wn, &mut Trigrams, None)).unwrap();
+    assert!(plain.provenance.get("sources").is_none());
+    assert!(plain.entries.iter().all(|e| e.source_counts > 0));
+
+    // WordNet's nouns at Zipf 3 or more in the test's word list (its other words have Zipf 0).
+    cfg.extra_sources = vec![ExtraSource::WordnetNouns];
+    cfg.wordnet_nouns = Some(WordnetNounsConfig {
+        min_zipf: 3.0,
+        ..WordnetNounsConfig::default()
+    });
+    let wide = build(&cfg, &corpus, resources(&wf, &wn, &mut Trigrams, None)).unwrap();
+    let stages = wide.provenance["stages"].as_array().unwrap();
+    let extra = &stages[1]["notes"]["extra-sources"][0];
+    assert_eq!(extra["source"], "wordnet-nouns");
+    let proposed = extra["in-zipf-band"].as_u64().unwrap();
+    assert!(proposed > 10, "{extra}");
+    assert_eq!(
+        stages[1]["output"].as_u64().unwrap(),
+        plain.provenance["stages"][1]["output"].as_u64().unwrap()
+            + extra["not-already-a-filing-candidate"].as_u64().unwrap()
+    );
+    // Per stage, the split by source adds up to the stage's output.
+    let per_stage = wide.provenance["sources"]["per-stage"].as_array().unwrap();
+    let names: Vec<&str> = per_stage
+        .iter()
+        .map(|s| s["stage"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "2-candidates",
+            "3-dedup",
+            "4-look-back",
+            "5-zipf",
+            "6-lemmatize",
+            "7-prune",
+            "8-difficulty"
+        ]
+    );
+    for s in per_stage {
+        let stage = stages.iter().find(|x| x["stage"] == s["stage"]).unwrap();
+        assert_eq!(
+            s["filings"].as_u64().unwrap() + s["extra-sources-only"].as_u64().unwrap(),
+            stage["output"].as_u64().unwrap(),
+            "{s}"
+        );
+    }
+    // The nouns skip the look-back; the rows they add have no filing behind them.
+    assert!(per_stage[6]["extra-sources-only"].as_u64().unwrap() > 0);
+    let nouns: Vec<_> = wide
+        .entries
+        .iter()
+        .filter(|e| e.source_counts == 0)
+        .collect();
+    assert_eq!(
+        nouns.len() as u64,
+        per_stage[6]["extra-sources-only"].as_u64().unwrap()
+    );
+    assert!(nouns.iter().all(|e| e.zipf >= 3.0), "{nouns:?}");
+    // The same settings give the same bytes.
+    let again = build(&cfg, &corpus, resources(&wf, &wn, &mut Trigrams, None)).unwrap();
+    assert_eq!(
+        output::to_tsv(&again.entries),
+        output::to_tsv(&wide.entries)
+    );
+    assert_eq!(again.provenance, wide.provenance);
+}

@@ -1,0 +1,189 @@
+//! Whether a prompt fits a model's context window: the one place that decides, for the run, `--dry-run` and
+//! `--pilot` alike.
+//!
+//! The window is the model's declared `context-window` (configs/models.toml), else, for the embedded engine, the
+//! context size it is started with (`inference_client::EMBEDDED_CONTEXT`); a model with neither is never checked.
+//! The prompt's size is a conservative estimate, one token per three characters of its messages (rounded up) plus 8
+//! per message for the chat template, since no tokenizer of a remote model is at hand: English prose runs at about
+//! four characters per token, and IFScale's keyword lists of rare words nearer three. A prompt fits when that
+//! estimate plus the request's output cap (the prompt's `max-tokens`, else the model's) is at most the window.
+//!
+//! A prompt that does not fit is never sent and never scored, so it is not a failure of the model: IFScale writes
+//! it to the model's `does-not-fit.jsonl` ([`DoesNotFit`] records, `status = "does-not-fit"`), and the dry run and
+//! the pilot leave it out of their counts and name the model.
+
+use std::path::{Path, PathBuf};
+
+use inference_client::{Engine, ModelConfig};
+use schema::PromptRecord;
+use serde::{Deserialize, Serialize};
+
+/// Characters per token of the conservative estimate.
+pub const CHARS_PER_TOKEN: u64 = 3;
+/// Tokens added per message for the chat template.
+pub const TOKENS_PER_MESSAGE: u64 = 8;
+
+/// The context window a model is checked against, if any.
+pub fn window(model: &ModelConfig) -> Option<u32> {
+    model.context_window.or(match model.engine {
+        Engine::Embedded => Some(inference_client::EMBEDDED_CONTEXT),
+        Engine::Openai => None,
+    })
+}
+
+/// The conservative token estimate of a prompt's messages.
+pub fn prompt_tokens(p: &PromptRecord) -> u64 {
+    p.messages
+        .iter()
+        .map(|m| (m.content.chars().count() as u64).div_ceil(CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE)
+        .sum()
+}
+
+/// One prompt that was not sent because it does not fit: a line of `does-not-fit.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DoesNotFit {
+    pub id: String,
+    #[serde(default)]
+    pub sample_index: u32,
+    pub model: String,
+    /// Always `does-not-fit`: the outcome of a sample that was never sent.
+    pub status: String,
+    /// IFScale: the number of keywords (`num_rules`) and the seed, when the prompt carries them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_rules: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// The conservative estimate of the prompt's tokens, the output cap and the window.
+    pub prompt_tokens: u64,
+    pub max_tokens: u32,
+    pub context_window: u32,
+}
+
+/// The status every [`DoesNotFit`] record carries.
+pub const STATUS: &str = "does-not-fit";
+
+/// Why `p` does not fit `model`, or None when it fits (or the model has no known window).
+pub fn check(model: &ModelConfig, p: &PromptRecord) -> Option<DoesNotFit> {
+    let window = window(model)?;
+    let max_tokens = p.params.max_tokens.or(model.max_tokens).unwrap_or(0);
+    let prompt_tokens = prompt_tokens(p);
+    if prompt_tokens + u64::from(max_tokens) <= u64::from(window) {
+        return None;
+    }
+    let number = |k: &str| p.extra.get(k).and_then(serde_json::Value::as_u64);
+    Some(DoesNotFit {
+        id: p.id.clone(),
+        sample_index: p.sample_index,
+        model: model.name.clone(),
+        status: STATUS.to_owned(),
+        num_rules: number("num_rules"),
+        seed: number("seed"),
+        prompt_tokens,
+        max_tokens,
+        context_window: window,
+    })
+}
+
+/// The prompts that fit `model`, in their order, and the records of those that do not.
+pub fn split(
+    model: &ModelConfig,
+    prompts: &[PromptRecord],
+) -> (Vec<PromptRecord>, Vec<DoesNotFit>) {
+    let mut fits = Vec::with_capacity(prompts.len());
+    let mut not = Vec::new();
+    for p in prompts {
+        match check(model, p) {
+            Some(d) => not.push(d),
+            None => fits.push(p.clone()),
+        }
+    }
+    (fits, not)
+}
+
+/// One sentence naming a model whose window cannot hold some prompts: how many, the smallest density among them and
+/// the largest estimate; None when all fit.
+pub fn sentence(
+    what: &str,
+    model: &ModelConfig,
+    total: usize,
+    not: &[DoesNotFit],
+) -> Option<String> {
+    let worst = not.iter().max_by_key(|d| d.prompt_tokens)?;
+    let from = not
+        .iter()
+        .filter_map(|d| d.num_rules)
+        .min()
+        .map_or_else(String::new, |n| format!(" (N >= {n})"));
+    Some(format!(
+        "{what}: model {} does not fit {} of {total} prompts{from} in its {}-token context window: the largest needs \
+         about {} prompt tokens (one per {CHARS_PER_TOKEN} characters) plus {} output tokens. They are not sent and \
+         not scored (status `{STATUS}`, counted apart).",
+        model.name,
+        not.len(),
+        worst.context_window,
+        worst.prompt_tokens,
+        worst.max_tokens,
+    ))
+}
+
+/// Where a model's IFScale stage writes the prompts that do not fit: `does-not-fit.jsonl` in its folder.
+pub fn file(model_dir: &Path) -> PathBuf {
+    model_dir.join("does-not-fit.jsonl")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schema::{Message, RequestParams};
+
+    fn prompt(chars: usize, max_tokens: Option<u32>) -> PromptRecord {
+        let mut extra = serde_json::Map::new();
+        extra.insert("num_rules".to_owned(), serde_json::json!(500));
+        PromptRecord {
+            id: format!("p{chars}"),
+            messages: vec![Message::user("x".repeat(chars))],
+            sample_index: 0,
+            params: RequestParams {
+                max_tokens,
+                ..RequestParams::default()
+            },
+            extra,
+        }
+    }
+
+    #[test]
+    fn a_prompt_fits_when_its_estimate_and_output_cap_are_within_the_window() {
+        let mut m = ModelConfig::ad_hoc("http://127.0.0.1:1/v1", "m");
+        // No declared window, not embedded: never checked.
+        assert!(check(&m, &prompt(1_000_000, Some(10))).is_none());
+        m.context_window = Some(1000);
+        // 2976 chars = 992 tokens + 8 for the template: exactly 1000 with no output cap.
+        assert!(check(&m, &prompt(2976, Some(0))).is_none());
+        let d = check(&m, &prompt(2976, Some(1))).expect("one token over");
+        assert_eq!(
+            (d.prompt_tokens, d.max_tokens, d.context_window),
+            (1000, 1, 1000)
+        );
+        assert_eq!((d.status.as_str(), d.num_rules), (STATUS, Some(500)));
+        // The model's own max-tokens applies when the prompt sets none.
+        m.max_tokens = Some(500);
+        assert!(check(&m, &prompt(1500, None)).is_some());
+        assert!(check(&m, &prompt(1470, None)).is_none());
+        let (fits, not) = split(&m, &[prompt(1470, None), prompt(1500, None)]);
+        assert_eq!((fits.len(), not.len()), (1, 1));
+        let s = sentence("IFScale", &m, 2, &not).unwrap();
+        assert!(
+            s.contains("does not fit 1 of 2 prompts (N >= 500) in its 1000-token"),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn the_embedded_engine_is_checked_against_its_context_size() {
+        let mut m = ModelConfig::ad_hoc("http://127.0.0.1:1/v1", "m");
+        m.engine = Engine::Embedded;
+        assert_eq!(window(&m), Some(inference_client::EMBEDDED_CONTEXT));
+        m.context_window = Some(2048);
+        assert_eq!(window(&m), Some(2048));
+    }
+}
