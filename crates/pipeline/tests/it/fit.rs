@@ -40,7 +40,7 @@ fn run_of(dir: &Path, server: &MockServer) -> Run {
         &config,
         format!(
             "[run]\nname = {:?}\nmodels = [\"short\"]\nmodels-file = {:?}\n\n[ifscale]\ngrid = [10, 100]\n\
-             seeds = [0, 1]\nvocab = {:?}\ntemplate = {:?}\nmax-tokens = 20\nmax-attempts = 1\n",
+             seeds = [0, 1]\nsampling = \"paper\"\nvocab = {:?}\ntemplate = {:?}\nmax-tokens = 20\nmax-attempts = 1\n",
             dir.join("run").display().to_string(),
             models.display().to_string(),
             repo("datasets/vocab/ifscale-paper.txt"),

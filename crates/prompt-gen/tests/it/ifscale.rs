@@ -271,7 +271,10 @@ fn the_paper_configs_prompts_stay_byte_identical() {
     let (cfg, vocab, template) = committed("configs/ifscale-paper.toml");
     let prompts = build_prompts(&vocab, &template, &cfg).unwrap();
     assert_eq!(prompts.len(), 250);
-    assert_eq!(schema::sha256_hex(render(&prompts).as_bytes()), "PINNED");
+    assert_eq!(
+        schema::sha256_hex(render(&prompts).as_bytes()),
+        "514f6838581867a2fe9ba442701f29e5d7f50fc57898c2e7fe6f015fee29a12d"
+    );
 }
 
 /// The IFScale-XL config samples up to all 10 000 terms of its list: every seed's N = 10 000 prompt holds each term
