@@ -275,6 +275,9 @@ fn client_runner(b: &Build<'_>) -> anyhow::Result<ClientRunner> {
     ))
 }
 
+/// A list's name and the `(term, perplexity)` of its sample.
+pub type MeasuredList = (String, Vec<(String, f64)>);
+
 /// The difficulty stage's measure (perplexity of the model's one-sentence completions, the settings' `[difficulty]`)
 /// on a systematic sample of `n` terms of each list: every (len / n)-th term from the first. Per list, its name and
 /// the `(term, perplexity)` of the sample; the responses go to `responses/<list stem>/`.
@@ -285,7 +288,7 @@ pub fn measure_difficulty(
     models_file: &Path,
     client: &Arc<Client>,
     responses: &Path,
-) -> anyhow::Result<Vec<(String, Vec<(String, f64)>)>> {
+) -> anyhow::Result<Vec<MeasuredList>> {
     use vocab_pipeline::difficulty::PromptRunner;
     let dcfg = &settings.difficulty;
     let model = crate::models::load_model(models_file, &dcfg.model)?;

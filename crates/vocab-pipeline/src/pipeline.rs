@@ -297,10 +297,10 @@ impl Early<'_> {
             };
             let mut new = 0usize;
             for t in terms {
-                if !counts.contains_key(&t) {
+                if let std::collections::btree_map::Entry::Vacant(e) = counts.entry(t.clone()) {
+                    e.insert(0);
+                    display.insert(t.clone(), t);
                     new += 1;
-                    display.insert(t.clone(), t.clone());
-                    counts.insert(t, 0);
                 }
             }
             notes["source"] = json!(source.name());
