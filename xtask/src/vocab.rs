@@ -167,14 +167,25 @@ fn difficulty(args: &DifficultyArgs) -> anyhow::Result<()> {
         &client,
         &PathBuf::from("artifacts/vocab/difficulty"),
     )?;
-    println!("| list | terms | mean perplexity | median perplexity |\n|---|---|---|---|");
+    let mut table = schema::table::Table::new(vec![
+        schema::table::left("list"),
+        schema::table::right("terms"),
+        schema::table::right("mean perplexity"),
+        schema::table::right("median perplexity"),
+    ]);
     for (name, rows) in &lists {
         let mut v: Vec<f64> = rows.iter().map(|r| r.1).collect();
         v.sort_by(f64::total_cmp);
         let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
         let median = v.get(v.len() / 2).copied().unwrap_or(f64::NAN);
-        println!("| {name} | {} | {mean:.3} | {median:.3} |", v.len());
+        table.push(vec![
+            name.clone(),
+            v.len().to_string(),
+            format!("{mean:.3}"),
+            format!("{median:.3}"),
+        ]);
     }
+    println!("{}", table.to_markdown());
     println!(
         "Model {} ({} completions of at most {} tokens), {:.1} s in all (cached answers are not sent again).",
         settings.difficulty.model,
