@@ -131,6 +131,47 @@ pub fn file(model_dir: &Path) -> PathBuf {
     model_dir.join("does-not-fit.jsonl")
 }
 
+/// The `summary.md` section for a run's IFScale samples that were not sent (`records`, the joined
+/// `ifscale/does-not-fit.jsonl`): per model and N, how many; empty when every prompt fit (or the file is absent).
+pub fn summary_markdown(records: &Path) -> anyhow::Result<String> {
+    if !records.is_file() {
+        return Ok(String::new());
+    }
+    let all: Vec<DoesNotFit> = schema::read_jsonl(records)?;
+    if all.is_empty() {
+        return Ok(String::new());
+    }
+    let mut counts: std::collections::BTreeMap<(String, u64), (usize, u32)> = Default::default();
+    for d in &all {
+        let e = counts
+            .entry((d.model.clone(), d.num_rules.unwrap_or(0)))
+            .or_default();
+        e.0 += 1;
+        e.1 = d.context_window;
+    }
+    let mut table = schema::Table::new(vec![
+        schema::table::left("model"),
+        schema::table::right("N"),
+        schema::table::right("samples not sent"),
+        schema::table::right("context window"),
+    ]);
+    for ((model, n), (k, window)) in counts {
+        table.push(vec![
+            model,
+            n.to_string(),
+            k.to_string(),
+            window.to_string(),
+        ]);
+    }
+    Ok(format!(
+        "\n## Does not fit\n\nThese IFScale samples were not sent: their prompt (estimated at one token per {CHARS_PER_TOKEN} \
+         characters) plus the output cap exceeds the model's context window. They are not failures of the model and \
+         neither accuracy counts them ({}).\n\n{}",
+        records.display(),
+        table.to_markdown()
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,6 +19,9 @@ pub fn write(run: &Run, out: &Outcome, seconds: f64) -> anyhow::Result<String> {
         &run.ifscale_caps(),
     )?;
     summary.push_str(&incomplete_markdown(&out.incomplete));
+    summary.push_str(&crate::fit::summary_markdown(
+        &crate::stages::ifscale::does_not_fit(paths),
+    )?);
     if let Some(cap) = run.client.cap_usd() {
         summary.push_str(&format!(
             "\nSpent {:.4} of the run's {cap:.2} USD budget (ledger: {}).\n",

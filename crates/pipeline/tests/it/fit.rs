@@ -126,4 +126,9 @@ fn prompts_that_do_not_fit_the_context_window_are_never_sent_nor_scored() {
         "only the samples that were sent are scored"
     );
     assert!(scores.iter().all(|s| s["num_rules"] == 10), "{scores:?}");
+    let section =
+        pipeline::fit::summary_markdown(&pipeline::stages::ifscale::does_not_fit(&run.paths))
+            .unwrap();
+    assert!(section.contains("## Does not fit"), "{section}");
+    assert!(section.contains("| short | 100 | 2 | 512 |"), "{section}");
 }
