@@ -19,7 +19,8 @@ use crate::config::{Engine, ModelConfig, TokenLimitField};
 ///
 /// Order of precedence (later wins): model defaults, model `extra-body`, prompt params, prompt `extra_body`. The
 /// token limit goes in the model's `token-limit-field`; a model with `sampling = false` never gets `temperature` or
-/// `top_p`.
+/// `top_p`. A sampled request to the embedded model that names no seed gets one from the prompt's id and sample index
+/// ([`prompt_seed`]), so its reply is reproducible (the seed is in the body, hence in the cache key).
 pub(crate) fn request_body(model: &ModelConfig, prompt: &PromptRecord) -> Map<String, Value> {
     let p = &prompt.params;
     let mut body = Map::new();
@@ -67,6 +68,18 @@ pub(crate) fn request_body(model: &ModelConfig, prompt: &PromptRecord) -> Map<St
     }
     // A streaming response would not parse as one JSON document.
     body.remove("stream");
+    if model.engine == Engine::Embedded
+        && !body.contains_key("seed")
+        && body
+            .get("temperature")
+            .and_then(Value::as_f64)
+            .is_some_and(|t| t > 0.0)
+    {
+        body.insert(
+            "seed".into(),
+            Value::from(prompt_seed(&prompt.id, prompt.sample_index)),
+        );
+    }
     if !model.sampling {
         for k in ["temperature", "top_p"] {
             if body.remove(k).is_some() {
@@ -83,6 +96,13 @@ pub(crate) fn request_body(model: &ModelConfig, prompt: &PromptRecord) -> Map<St
         body.entry(model.token_limit_field.as_str()).or_insert(v);
     }
     body
+}
+
+/// The seed of a sampled request to the embedded model that names none: a 32-bit number from a SHA-256 of the prompt's
+/// id and sample index, so every sample of a prompt has its own and a rerun with an empty cache samples the same reply.
+fn prompt_seed(id: &str, sample_index: u32) -> u64 {
+    let hex = schema::sha256_hex(format!("{id}\u{1f}{sample_index}").as_bytes());
+    u64::from_str_radix(&hex[..8], 16).unwrap_or(0)
 }
 
 /// Says once per model and parameter that a sampling parameter was left out.
@@ -239,6 +259,36 @@ mod tests {
         c.name = "other".to_owned();
         c.base_urls = vec!["http://127.0.0.1:2/v1".to_owned()];
         assert_eq!(model_identity(&b), model_identity(&c));
+    }
+
+    #[test]
+    fn a_sampled_embedded_request_is_seeded_by_its_prompt_id_and_sample_index() {
+        let mut m = ModelConfig::ad_hoc("http://127.0.0.1:1/v1", "smol");
+        m.engine = Engine::Embedded;
+        m.temperature = Some(0.7);
+        let mut p = PromptRecord {
+            id: "ifscale/n10/s0".to_owned(),
+            messages: vec![schema::Message::user("Write.")],
+            sample_index: 0,
+            params: schema::RequestParams::default(),
+            extra: Map::new(),
+        };
+        let seed = |m: &ModelConfig, p: &PromptRecord| request_body(m, p).get("seed").cloned();
+        let first = seed(&m, &p).unwrap();
+        assert_eq!(first, Value::from(prompt_seed("ifscale/n10/s0", 0)));
+        // Pinned: a rerun must derive the same seed.
+        assert_eq!(prompt_seed("ifscale/n10/s0", 0), 0x32c8_82dc);
+        p.sample_index = 1;
+        assert_ne!(seed(&m, &p).unwrap(), first);
+        // A seed the prompt or the model names wins; greedy requests and other engines get none.
+        p.params.seed = Some(5);
+        assert_eq!(seed(&m, &p), Some(Value::from(5)));
+        p.params.seed = None;
+        p.params.temperature = Some(0.0);
+        assert_eq!(seed(&m, &p), None);
+        p.params.temperature = None;
+        m.engine = Engine::Openai;
+        assert_eq!(seed(&m, &p), None);
     }
 
     #[test]

@@ -169,6 +169,7 @@ pub(crate) fn completion_of(v: &Value) -> Result<Completion, Failure> {
         provider: text("provider"),
         replica: None,
         request_id: text("id"),
+        seed: v.get("seed").and_then(Value::as_u64),
     };
     Ok(Completion {
         content,

@@ -40,6 +40,7 @@ pub(crate) struct Assembler {
     model: Option<String>,
     system_fingerprint: Option<String>,
     provider: Option<String>,
+    seed: Option<u64>,
 }
 
 /// One chunk; fields of unexpected types are ignored, as the whole-reply parser ignores them. Strings are borrowed
@@ -54,6 +55,8 @@ struct Chunk<'a> {
     system_fingerprint: Text<'a>,
     #[serde(default, borrow)]
     provider: Text<'a>,
+    #[serde(default)]
+    seed: Option<Value>,
     #[serde(default, borrow)]
     choices: Option<Vec<ChunkChoice<'a>>>,
     #[serde(default)]
@@ -257,6 +260,9 @@ impl Assembler {
         keep(&mut self.model, chunk.model);
         keep(&mut self.system_fingerprint, chunk.system_fingerprint);
         keep(&mut self.provider, chunk.provider);
+        if self.seed.is_none() {
+            self.seed = chunk.seed.as_ref().and_then(Value::as_u64);
+        }
         if let Some(u) = chunk.usage.filter(|u| !u.is_null()) {
             self.usage = Some(u);
         }
@@ -325,6 +331,7 @@ impl Assembler {
         doc.insert("model".into(), text(self.model));
         doc.insert("system_fingerprint".into(), text(self.system_fingerprint));
         doc.insert("provider".into(), text(self.provider));
+        doc.insert("seed".into(), self.seed.map_or(Value::Null, Value::from));
         let mut choices = Vec::new();
         if self.saw_choice {
             let mut message = Map::new();

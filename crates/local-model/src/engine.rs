@@ -299,9 +299,11 @@ impl Engine {
             )));
         }
         let (reply, rx) = mpsc::channel();
+        let mut request = request.clone();
+        request.seed = request.sampling_seed();
         let job = Job {
             tokens,
-            request: request.clone(),
+            request,
             reply,
             text,
         };
@@ -407,13 +409,32 @@ mod tests {
     }
 
     fn engine(rule: fn(usize) -> ThreadRule) -> Engine {
-        let cfg = EngineConfig {
+        Engine::load_with(&config(1), rule).unwrap()
+    }
+
+    /// Two threads shared by `max_parallel` sequences, with room for [`long`]'s prompt.
+    fn config(max_parallel: usize) -> EngineConfig {
+        EngineConfig {
             gguf: gguf(),
             threads: 2,
-            ctx_size: 256,
-            max_parallel: 1,
-        };
-        Engine::load_with(&cfg, rule).unwrap()
+            ctx_size: 1024,
+            max_parallel,
+        }
+    }
+
+    /// A prompt of more than 512 tokens: once a sequence holds more than 256 cells, llama.cpp's attention spans 512
+    /// or more KV cells, where its CPU flash-attention kernel would split the sum between threads (the case that
+    /// made replies differ).
+    fn long(tokens: u32) -> ChatRequest {
+        let items: Vec<String> = (1..=150).map(|i| format!("item {i}")).collect();
+        let prompt = format!(
+            "Here is an inventory list: {}. Which item comes after item 77? Then describe the list.",
+            items.join(", ")
+        );
+        ChatRequest {
+            logprobs: true,
+            ..ChatRequest::greedy(vec![ChatMessage::new("user", prompt)], tokens)
+        }
     }
 
     fn lighthouse(tokens: u32) -> ChatRequest {
@@ -430,6 +451,75 @@ mod tests {
     /// two-thread contexts (as the adaptive rule does) copies its KV cells exactly. Greedy output equals the
     /// committed one-thread text with two threads and with a switch every three tokens; seeded sampling and
     /// the log-probabilities are identical too. (Timing-free: the rule is fixed or scripted here.)
+    /// The same, past the 512 KV cells where a thread-split attention sum would show (see [`long`]).
+    #[test]
+    fn a_long_greedy_reply_is_the_same_with_one_two_and_switching_threads() {
+        let request = long(24);
+        let reply = |rule: fn(usize) -> ThreadRule| {
+            let engine = engine(rule);
+            let c = engine.generate(&request).unwrap();
+            assert!(c.prompt_tokens > 512, "{} prompt tokens", c.prompt_tokens);
+            (c.text, c.logprobs)
+        };
+        let one = reply(|t| ThreadRule::fixed(t, 1));
+        assert_eq!(reply(|t| ThreadRule::fixed(t, 2)), one);
+        assert_eq!(reply(|t| ThreadRule::alternating(t, 3)), one);
+    }
+
+    /// A greedy reply does not depend on the requests around it: alone on an engine with one sequence of two
+    /// threads, beside another request on an engine with two sequences of one thread each, and after other
+    /// requests on the same worker (its KV cache reused), the text and every log-probability are the same.
+    #[test]
+    fn a_greedy_reply_is_the_same_alone_alongside_others_and_after_them() {
+        let request = long(24);
+        let other = lighthouse(24);
+        let alone = Engine::load(&config(1)).unwrap();
+        let reference = alone.generate(&request).unwrap();
+        alone.generate(&other).unwrap();
+        let after = alone.generate(&request).unwrap();
+        drop(alone);
+        assert_eq!(after.text, reference.text);
+        assert_eq!(after.logprobs, reference.logprobs);
+
+        let shared = Engine::load(&config(2)).unwrap();
+        assert_eq!(shared.threads_per_sequence(), 1);
+        let (beside, with_other) = std::thread::scope(|s| {
+            let first = s.spawn(|| shared.generate(&other).unwrap());
+            let second = s.spawn(|| shared.generate(&request).unwrap());
+            (second.join().unwrap(), first.join().unwrap())
+        });
+        assert_eq!(with_other.completion_tokens, 24);
+        assert_eq!(beside.text, reference.text);
+        assert_eq!(beside.logprobs, reference.logprobs);
+    }
+
+    /// A sampled request without a seed is seeded from what it asks, so it gets the same reply every time and the
+    /// reply says which seed; with a seed, that one is used and reported; a greedy reply reports none.
+    #[test]
+    fn sampled_replies_are_seeded_by_the_request_and_report_the_seed() {
+        let engine = engine(ThreadRule::new);
+        let sampled = ChatRequest {
+            temperature: Some(0.9),
+            ..lighthouse(24)
+        };
+        let first = engine.generate(&sampled).unwrap();
+        assert_eq!(first.seed, sampled.sampling_seed());
+        assert!(first.seed.is_some());
+        let again = engine.generate(&sampled).unwrap();
+        assert_eq!(
+            (&again.text, &again.logprobs),
+            (&first.text, &first.logprobs)
+        );
+        let seeded = ChatRequest {
+            seed: Some(7),
+            ..sampled.clone()
+        };
+        let with_seed = engine.generate(&seeded).unwrap();
+        assert_eq!(with_seed.seed, Some(7));
+        assert_eq!(engine.generate(&seeded).unwrap().text, with_seed.text);
+        assert_eq!(engine.generate(&lighthouse(4)).unwrap().seed, None);
+    }
+
     #[test]
     fn output_is_the_same_with_one_two_and_switching_threads() {
         let expected = include_str!("../tests/it/golden/lighthouse-48.txt");

@@ -6,7 +6,11 @@
 //! inserted when a conversation has none), tokenize with special tokens parsed, generate with greedy or
 //! seeded sampling (temperature, top-p, repeat penalty), honour `max_tokens` and stop strings, report usage,
 //! `finish_reason` and per-token log-probabilities, and queue requests so at most `max_parallel` sequences
-//! share the CPU. [`Engine`] is the in-process interface; [`LocalServer`] wraps it in
+//! share the CPU. Replies are reproducible: a greedy reply has the same bits whatever the thread count, the other
+//! requests in flight or the requests before it (each request starts from an empty KV cache; flash attention is
+//! off because its CPU kernel splits the sum by thread), and a sampled one is seeded by the request's `seed` or,
+//! without one, by a hash of what it asks ([`ChatRequest::sampling_seed`]); the seed is returned with the reply.
+//! [`Engine`] is the in-process interface; [`LocalServer`] wraps it in
 //! `/v1/chat/completions` + `/v1/models` on a free port (hyper's HTTP/1.1 server on a tokio runtime of its own,
 //! generation on its blocking pool; request bodies up to [`MAX_BODY_BYTES`]) and, when dropped, fails the
 //! requests in flight, closes every connection at once and joins its threads.

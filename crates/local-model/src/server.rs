@@ -7,6 +7,8 @@
 //! servers do: the text in pieces as it is generated, a last chunk with the finish reason (and the log-probs),
 //! a usage chunk when `stream_options.include_usage` is true, then `data: [DONE]`. The headers wait for the first
 //! piece, so a request the engine refuses (a prompt longer than the context) still gets its 400.
+//! A sampled reply carries the seed it was sampled with as a top-level `seed` (in the whole body, or in the
+//! streamed chunk with the finish reason), so a client can record it.
 //!
 //! A request body longer than [`MAX_BODY_BYTES`] gets a 413 with a JSON error. Dropping the server fails the
 //! engine's in-flight and queued requests, closes every connection at once and joins its threads.
@@ -388,7 +390,7 @@ fn generate_events(
     if !logprobs.is_null() {
         last[0]["logprobs"] = logprobs;
     }
-    if !send(&chunk(last, None)) {
+    if !send(&chunk(last, c.seed.map(|s| ("seed", Value::from(s))))) {
         return;
     }
     if usage && !send(&chunk(json!([]), Some(("usage", usage_body(&c))))) {
@@ -441,7 +443,7 @@ fn logprobs_body(c: &Completion) -> Value {
 fn completion_body(model: &str, c: &Completion) -> Value {
     let (id, created) = completion_id();
     let logprobs = logprobs_body(c);
-    json!({
+    let mut body = json!({
         "id": id,
         "object": "chat.completion",
         "created": created,
@@ -454,7 +456,11 @@ fn completion_body(model: &str, c: &Completion) -> Value {
         }],
         "usage": usage_body(c),
         "timings": {"prompt_seconds": c.prompt_seconds, "decode_seconds": c.decode_seconds},
-    })
+    });
+    if let Some(seed) = c.seed {
+        body["seed"] = Value::from(seed);
+    }
+    body
 }
 
 fn error_body(message: &str, kind: &str) -> Value {

@@ -284,4 +284,7 @@ pub struct Served {
     /// The response `id` (or the `x-request-id` header).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
+    /// The seed the server says it sampled with (a top-level `seed`, as the embedded model sends for a sampled reply).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }

@@ -1,6 +1,6 @@
 //! xtask's integration tests: the pipeline against the mock and against a real llama.cpp `llama-server`, the
-//! rehearsal, and repository-wide checks that no compiler or lint enforces (in the spirit of rust-analyzer's
-//! `tidy`). `.ci/run` runs them with every other test.
+//! rehearsal, the default run's reproducibility on the embedded model, and repository-wide checks that no compiler
+//! or lint enforces (in the spirit of rust-analyzer's `tidy`). `.ci/run` runs them with every other test.
 
 mod compare;
 mod interrupt;
@@ -10,6 +10,7 @@ mod one_writer;
 mod papers;
 mod pipeline;
 mod rehearsal;
+mod reproducible;
 mod tidy;
 mod vocab_stage;
 mod workspace_root;

@@ -35,6 +35,11 @@ const MAX_BATCH: u32 = 512;
 /// `n_threads_batch`) is compute-bound work that splits well over every configured thread, so both contexts
 /// evaluate prompts with the configured count: the one-thread context once evaluated them with one thread too, and
 /// prompt processing ran at 0.62× llama.cpp's own build (`cargo xtask bench local-model`, issue 28).
+///
+/// Flash attention is off: ggml's CPU flash attention splits a single-token step's KV cells between the threads
+/// once the KV view reaches 512 cells and adds the partial sums, so its result depends on the thread count (a
+/// greedy reply changed with the load, issue 46). Without it, attention is matrix products and a softmax whose
+/// every output element one thread computes whole, so the bits are the same for any thread count.
 struct Contexts<'m> {
     model: &'m LlamaModel,
     backend: &'static LlamaBackend,
@@ -60,6 +65,7 @@ impl<'m> Contexts<'m> {
             .with_n_ubatch(n_batch)
             .with_n_threads(count(threads))
             .with_n_threads_batch(count(batch_threads))
+            .with_flash_attention_policy(llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_DISABLED)
     }
 
     fn new(
@@ -222,20 +228,30 @@ fn sampler_for(request: &ChatRequest, model: &LlamaModel) -> LlamaSampler {
             .collect();
         chain.push(LlamaSampler::logit_bias(model.n_vocab(), &bans));
     }
-    let temperature = request.temperature.unwrap_or(0.0);
-    if temperature <= 0.0 {
-        chain.push(LlamaSampler::greedy());
-    } else {
-        let top_p = request.top_p.unwrap_or(1.0) as f32;
-        if top_p < 1.0 {
-            chain.push(LlamaSampler::top_p(top_p, 1));
+    // `Engine::submit` has set the seed of every sampled request and of no greedy one.
+    match request.seed {
+        None => chain.push(LlamaSampler::greedy()),
+        Some(seed) => {
+            let top_p = request.top_p.unwrap_or(1.0) as f32;
+            if top_p < 1.0 {
+                chain.push(LlamaSampler::top_p(top_p, 1));
+            }
+            chain.push(LlamaSampler::temp(request.temperature.unwrap_or(1.0) as f32));
+            chain.push(LlamaSampler::dist(sampler_seed(seed)));
         }
-        chain.push(LlamaSampler::temp(temperature as f32));
-        // Without a seed, llama.cpp's default seed value asks for a random one.
-        let seed = request.seed.map_or(u32::MAX, |s| (s ^ (s >> 32)) as u32);
-        chain.push(LlamaSampler::dist(seed));
     }
     LlamaSampler::chain_simple(chain)
+}
+
+/// The 32-bit seed llama.cpp's sampler takes for a request's 64-bit seed (both halves folded in). llama.cpp reads
+/// `u32::MAX` as "pick a random seed", so that one value is moved to its neighbour.
+fn sampler_seed(seed: u64) -> u32 {
+    let folded = (seed ^ (seed >> 32)) as u32;
+    if folded == u32::MAX {
+        folded - 1
+    } else {
+        folded
+    }
 }
 
 /// Natural-log probability of `token` under the raw logits (log-softmax, computed in f64).
@@ -397,6 +413,7 @@ fn run(
         prompt_tokens: n_prompt,
         completion_tokens: generated,
         logprobs,
+        seed: request.seed,
         prompt_seconds,
         decode_seconds,
     })
@@ -417,6 +434,13 @@ mod tests {
     fn find_locates_first_match() {
         assert_eq!(find(b"abcabc", b"ca"), Some(2));
         assert_eq!(find(b"ab", b"abc"), None);
+    }
+
+    #[test]
+    fn the_sampler_seed_folds_both_halves_and_is_never_the_random_marker() {
+        assert_eq!(sampler_seed(7), 7);
+        assert_eq!(sampler_seed(7 << 32), 7);
+        assert_eq!(sampler_seed(u64::from(u32::MAX)), u32::MAX - 1);
     }
 
     #[test]
