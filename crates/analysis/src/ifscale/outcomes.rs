@@ -79,7 +79,8 @@ pub fn outcome_rows(samples: &DataFrame) -> Result<Vec<OutcomeRow>, Error> {
         .into_iter()
         .map(|((model, num_rules), (counts, accs))| {
             let n_samples: i64 = counts.values().sum();
-            let sum: f64 = accs.iter().sum();
+            // `fold` from +0: an empty `sum` of floats is −0, which would print as "-0.0".
+            let sum = accs.iter().fold(0.0, |a, b| a + b);
             OutcomeRow {
                 model,
                 num_rules,
@@ -177,6 +178,16 @@ mod tests {
              | m | 10 | 4 | 70.0 | 35.0 | 2 (50 %) | 1 (25 %) | 1 (25 %) |\n\
              | n | 10 | 1 | 50.0 | 50.0 | 1 (100 %) | 0 (0 %) | 0 (0 %) |\n"
         );
+        // A group with no scored sample has accuracy 0 over all samples, printed without a sign.
+        let none = df!(
+            "model" => ["m"],
+            "num_rules" => [10i64],
+            "accuracy" => [None::<f64>],
+            "status" => ["refused"],
+        )
+        .unwrap();
+        let rows_none = outcome_rows(&none).unwrap();
+        assert_eq!(tables::fmt_opt(rows_none[0].accuracy_all, 1), "0.0");
         // Without failures nothing is written.
         assert!(!any_failure(&rows[1..]));
         let dir = tempfile::tempdir().unwrap();

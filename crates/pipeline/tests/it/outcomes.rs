@@ -18,7 +18,7 @@ fn repo(rel: &str) -> PathBuf {
         .join(rel)
 }
 
-/// Forty words of the paper's vocabulary that the prompt template does not use (so only a keyword trips them).
+/// Eight words of the paper's vocabulary that the prompt template does not use (so only a keyword trips them).
 fn trigger_words() -> Vec<String> {
     let template = std::fs::read_to_string(repo("configs/prompts/ifscale-report.txt"))
         .unwrap()
@@ -33,7 +33,7 @@ fn trigger_words() -> Vec<String> {
         .map(|w| w.trim().to_lowercase())
         .filter(|w| !w.is_empty() && w.chars().all(char::is_alphanumeric))
         .filter(|w| !in_template.contains(w))
-        .take(40)
+        .take(8)
         .collect()
 }
 
