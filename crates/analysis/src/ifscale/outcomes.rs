@@ -50,14 +50,16 @@ impl OutcomeRow {
     }
 }
 
+/// One (model, N) while counting: samples per outcome, and the scored samples' accuracies.
+type Group = (BTreeMap<SampleStatus, i64>, Vec<f64>);
+
 /// The outcome rows of a per-sample frame (its `status` column), sorted by model and N.
 pub fn outcome_rows(samples: &DataFrame) -> Result<Vec<OutcomeRow>, Error> {
     let models = str_col(samples, "model")?;
     let ns = i64_col(samples, "num_rules")?;
     let acc = f64_col(samples, "accuracy")?;
     let status = str_col(samples, "status")?;
-    let mut groups: BTreeMap<(String, i64), (BTreeMap<SampleStatus, i64>, Vec<f64>)> =
-        BTreeMap::new();
+    let mut groups: BTreeMap<(String, i64), Group> = BTreeMap::new();
     for i in 0..samples.height() {
         let s = SampleStatus::from_name(&status[i]).ok_or_else(|| {
             Error::Empty(format!(

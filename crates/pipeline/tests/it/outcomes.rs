@@ -144,4 +144,17 @@ fn refusals_and_reasoning_exhaustion_each_end_in_one_outcome() {
     assert!(report.contains("accuracy, scored samples (%)"));
     assert!(report.contains("accuracy, all samples (%)"));
     assert!(report.contains("Keywords that appear in refused samples"));
+    // The outcome figure is drawn (a sample failed).
+    assert!(
+        run_dir
+            .join("figures/ifscale/ifscale_outcomes_vs_n.png")
+            .is_file()
+    );
+    if let Some(keep) = std::env::var_os("IFSTRESS_KEEP_OUTCOME_FIGURE") {
+        std::fs::copy(
+            run_dir.join("figures/ifscale/ifscale_outcomes_vs_n.png"),
+            keep,
+        )
+        .unwrap();
+    }
 }

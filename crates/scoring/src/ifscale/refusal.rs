@@ -132,9 +132,8 @@ pub fn detect_refusal(text: &str) -> RefusalVerdict {
     {
         return RefusalVerdict::NotRefused;
     }
-    if words < SHORT_REFUSAL_WORDS {
-        RefusalVerdict::Refused
-    } else if cues(&norm) >= REPEATED_CUES {
+    // Short, or long and repeating its cues (a long explanation of declining).
+    if words < SHORT_REFUSAL_WORDS || cues(&norm) >= REPEATED_CUES {
         RefusalVerdict::Refused
     } else {
         RefusalVerdict::Uncertain
