@@ -185,7 +185,17 @@ fn analyse_ifscale(
             ci_level: 0.95,
         };
         let summary = crate::ifscale::aggregate(&samples, &cfg)?;
-        let tables = crate::ifscale::write_tables(&summary, &out.join("tables/ifscale"))?;
+        let mut tables = crate::ifscale::write_tables(&summary, &out.join("tables/ifscale"))?;
+        if let Some(r) = run.filter(|r| r.ifscale_scores().exists()) {
+            let scores: Vec<schema::ifscale::SampleScore> =
+                schema::read_jsonl(&r.ifscale_scores())?;
+            let keywords = crate::ifscale::refusals::prompt_keywords(&r.ifscale_prompts())?;
+            tables.extend(crate::ifscale::refusals::write_tables(
+                &scores,
+                &keywords,
+                &out.join("tables/ifscale"),
+            )?);
+        }
         tracing::info!(
             samples = samples.height(),
             models = summary.models.len(),

@@ -12,7 +12,9 @@
 //! - `reasoning_tokens`: mean over the samples that report them; `output_tokens` are visible output tokens only.
 //! - `accuracy_ci_*`: percentile bootstrap of the mean over seeds; `accuracy_t_*`: Student-t interval of the same mean.
 //!
-//! Failed samples (every attempt rejected) are counted in `n_failed` and excluded from every mean.
+//! Failed samples (every attempt rejected) are counted in `n_failed` and excluded from every mean; [`outcomes`]
+//! says how each ended (refused, no visible output, …) and gives accuracy over all samples with a failure as 0, and
+//! [`refusals`] which keywords the refused samples hold far more often than the scored ones.
 //!
 //! Submodules: [`decay`] (the decay-pattern table), [`results`] (the multi-metric results table and the published
 //! leaderboard comparison), [`primacy`] (error rates per third of the keyword list, from keyword labels),
@@ -21,9 +23,11 @@
 
 pub mod coherence;
 pub mod decay;
+pub mod outcomes;
 pub mod primacy;
 pub mod published;
 pub mod reasoning;
+pub mod refusals;
 pub mod results;
 pub mod vocabulary;
 
@@ -42,11 +46,12 @@ use crate::stats::{self, SplitMix64};
 use crate::tables::{self, f64_col, i64_col, str_col};
 
 /// Columns of the normalized per-sample frame every IFScale function takes.
-pub const SAMPLE_COLUMNS: [&str; 12] = [
+pub const SAMPLE_COLUMNS: [&str; 13] = [
     "model",
     "num_rules",
     "seed",
     "failed",
+    "status",
     "accuracy",
     "omission_pct",
     "modification_pct",
@@ -118,8 +123,12 @@ pub fn samples_frame(records: &[schema::ifscale::SampleScore]) -> Result<DataFra
             "failed".into(),
             records
                 .iter()
-                .map(|r| r.status == SampleStatus::Failed)
+                .map(|r| r.status != SampleStatus::Scored)
                 .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "status".into(),
+            records.iter().map(|r| r.status.name()).collect::<Vec<_>>(),
         ),
         col_f("accuracy", &|r| r.accuracy),
         col_f("omission_pct", &|r| r.omission_pct),
@@ -140,6 +149,7 @@ pub fn samples_frame(records: &[schema::ifscale::SampleScore]) -> Result<DataFra
 ///
 /// Every row is a scored sample; empty `recency_ratio` cells are undefined ratios.
 pub fn load_reference_csv(path: &Path) -> Result<DataFrame, Error> {
+    use schema::ifscale::SampleStatus;
     let header = std::fs::read_to_string(path).map_err(|e| Error::Input {
         path: path.to_owned(),
         message: e.to_string(),
@@ -179,6 +189,7 @@ pub fn load_reference_csv(path: &Path) -> Result<DataFrame, Error> {
                 col("num_rules"),
                 col("seed"),
                 lit(false).alias("failed"),
+                lit(SampleStatus::Scored.name()).alias("status"),
                 col("accuracy"),
                 col("omission_pct"),
                 col("modification_pct"),
@@ -254,6 +265,8 @@ pub struct IfscaleSummary {
     pub models: Vec<String>,
     pub fits: Vec<DecayFit>,
     pub variance: Vec<(String, Option<VariancePattern>)>,
+    /// How the samples ended per (model, N), with accuracy over all samples ([`outcomes`]).
+    pub outcomes: Vec<outcomes::OutcomeRow>,
     /// The polars aggregate frame (same rows as `rows`).
     #[serde(skip)]
     pub frame: DataFrame,
@@ -444,6 +457,7 @@ pub fn aggregate(samples: &DataFrame, cfg: &AggregateConfig) -> Result<IfscaleSu
         variance.push((m.clone(), fit::variance_pattern(&sd_pts)));
     }
     Ok(IfscaleSummary {
+        outcomes: outcomes::outcome_rows(samples)?,
         rows,
         models,
         fits,
@@ -602,6 +616,7 @@ pub fn write_tables(summary: &IfscaleSummary, dir: &Path) -> Result<Vec<PathBuf>
     written.extend(results::write_tables(summary, dir)?);
     written.extend(published::write_table(summary, dir)?);
     written.extend(reasoning::write_tables(summary, dir)?);
+    written.extend(outcomes::write_tables(&summary.outcomes, dir)?);
 
     // Failed-sample counts and denominators per model.
     let failed = summary

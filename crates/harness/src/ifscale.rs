@@ -2,7 +2,7 @@
 //!
 //! Attempt k of a sample is the inference client's `sample_index` k − 1, so every attempt has its own cache entry
 //! and its own line in the responses file. An attempt is rejected when its request failed, when it hit
-//! `max_tokens` (truncated), when it is a constraint list (rule a) or too short (rule b), and, when a judge model
+//! `max_tokens` (truncated), when it is a constraint list (rule a), a refusal (the refusal detector) or too short (rule b), and, when a judge model
 //! is given, when the judge scores its coherence below the threshold (rule c). The rules themselves are pure
 //! functions of `scoring::ifscale`; this module only runs them, logs every decision and scores the result.
 //!
@@ -12,7 +12,8 @@
 //! Judge requests go through `Client::chat_batch`: provider batch jobs when the client runs them (`--batch`).
 //!
 //! Every attempt goes into the `AttemptLog` JSONL with its visible and reasoning tokens. A sample whose every attempt
-//! was rejected is scored as `failed`; one whose attempt was not sent (the cost limit) is left out until a rerun, which
+//! was rejected gets the outcome of its last attempt (`scoring::ifscale::sample_outcome`: refused, no visible
+//! output, truncated, …) as its `status`; one whose attempt was not sent (the cost limit) is left out until a rerun, which
 //! resumes from the files and sends nothing twice.
 
 use std::collections::{BTreeMap, HashMap};
@@ -96,13 +97,14 @@ pub struct Generation<'a> {
 pub struct GenerationSummary {
     pub samples: usize,
     pub accepted: usize,
-    /// Samples that exhausted their attempts; they are in the scores as `failed`.
+    /// Samples that exhausted their attempts; they are in the scores with their outcome as `status`.
     pub failed: usize,
     /// Samples with an attempt the client did not send (the cost limit): no outcome yet, left out of the scores;
     /// a rerun continues them.
     pub not_sent: usize,
     pub attempts: usize,
-    /// Rejected attempts per reason (`constraint_list`, `too_short`, `incoherent`, `truncated`, `request_failed`).
+    /// Rejected attempts per reason (`constraint_list`, `refused`, `too_short`, `incoherent`, `truncated`,
+    /// `request_failed`).
     pub rejected: BTreeMap<String, usize>,
     /// A judge model was given (the coherence check ran).
     pub judge_configured: bool,
@@ -293,7 +295,10 @@ pub fn generate(g: &Generation<'_>) -> Result<GenerationSummary, Error> {
             coherence: last.and_then(|l| l.coherence).map(f64::from),
             attempts: s.logs.len() as u32,
         };
-        let (score, l) = score_sample(&mut matcher, &input);
+        let (mut score, l) = score_sample(&mut matcher, &input);
+        if acc.is_none() {
+            score.status = scoring::ifscale::sample_outcome(&s.logs);
+        }
         scores.push(score);
         labels.extend(l);
     }
@@ -458,6 +463,7 @@ fn reason_name(r: RejectReason) -> &'static str {
     match r {
         RejectReason::ConstraintList => "constraint_list",
         RejectReason::TooShort => "too_short",
+        RejectReason::Refused => "refused",
         RejectReason::Incoherent => "incoherent",
         RejectReason::Truncated => "truncated",
         RejectReason::RequestFailed => "request_failed",

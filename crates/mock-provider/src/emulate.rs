@@ -17,6 +17,11 @@
 //! - `alias`: answers under another model name (`served-elsewhere-v2`).
 //! - `missing-model`: 404, as for a model id the provider does not serve.
 //! - `echo-headers`: answers with the request's `x-*`, `http-referer` and `api-key` headers (`name=value;…`).
+//! - `refuse-on-W1+W2…`: a model whose content filter trips on words: a last message that holds one of the words
+//!   (as a whole word, any case) gets a refusal naming it; any other gets the normal answer.
+//! - `reasoning-exhaust`: a thinking model that spends its whole output budget (`max_completion_tokens`, else
+//!   `max_tokens`, else 4096) on reasoning: empty content, `finish_reason: "length"`, every completion token a
+//!   reasoning token.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -88,7 +93,11 @@ pub(crate) fn emulate(
         "echo-headers",
     ];
     // Anything else gets the mock's normal answer (and its scripted replies are not consumed here).
-    if !EMULATED.contains(&model.as_str()) && !model.starts_with("credits-") {
+    if !EMULATED.contains(&model.as_str())
+        && !model.starts_with("credits-")
+        && !model.starts_with("refuse-on-")
+        && model != "reasoning-exhaust"
+    {
         return None;
     }
     let last = req
@@ -239,6 +248,32 @@ pub(crate) fn emulate(
                 .collect();
             Some(ok(&shown.join(";")))
         }
+        m if m.starts_with("refuse-on-") => {
+            let tripped = m["refuse-on-".len()..]
+                .split('+')
+                .filter(|w| !w.is_empty())
+                .find(|w| holds_word(&last, w));
+            Some(match tripped {
+                Some(w) => ok(&format!(
+                    "I'm sorry, but I can't help with that request: it asks me to write about {w}."
+                )),
+                None => ok(&reply),
+            })
+        }
+        "reasoning-exhaust" => {
+            let budget = req
+                .get("max_completion_tokens")
+                .or_else(|| req.get("max_tokens"))
+                .and_then(Value::as_u64)
+                .unwrap_or(4096);
+            let usage = json!({"prompt_tokens": 20, "completion_tokens": budget,
+                "completion_tokens_details": {"reasoning_tokens": budget}});
+            Some(Emulated::Reply(
+                200,
+                Vec::new(),
+                answer(&model, "", "length", usage, &[]),
+            ))
+        }
         "missing-model" => Some(error(
             404,
             "The model `missing-model` does not exist or you do not have access to it.",
@@ -260,5 +295,72 @@ pub(crate) fn emulate(
             ),
         )),
         _ => None,
+    }
+}
+
+/// `text` holds `word` as a whole word (no letter, digit or `_` on either side), ignoring case.
+fn holds_word(text: &str, word: &str) -> bool {
+    let (text, word) = (text.to_lowercase(), word.to_lowercase());
+    let is_word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    text.match_indices(&word).any(|(i, _)| {
+        !is_word(text[..i].chars().next_back()) && !is_word(text[i + word.len()..].chars().next())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ask(model: &str, text: &str, extra: Value) -> Value {
+        let mut body = json!({"model": model, "messages": [{"role": "user", "content": text}]});
+        for (k, v) in extra.as_object().into_iter().flatten() {
+            body[k] = v.clone();
+        }
+        let st = EmuState::default();
+        match emulate(body.to_string().as_bytes(), &[], &st, |_| None) {
+            Some(Emulated::Reply(200, _, b)) => serde_json::from_str(&b).unwrap(),
+            _ => panic!("no 200 for {model}"),
+        }
+    }
+
+    #[test]
+    fn a_filter_word_in_the_prompt_gets_a_refusal() {
+        let refused = ask(
+            "refuse-on-anthrax+cyanide",
+            "Include: revenue, Cyanide, audit.",
+            json!({}),
+        );
+        let content = refused["choices"][0]["message"]["content"]
+            .as_str()
+            .unwrap();
+        assert!(
+            content.starts_with("I'm sorry, but I can't help"),
+            "{content}"
+        );
+        assert!(content.contains("cyanide"), "{content}");
+        // A word inside another word does not trip the filter.
+        let fine = ask("refuse-on-anthrax", "Include: anthraxes, audit.", json!({}));
+        assert_eq!(
+            fine["choices"][0]["message"]["content"],
+            "Reply to: Include: anthraxes, audit."
+        );
+    }
+
+    #[test]
+    fn reasoning_exhaustion_spends_the_whole_budget_and_shows_nothing() {
+        for (extra, budget) in [
+            (json!({"max_tokens": 300}), 300),
+            (json!({"max_completion_tokens": 900, "max_tokens": 5}), 900),
+            (json!({}), 4096),
+        ] {
+            let r = ask("reasoning-exhaust", "Write a report.", extra);
+            assert_eq!(r["choices"][0]["message"]["content"], "");
+            assert_eq!(r["choices"][0]["finish_reason"], "length");
+            assert_eq!(r["usage"]["completion_tokens"], budget);
+            assert_eq!(
+                r["usage"]["completion_tokens_details"]["reasoning_tokens"],
+                budget
+            );
+        }
     }
 }

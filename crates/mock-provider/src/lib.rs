@@ -24,7 +24,8 @@
 //! providers do, so tests can check that the client redacts it.
 //!
 //! Some model ids emulate real providers' own behaviour (o-series, vLLM thinking, OpenRouter errors, out of
-//! credits, short context, `retry-after-ms`, a stalled body, an alias): see the `emulate` module.
+//! credits, short context, `retry-after-ms`, a stalled body, an alias, a content filter that refuses on words, a
+//! thinking model that spends its whole budget on reasoning): see the `emulate` module.
 //!
 //! The OpenAI Batch API's endpoints (upload, create, poll, download) answer batch lines the same way, with
 //! markers for failed lines and `MockConfig::batch_end` for batches that end badly: see the `batch` module.

@@ -78,6 +78,8 @@ pub struct Panel {
     pub y_range: (f64, f64),
     /// Values are log10 of the data; tick labels show the data values.
     pub log_y: bool,
+    /// As `log_y`, for x.
+    pub log_x: bool,
     pub kind: PanelKind,
 }
 
@@ -307,6 +309,14 @@ fn draw_panel<DB: DrawingBackend>(
             fmt_tick(*v)
         }
     };
+    let log_x = panel.log_x;
+    let x_fmt = move |v: &f64| {
+        if log_x {
+            fmt_log_tick(*v)
+        } else {
+            fmt_tick(*v)
+        }
+    };
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(panel.x_label.as_str())
         .y_desc(panel.y_label.as_str())
@@ -314,7 +324,11 @@ fn draw_panel<DB: DrawingBackend>(
         .label_style((FAMILY, 12))
         .light_line_style(RGBColor(235, 235, 235))
         .bold_line_style(RGBColor(210, 210, 210))
-        .x_label_formatter(&|v| fmt_tick(*v));
+        .x_label_formatter(&x_fmt);
+    if log_x {
+        // One label per decade.
+        mesh.x_labels((x1 - x0).ceil() as usize + 1);
+    }
     if bars {
         mesh.y_labels(nrows * 2 + 1)
             .y_label_formatter(&bar_label)

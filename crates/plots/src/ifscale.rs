@@ -1,9 +1,11 @@
 //! The IFScale figures: accuracy vs N (small multiples with ±1 std bands, and all models together), the three decay
 //! archetypes with their fitted curves, primacy ratio, failure modes and O:M, std, latency, accuracy per latency,
 //! output tokens and coherence vs N; [`extra`] adds the primacy thirds, coherence over all attempts, reasoning tokens
-//! and reasoning effort.
+//! and reasoning effort; [`outcomes`] accuracy both ways and how every sample ended on a log axis to 10 000, when a
+//! sample failed or the grid goes past 500.
 
 pub mod extra;
+pub mod outcomes;
 
 use std::path::{Path, PathBuf};
 
@@ -93,6 +95,7 @@ fn single(
             x_range: x_range(summary),
             y_range,
             log_y,
+            log_x: false,
             kind: PanelKind::Lines(series),
         }],
         columns: 1,
@@ -158,6 +161,7 @@ fn over_published(
             x_range: (0.0, run_max.max(510.0)),
             y_range: (0.0, 105.0),
             log_y: false,
+            log_x: false,
             kind: PanelKind::Lines(series),
         }],
         columns: 1,
@@ -204,6 +208,7 @@ pub fn figures(
                 x_range: xr,
                 y_range: (0.0, 105.0),
                 log_y: false,
+                log_x: false,
                 kind: PanelKind::Lines(vec![s]),
             }
         })
@@ -281,6 +286,7 @@ pub fn figures(
             x_range: xr,
             y_range: (0.0, 105.0),
             log_y: false,
+            log_x: false,
             kind: PanelKind::Lines(series),
         });
     }
@@ -315,6 +321,7 @@ pub fn figures(
             x_range: xr,
             y_range,
             log_y: false,
+            log_x: false,
             kind: PanelKind::Lines(series),
         }
     };
@@ -393,6 +400,7 @@ pub fn figures(
         ));
     }
     out.extend(extra::reasoning_figures(summary, &styles));
+    out.extend(outcomes::outcomes_figure(summary, &styles));
     out
 }
 

@@ -51,6 +51,7 @@ fn curve_panels(
                 x_range: (0.0, (x_max * 1.02).max(1.0)),
                 y_range: (0.0, 102.0),
                 log_y: false,
+                log_x: false,
                 kind: PanelKind::Lines(series),
             }
         })
@@ -172,6 +173,7 @@ pub fn figures(summary: &RiftSummary, rule: &ReasoningRule) -> Vec<Figure> {
                 x_range: (0.0, x_max),
                 y_range: (0.0, n),
                 log_y: false,
+                log_x: false,
                 kind: PanelKind::Bars { rows, bars },
             }],
             columns: 1,
@@ -268,6 +270,7 @@ fn value_mix_figure(summary: &RiftSummary, styles: &ModelStyles) -> Option<Figur
                 x_range: (0.0, x_max),
                 y_range: (0.0, VALUE_BANDS.len() as f64),
                 log_y: false,
+                log_x: false,
                 kind: PanelKind::Bars {
                     rows: VALUE_BANDS.iter().map(|b| (*b).to_owned()).collect(),
                     bars,

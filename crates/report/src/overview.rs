@@ -113,17 +113,15 @@ pub fn ifscale_denominators(
     judge_configured: bool,
 ) -> Result<Vec<(String, String)>, Error> {
     let rows: Vec<SampleScore> = schema::read_jsonl(scores)?;
-    let failed = rows
-        .iter()
-        .filter(|r| r.status == SampleStatus::Failed)
-        .count();
+    let failed = rows.iter().filter(|r| r.status.is_failure()).count();
     let judged = rows.iter().filter(|r| r.coherence.is_some()).count();
     Ok(vec![
         (
             "Samples".to_owned(),
             format!(
-                "{} scored, {failed} failed (every attempt rejected; counted, never dropped)",
-                rows.len() - failed
+                "{} scored, {failed} failed (every attempt rejected; counted, never dropped){}",
+                rows.len() - failed,
+                outcome_counts(&rows)
             ),
         ),
         (
@@ -139,6 +137,37 @@ pub fn ifscale_denominators(
             },
         ),
     ])
+}
+
+/// The failed samples per outcome, as ": refused 3, truncated 1" (empty when none failed).
+fn outcome_counts(rows: &[SampleScore]) -> String {
+    let parts: Vec<String> = SampleStatus::ALL
+        .into_iter()
+        .filter(|s| s.is_failure())
+        .filter_map(|s| {
+            let n = rows.iter().filter(|r| r.status == s).count();
+            (n > 0).then(|| format!("{} {n}", s.name()))
+        })
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", parts.join(", "))
+    }
+}
+
+/// The outcome table of an IFScale run (`analysis::ifscale::outcomes`: per model and N, accuracy over the scored
+/// samples and over all samples, and each outcome's share) in Markdown, when some sample failed; empty otherwise.
+fn outcomes_markdown(rows: &[SampleScore]) -> Result<String, Error> {
+    let frame = analysis::ifscale::samples_frame(rows)?;
+    let outcomes = analysis::ifscale::outcomes::outcome_rows(&frame)?;
+    if !analysis::ifscale::outcomes::any_failure(&outcomes) {
+        return Ok(String::new());
+    }
+    Ok(format!(
+        "### Outcomes\n\n{}\n",
+        analysis::ifscale::outcomes::table(&outcomes).to_markdown()
+    ))
 }
 
 /// RIFT denominators from the joined answer scores: answers per verdict (unjudged on their own) and per judge.
@@ -235,6 +264,7 @@ pub fn headline_markdown(
         }
         md.push_str(&t.to_markdown());
         md.push('\n');
+        md.push_str(&outcomes_markdown(&rows)?);
         if let Some(s) = crate::departures::vocabulary_sentence(paths)? {
             let _ = writeln!(md, "{s}\n");
         }

@@ -399,6 +399,10 @@ const FIGURE_ORDER: &[(&str, &str)] = &[
         "Coherence vs visible output tokens, over all judged attempts.",
     ),
     (
+        "ifscale_outcomes_vs_n",
+        "Accuracy vs N on a log axis: over the scored samples (the paper's, solid) and over all samples with each failure as 0 (dashed), the published curves to N = 500 in grey; below, how every sample ended (drawn when a sample failed or the grid goes past 500).",
+    ),
+    (
         "rift_accuracy_vs_depth",
         "Accuracy by position in the traversal, linear vs jumping.",
     ),

@@ -62,6 +62,8 @@ pub enum RejectReason {
     ConstraintList,
     /// Fewer than 20 words: a refusal.
     TooShort,
+    /// The refusal detector (`scoring::ifscale::refusal`) found the model declining the task.
+    Refused,
     /// The coherence judge scored below the threshold.
     Incoherent,
     /// The response hit `max_tokens`.
@@ -127,14 +129,84 @@ pub enum KeywordStatus {
     Omitted,
 }
 
-/// Whether a sample had a report to score.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// How a sample ended: scored, or the one reason it has no report to score (from its last attempt; see
+/// `scoring::ifscale::outcome`). Every sample has exactly one; failed ones are counted, never dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum SampleStatus {
-    /// An accepted generation was scored.
+    /// An accepted generation was scored (the paper's accuracy counts only these).
     Scored,
-    /// Every attempt was rejected or failed; counted in denominators, never silently dropped.
+    /// The model declined the task (the refusal detector, `scoring::ifscale::refusal`).
+    Refused,
+    /// Empty or whitespace visible text after the model spent reasoning tokens: the budget went to thinking.
+    NoVisibleOutputWithReasoning,
+    /// Empty or whitespace visible text, no reasoning tokens reported.
+    NoVisibleOutputWithoutReasoning,
+    /// The reply stopped at the output cap (`finish_reason: length`).
+    Truncated,
+    /// The coherence judge scored it below the threshold.
+    Incoherent,
+    /// A list of the keywords instead of a report (the paper's constraint-list rule).
+    KeywordList,
+    /// Fewer than 20 words that the refusal detector does not call a refusal (the paper's rule (b) still rejects it).
+    TooShort,
+    /// The request failed after the client's retries.
+    RequestFailed,
+    /// Every attempt was rejected, the reason not recorded (scores written before outcomes were).
     Failed,
+}
+
+impl SampleStatus {
+    /// Every outcome, in the order tables and figures show them.
+    pub const ALL: [SampleStatus; 10] = [
+        SampleStatus::Scored,
+        SampleStatus::Refused,
+        SampleStatus::NoVisibleOutputWithReasoning,
+        SampleStatus::NoVisibleOutputWithoutReasoning,
+        SampleStatus::Truncated,
+        SampleStatus::Incoherent,
+        SampleStatus::KeywordList,
+        SampleStatus::TooShort,
+        SampleStatus::RequestFailed,
+        SampleStatus::Failed,
+    ];
+
+    /// The spelling in `scores.jsonl` (`scored`, `refused`, `no-visible-output-with-reasoning`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            SampleStatus::Scored => "scored",
+            SampleStatus::Refused => "refused",
+            SampleStatus::NoVisibleOutputWithReasoning => "no-visible-output-with-reasoning",
+            SampleStatus::NoVisibleOutputWithoutReasoning => "no-visible-output-without-reasoning",
+            SampleStatus::Truncated => "truncated",
+            SampleStatus::Incoherent => "incoherent",
+            SampleStatus::KeywordList => "keyword-list",
+            SampleStatus::TooShort => "too-short",
+            SampleStatus::RequestFailed => "request-failed",
+            SampleStatus::Failed => "failed",
+        }
+    }
+
+    /// The outcome named `name` ([`SampleStatus::name`]).
+    pub fn from_name(name: &str) -> Option<SampleStatus> {
+        SampleStatus::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// A failure of the model: counted as accuracy 0 in the accuracy over all samples (everything but `scored`).
+    pub fn is_failure(self) -> bool {
+        match self {
+            SampleStatus::Scored => false,
+            SampleStatus::Refused
+            | SampleStatus::NoVisibleOutputWithReasoning
+            | SampleStatus::NoVisibleOutputWithoutReasoning
+            | SampleStatus::Truncated
+            | SampleStatus::Incoherent
+            | SampleStatus::KeywordList
+            | SampleStatus::TooShort
+            | SampleStatus::RequestFailed
+            | SampleStatus::Failed => true,
+        }
+    }
 }
 
 /// One scored IFScale sample (per model, N, seed).
@@ -180,4 +252,25 @@ pub struct KeywordLabel {
     pub keyword: String,
     pub status: KeywordStatus,
     pub mode: MatchMode,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SampleStatus;
+
+    #[test]
+    fn outcome_names_are_their_json_spelling() {
+        for s in SampleStatus::ALL {
+            let json = serde_json::to_string(&s).unwrap();
+            assert_eq!(json, format!("\"{}\"", s.name()));
+            assert_eq!(SampleStatus::from_name(s.name()), Some(s));
+            assert_eq!(s.is_failure(), s != SampleStatus::Scored);
+        }
+        // The spelling of the two outcomes older files hold is unchanged.
+        assert_eq!(
+            serde_json::from_str::<SampleStatus>("\"failed\"").unwrap(),
+            SampleStatus::Failed
+        );
+        assert_eq!(SampleStatus::Scored.name(), "scored");
+    }
 }

@@ -31,6 +31,8 @@
 //! - `strict`: strict mode.
 //! - `marks`: where the labelled keywords occur in a text (for showing a report).
 //! - `retry`: the generation retry rules ([`check_response`]) and the coherence judge's prompt and answer.
+//! - [`refusal`]: the deterministic refusal detector ([`detect_refusal`]).
+//! - `outcome`: the one outcome a sample ends in ([`sample_outcome`]).
 //!
 //! The memo is kept across texts, so [`Matcher::label`] takes `&mut self`. [`sample_metrics`] gives a sample's
 //! accuracy, its omission and modification shares and its primacy ratio; `marks` where each labelled keyword occurs,
@@ -38,6 +40,8 @@
 
 mod marks;
 mod memo;
+mod outcome;
+pub mod refusal;
 mod retry;
 mod strict;
 mod tokenizer;
@@ -49,6 +53,8 @@ use std::sync::OnceLock;
 use schema::ifscale::{KeywordLabel, KeywordStatus, MatchMode, SampleScore, SampleStatus};
 
 pub use marks::{Mark, marks};
+pub use outcome::{attempt_outcome, sample_outcome};
+pub use refusal::{RefusalVerdict, detect_refusal};
 pub use retry::{
     CONSTRAINT_LIST_MIN_PARTS, CoherenceVerdict, MIN_WORDS, check_response, coherence_judge_prompt,
     is_constraint_list, is_constraint_list_under, longest_bare_word_run, parse_coherence_verdict,

@@ -145,7 +145,7 @@ fn a_constraint_list_is_retried_and_a_truncated_sample_fails_after_every_attempt
     assert_eq!(listed.status, SampleStatus::Scored);
     assert_eq!((listed.exact, listed.omitted, listed.attempts), (2, 1, 2));
     let cut = scores.iter().find(|s| s.id == "cut").unwrap();
-    assert_eq!(cut.status, SampleStatus::Failed);
+    assert_eq!(cut.status, SampleStatus::Truncated);
     assert_eq!((cut.accuracy, cut.attempts), (None, 3));
 }
 

@@ -1,5 +1,7 @@
 //! The pipeline crate's tests: one binary (`stages`: the list of stages drives the plan, the dry run, the pilot and
-//! the progress line; `fit`: prompts that do not fit a model's context window are left out of all of them).
+//! the progress line; `fit`: prompts that do not fit a model's context window are left out of all of them;
+//! `outcomes`: a run on the provider emulator ends every IFScale sample in one outcome).
 
 mod fit;
+mod outcomes;
 mod stages;

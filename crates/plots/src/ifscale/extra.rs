@@ -54,6 +54,7 @@ fn lines_panel(
         x_range,
         y_range,
         log_y: false,
+        log_x: false,
         kind: PanelKind::Lines(series),
     }
 }

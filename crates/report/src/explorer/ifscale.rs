@@ -251,10 +251,7 @@ impl IfscaleSource {
             id: &s.id,
             n: s.num_rules,
             seed: s.seed,
-            status: match s.status {
-                SampleStatus::Scored => "scored",
-                SampleStatus::Failed => "failed",
-            },
+            status: s.status.name(),
             accuracy: round(s.accuracy, 2),
             exact: s.exact,
             modified: s.modified,

@@ -157,6 +157,17 @@ fn summary_markdown_of_a_fixed_run() {
         | alpha | 2 | 0 | 87.5 | 75.0 (N = 4) | – | – |
         | beta | 2 | 1 | 100.0 | – (N = 4) | – | – |
 
+        ### Outcomes
+
+        How every sample ended, per model and N: the paper's accuracy (mean over the scored samples) beside the accuracy over all samples with each failure counted as 0, and each outcome's count (share of the samples).
+
+        | model | N | samples | accuracy, scored samples (%) | accuracy, all samples (%) | scored | failed |
+        |---|---:|---:|---:|---:|---:|---:|
+        | alpha | 2 | 1 | 100.0 | 100.0 | 1 (100 %) | 0 (0 %) |
+        | alpha | 4 | 1 | 75.0 | 75.0 | 1 (100 %) | 0 (0 %) |
+        | beta | 2 | 1 | 100.0 | 100.0 | 1 (100 %) | 0 (0 %) |
+        | beta | 4 | 1 | – | 0.0 | 0 (0 %) | 1 (100 %) |
+
         ## RIFT
 
         | model | structure | prompts | mean accuracy (%) | unjudged answers | wrong-question answers | flagged, judged correct |
@@ -231,7 +242,7 @@ fn report_sections_count_from_the_files() {
         Prompts: 0
         alpha: responses: 2 (ok 2, truncated 0, failed 0; 1 served from the cache in the run that wrote them)
         beta: responses: 0 (ok 0, truncated 0, failed 0; 0 served from the cache in the run that wrote them)
-        Samples: 3 scored, 1 failed (every attempt rejected; counted, never dropped)
+        Samples: 3 scored, 1 failed (every attempt rejected; counted, never dropped): failed 1
         Coherence judged: no judge model configured: the coherence check was skipped
         link prompts: ifscale/prompts.jsonl
         link alpha: responses: ifscale/models/alpha/responses.jsonl
@@ -653,6 +664,17 @@ fn output_caps_and_the_vocabulary_are_labelled() {
         |---|---:|---:|---:|---:|---:|---:|
         | alpha | 2 | 0 | 87.5 | 75.0 (N = 4) | 8192 | 1 of 3 (in 1 sample) |
         | beta | 2 | 1 | 100.0 | – (N = 4) | – | 0 of 1 (in 0 samples) |
+
+        ### Outcomes
+
+        How every sample ended, per model and N: the paper's accuracy (mean over the scored samples) beside the accuracy over all samples with each failure counted as 0, and each outcome's count (share of the samples).
+
+        | model | N | samples | accuracy, scored samples (%) | accuracy, all samples (%) | scored | failed |
+        |---|---:|---:|---:|---:|---:|---:|
+        | alpha | 2 | 1 | 100.0 | 100.0 | 1 (100 %) | 0 (0 %) |
+        | alpha | 4 | 1 | 75.0 | 75.0 | 1 (100 %) | 0 (0 %) |
+        | beta | 2 | 1 | 100.0 | 100.0 | 1 (100 %) | 0 (0 %) |
+        | beta | 4 | 1 | – | 0.0 | 0 (0 %) | 1 (100 %) |
 
         This run's keywords come from ifstress's own vocabulary (datasets/vocab/default.tsv), not the paper's 500 terms (datasets/vocab/ifscale-paper.txt); difficulty depends on the words, so its curves are not like for like with the published ones.
 

@@ -149,10 +149,14 @@ pub fn is_constraint_list_under(text: &str, rule: ConstraintListRule) -> bool {
     }
 }
 
-/// Rules (a) (under `rule`) and (b), in that order: the reason to reject a response text, or None when it passes.
+/// Rule (a) (under `rule`), a refusal ([`super::refusal::detect_refusal`] says `Refused`) and rule (b), in that
+/// order: the reason to reject a response text, or None when it passes. The paper's rule (b) is its refusal rule;
+/// the detector also finds refusals of 20 words or more, and names the short ones.
 pub fn check_response(text: &str, rule: ConstraintListRule) -> Option<RejectReason> {
     if is_constraint_list_under(text, rule) {
         Some(RejectReason::ConstraintList)
+    } else if super::refusal::detect_refusal(text) == super::refusal::RefusalVerdict::Refused {
+        Some(RejectReason::Refused)
     } else if word_count(text) < MIN_WORDS {
         Some(RejectReason::TooShort)
     } else {
@@ -478,6 +482,10 @@ mod tests {
         for rule in [WHOLE, RUN] {
             assert_eq!(
                 check_response("I cannot help with that request.", rule),
+                Some(RejectReason::Refused)
+            );
+            assert_eq!(
+                check_response("Revenue grew.", rule),
                 Some(RejectReason::TooShort)
             );
             let ok = "word ".repeat(20);
