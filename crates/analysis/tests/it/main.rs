@@ -3,6 +3,7 @@
 mod compare;
 mod ifscale;
 mod ifscale_extra;
+mod judge_correction;
 mod rift;
 mod rift_compare;
 mod rift_values;
