@@ -8,3 +8,4 @@ mod rift;
 mod rift_compare;
 mod rift_values;
 mod tables;
+mod verdicts;
