@@ -524,6 +524,49 @@ mod tests {
     }
 
     #[test]
+    fn the_judge_corrected_difference_by_hand() {
+        // One prompt of ten answers, all decided by the judge: a 6 right, b 5; a 0.9/0.9 judge (45 of 50 each).
+        // Corrected: (0.6 − 0.1)/0.8 − (0.5 − 0.1)/0.8 = 0.125, i.e. 12.5 points against 10 raw.
+        let verdicts = |right: usize| (0..10).map(|i| u8::from(i < right)).collect::<Vec<u8>>();
+        let mut a = Prompts::new();
+        let mut b = Prompts::new();
+        for (side, right) in [(&mut a, 6), (&mut b, 5)] {
+            let mut p = prompt("linear", "g1", &verdicts(right));
+            p.llm = vec![true; 10];
+            side.insert("p1".into(), p);
+        }
+        let judge = |k: u64, n: u64| RiftJudge {
+            name: "grader".into(),
+            calibration: Calibration {
+                sensitivity: Count::new(k, n),
+                specificity: Count::new(k, n),
+            },
+        };
+        let c = compare("a", &a, "b", &b, Some(&judge(45, 50)), &Options::default());
+        let j = c.structures[0].judge_corrected.clone().unwrap();
+        let (v, lo, hi) = j.corrected.unwrap();
+        assert!(
+            (j.raw - 10.0).abs() < 1e-9 && (v - 12.5).abs() < 1e-9,
+            "{j:?}"
+        );
+        assert!(lo < v && v < hi, "{j:?}");
+        assert!(j.describe().starts_with("+12.50 pp ["), "{}", j.describe());
+        // Too few control items: said so, with the raw difference.
+        let c = compare("a", &a, "b", &b, Some(&judge(9, 10)), &Options::default());
+        let j = c.structures[0].judge_corrected.clone().unwrap();
+        assert_eq!(j.corrected, None);
+        assert!(
+            j.describe()
+                .starts_with("+10.00 pp raw, not corrected: 10 known-correct"),
+            "{}",
+            j.describe()
+        );
+        // Without a shared judge there is no corrected line.
+        let c = compare("a", &a, "b", &b, None, &Options::default());
+        assert_eq!(c.structures[0].judge_corrected, None);
+    }
+
+    #[test]
     fn gap_and_delta_differences_by_hand() {
         let mut a = Prompts::new();
         let mut b = Prompts::new();
