@@ -5,7 +5,8 @@
 //! the primacy thirds; attempts logs for coherence over all attempts. RIFT input: a run's `rift/` folder, another
 //! records folder, or a deterministic synthetic run (written to `<out>/rift-synthetic/`). Output:
 //! `<out>/tables/{ifscale,rift}/` (Parquet, CSV, Markdown). The tables built on a judge that failed its check (the
-//! run's `judge-check.json`) carry its mark before their caption. What to print about the results is the caller's
+//! run's `judge-check.json`) carry its mark before their caption; with a checked RIFT judge, its accuracy corrected
+//! for the judge's measured errors is one more table (`rift::corrected`). What to print about the results is the caller's
 //! business.
 
 use std::path::{Path, PathBuf};
@@ -122,11 +123,11 @@ pub fn analyse(inputs: &Inputs) -> Result<Analysed, Error> {
         rift_mark: mark(Bench::Rift),
         ..Analysed::default()
     };
-    analyse_ifscale(inputs, run.as_ref(), &mut analysed)?;
+    analyse_ifscale(inputs, run.as_ref(), checks.as_ref(), &mut analysed)?;
     if let Some(m) = &analysed.ifscale_mark {
         mark_tables(&inputs.out.join("tables/ifscale"), m)?;
     }
-    analyse_rift(inputs, run.as_ref(), &mut analysed)?;
+    analyse_rift(inputs, run.as_ref(), checks.as_ref(), &mut analysed)?;
     if let Some(m) = &analysed.rift_mark {
         mark_tables(&inputs.out.join("tables/rift"), m)?;
     }
@@ -167,6 +168,7 @@ fn mark_tables(dir: &Path, mark: &str) -> Result<(), Error> {
 fn analyse_ifscale(
     inputs: &Inputs,
     run: Option<&RunPaths>,
+    checks: Option<&schema::judge_check::JudgeCheckFile>,
     analysed: &mut Analysed,
 ) -> Result<(), Error> {
     let out = &inputs.out;
@@ -224,13 +226,14 @@ fn analyse_ifscale(
         }
         analysed.ifscale = Some(summary);
     }
-    ifscale_records(inputs, run, analysed)
+    ifscale_records(inputs, run, checks, analysed)
 }
 
 /// The IFScale tables of keyword labels and attempts logs.
 fn ifscale_records(
     inputs: &Inputs,
     run: Option<&RunPaths>,
+    checks: Option<&schema::judge_check::JudgeCheckFile>,
     analysed: &mut Analysed,
 ) -> Result<(), Error> {
     let gather = |given: &[PathBuf], in_run: Option<PathBuf>| -> Result<Vec<PathBuf>, Error> {
@@ -260,6 +263,20 @@ fn ifscale_records(
         };
         let rows = crate::ifscale::coherence::aggregate(&attempts, &cfg)?;
         analysed.tables += crate::ifscale::coherence::write_tables(&rows, &cfg, &tables_dir)?.len();
+        // The accepted share corrected for the coherence judge, when its control reports measured it (issue 44).
+        let judge =
+            checks.and_then(|c| c.checks.iter().find(|c| c.bench == Bench::Ifscale.as_str()));
+        if let Some(check) = judge {
+            let cal = crate::judge_correction::Calibration::from_check(check);
+            crate::ifscale::coherence::write_corrected(
+                &rows,
+                &cfg,
+                &check.judge,
+                &cal,
+                &tables_dir,
+            )?;
+            analysed.tables += 1;
+        }
         analysed.coherence = Some((rows, cfg));
     }
     Ok(())
@@ -269,6 +286,7 @@ fn ifscale_records(
 fn analyse_rift(
     inputs: &Inputs,
     run: Option<&RunPaths>,
+    checks: Option<&schema::judge_check::JudgeCheckFile>,
     analysed: &mut Analysed,
 ) -> Result<(), Error> {
     let out = &inputs.out;
@@ -286,9 +304,9 @@ fn analyse_rift(
     let Some(dir) = rift_dir else {
         return Ok(());
     };
-    let (answers, prompts) = crate::rift::load_run(&dir)?;
+    let (mut answers, prompts) = crate::rift::load_run(&dir)?;
     let summary = crate::rift::aggregate(
-        answers,
+        answers.clone(),
         prompts.as_ref(),
         &crate::rift::RiftConfig {
             token_bin_width: None,
@@ -302,6 +320,28 @@ fn analyse_rift(
         "Wrote the RIFT tables."
     );
     analysed.tables += tables.len();
+    // Accuracy corrected for the answer judge, when its control items measured it (issue 44).
+    let judge = checks.and_then(|c| c.checks.iter().find(|c| c.bench == Bench::Rift.as_str()));
+    let flagged = answers
+        .collect_schema()
+        .is_ok_and(|s| s.contains("llm_judged"));
+    if let (Some(check), true) = (judge, flagged) {
+        let corrected = crate::rift::corrected::correct(
+            answers.clone(),
+            &summary.table2,
+            &check.judge,
+            crate::judge_correction::Calibration::from_check(check),
+        )?;
+        crate::rift::corrected::write(&corrected, &out.join("tables/rift"))?;
+        let wrong = crate::rift::corrected_wrong::correct(answers, &corrected.calibration)?;
+        crate::rift::corrected_wrong::write(
+            &wrong,
+            &check.judge,
+            &corrected.calibration,
+            &out.join("tables/rift"),
+        )?;
+        analysed.tables += 2;
+    }
     analysed.rift = Some(summary);
     Ok(())
 }

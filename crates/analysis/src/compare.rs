@@ -6,14 +6,16 @@
 //! - [`paired`]: the percentile bootstrap over units, the sign-flip permutation test (exact up to 20 non-zero
 //!   differences), Holm's correction, the minimum detectable difference and the non-inferiority decision;
 //! - [`binary`]: McNemar's test on matched answers (exact binomial for small counts) and its clustered form;
-//! - [`cluster`]: standard errors of answer-level means clustered by prompt, and the design effect;
+//! - [`cluster`]: standard errors of answer-level means clustered by prompt, the clustering design effect and the
+//!   pairing gain;
 //! - [`ties`]: sets of statistically tied models;
 //! - [`ifscale`] and [`rift`]: the comparisons of one pair of models on each benchmark, and IFScale's threshold N;
 //! - [`align`]: which items two runs hold and whether they are the same (vocabulary, seeds, template, question set,
 //!   prompt parameters);
 //! - [`report`]: everything for a list of models and a baseline, the gate's verdict, and its Markdown;
 //!   [`headline`]: the few sentences and tables of it that a run's report shows;
-//! - [`runs`]: what a run folder holds for a comparison (items, IFScale scores, RIFT models) and one model's side.
+//! - [`runs`]: what a run folder holds for a comparison (items, IFScale scores, RIFT models) and one model's side;
+//! - [`verdicts`]: the check that a run's two copies of the RIFT verdicts (JSONL records, Parquet tables) agree.
 //!
 //! Definitions and when to use each statistic: `docs/compare.md`.
 
@@ -27,6 +29,7 @@ pub mod report;
 pub mod rift;
 pub mod runs;
 pub mod ties;
+pub mod verdicts;
 
 use serde::Serialize;
 

@@ -12,6 +12,7 @@ pub mod answer_table;
 pub mod compare;
 pub mod fit;
 pub mod ifscale;
+pub mod judge_correction;
 pub mod models;
 pub mod rift;
 pub mod stats;

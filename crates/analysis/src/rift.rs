@@ -24,6 +24,8 @@ use serde::Serialize;
 
 mod answers;
 mod clustered;
+pub mod corrected;
+pub mod corrected_wrong;
 mod delta;
 mod frames;
 mod markdown;

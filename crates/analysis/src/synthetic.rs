@@ -362,6 +362,7 @@ pub fn write_answers_parquet(cfg: &SyntheticConfig, path: &Path) -> Result<u64, 
         wrong: Vec<bool>,
         wrong_correct: Vec<bool>,
         value: Vec<Option<u32>>,
+        llm: Vec<bool>,
     }
     let mut cols = Cols::default();
     let mut total = 0u64;
@@ -391,6 +392,7 @@ pub fn write_answers_parquet(cfg: &SyntheticConfig, path: &Path) -> Result<u64, 
                 Column::new("wrong_question".into(), c.wrong),
                 Column::new("wrong_question_correct".into(), c.wrong_correct),
                 Column::new("value_normalized".into(), c.value),
+                Column::new("llm_judged".into(), c.llm),
             ],
         )
         .map_err(Error::polars(ctx()))?;
@@ -429,6 +431,8 @@ pub fn write_answers_parquet(cfg: &SyntheticConfig, path: &Path) -> Result<u64, 
             cols.wrong_correct
                 .push(a.verdict == Verdict::Correct && a.wrong_question_of.is_some());
             cols.value.push(sim_value(cfg.seed, structure, p, d));
+            // The synthetic run has no LLM judge (its records say the pre-judge settled every answer).
+            cols.llm.push(false);
         }
         prompt += 1;
         total += sim.answers.len() as u64;

@@ -118,6 +118,7 @@ pub fn synthetic_pair(cfg: &Synthetic) -> anyhow::Result<(Prompts, Prompts)> {
             structure: structure.to_owned(),
             group: group.clone(),
             verdicts,
+            llm: Vec::new(),
         };
         a.insert(key.clone(), prompt(va));
         b.insert(key, prompt(vb));
@@ -187,11 +188,13 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
             label: "a".to_owned(),
             ifscale: None,
             rift: Some(a),
+            rift_judge: None,
         },
         Entry {
             label: "b".to_owned(),
             ifscale: None,
             rift: Some(b),
+            rift_judge: None,
         },
     ];
     let opts = Options {

@@ -283,6 +283,13 @@ fn bench_section(run: &RunReport<'_>, paths: &RunPaths, bench: Bench) -> Result<
             });
         }
         section.paragraphs.extend(run.rift_notes.iter().cloned());
+        // What correcting for the judge's measured errors did (the table itself is among the RIFT tables).
+        let tables = paths.tables().join(Bench::Rift.as_str());
+        if let Some(c) = analysis::rift::corrected::read(&tables)? {
+            section
+                .paragraphs
+                .extend(analysis::rift::corrected::sentence(&c));
+        }
         // A hand-labelled audit sample (`cargo xtask rift audit --out <run>/rift/audit.csv`, then filled in).
         let audit = paths.bench(Bench::Rift).join("audit.csv");
         if audit.is_file() {

@@ -317,6 +317,20 @@ pub fn has_rift_answers(run: &Path) -> bool {
     paths.rift_answer_scores().is_file() || paths.rift_answer_tables().is_file()
 }
 
+/// The run's RIFT answer judge and its control items (`judge-check.json`), when it was checked.
+pub fn rift_judge(run: &Path) -> Result<Option<super::rift::RiftJudge>, Error> {
+    let checks = schema::judge_check::JudgeCheckFile::read(&RunPaths::new(run).judge_check())?;
+    Ok(checks.and_then(|c| {
+        c.checks
+            .iter()
+            .find(|c| c.bench == schema::paths::Bench::Rift.as_str())
+            .map(|c| super::rift::RiftJudge {
+                name: c.judge.clone(),
+                calibration: crate::judge_correction::Calibration::from_check(c),
+            })
+    }))
+}
+
 /// The models of a run's RIFT answers.
 pub fn rift_models(run: &Path) -> Result<Vec<String>, Error> {
     if !has_rift_answers(run) {
@@ -350,6 +364,7 @@ pub fn rift_prompts(
             col("depth"),
             col("correct"),
             col("unjudged"),
+            col("llm_judged"),
         ])
         .collect()
         .map_err(Error::polars(format!("RIFT answers of {model}")))?;
@@ -366,7 +381,7 @@ pub fn rift_prompts(
             .map_err(Error::polars(format!("column {name}")))?;
         Ok(c)
     };
-    let (correct, unjudged) = (flag("correct")?, flag("unjudged")?);
+    let (correct, unjudged, llm) = (flag("correct")?, flag("unjudged")?, flag("llm_judged")?);
     let mut out = Prompts::new();
     for i in 0..df.height() {
         let d = usize::try_from(depth[i].unwrap_or_default()).unwrap_or(0);
@@ -376,10 +391,13 @@ pub fn rift_prompts(
                 .and_then(|m| m.get(&ids[i]))
                 .map_or_else(|| ids[i].clone(), |it| it.group_id.clone()),
             verdicts: Vec::new(),
+            llm: Vec::new(),
         });
         if p.verdicts.len() <= d {
             p.verdicts.resize(d + 1, UNJUDGED);
+            p.llm.resize(d + 1, false);
         }
+        p.llm[d] = llm[i];
         p.verdicts[d] = if unjudged[i] {
             UNJUDGED
         } else if correct[i] {

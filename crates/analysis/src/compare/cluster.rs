@@ -3,6 +3,16 @@
 //! variance the same answers would have if independent, and the same for a paired difference of two such means
 //! over the same clusters.
 //!
+//! A paired difference has two effects on its variance, reported apart:
+//! - the **clustering design effect**: the clustered variance of the paired difference ÷ its variance if the paired
+//!   answers were independent (s_d² ÷ n over the per-answer differences a_i − b_i); above 1 when answers of a
+//!   prompt succeed or fail together;
+//! - the **pairing gain**: the variance of the difference of two independent, unpaired shares (Var_iid(a) +
+//!   Var_iid(b)) ÷ the variance of the paired difference with the answers independent (s_d² ÷ n); above 1 when the
+//!   two models tend to get the same questions right.
+//!
+//! Their ratio, clustered ÷ unpaired-independent variance, mixes both, so it is not reported.
+//!
 //! With G clusters, cluster g holding m_g answers whose values add up to y_g, and r = Σy ÷ Σm:
 //! Var(r) = G ÷ (G − 1) × Σ_g (y_g − r m_g)² ÷ (Σm)². With one answer per cluster this is s² ÷ n, the usual variance
 //! of a mean (s² with n − 1), so the design effect Var_clustered ÷ (s² ÷ n) is then exactly 1.
@@ -78,9 +88,29 @@ pub fn clustered_mean(clusters: &[ClusterSums]) -> Option<ClusteredMean> {
     })
 }
 
-/// The difference of two answer-level means over the same clusters (`(a, b)` per cluster), with its clustered
-/// standard error (the linearized residuals of both means, differenced within each cluster, so the pairing is
-/// used) and the standard error that ignores both the clustering and the pairing.
+/// One cluster of paired answers: model a's and model b's sums over the same answers (equal counts) and
+/// Σ (a_i − b_i)² over them (for 0/1 answers, the discordant pairs).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PairedCluster {
+    pub a: ClusterSums,
+    pub b: ClusterSums,
+    pub sum_sq_diff: f64,
+}
+
+impl PairedCluster {
+    /// `count` paired 0/1 answers: a right on `correct_a`, b on `correct_b`, `discordant` right for one only.
+    pub fn binary(correct_a: u64, correct_b: u64, discordant: u64, count: u64) -> PairedCluster {
+        PairedCluster {
+            a: ClusterSums::binary(correct_a, count),
+            b: ClusterSums::binary(correct_b, count),
+            sum_sq_diff: discordant as f64,
+        }
+    }
+}
+
+/// The difference of two answer-level means over the same paired answers, with its clustered standard error (the
+/// linearized residuals of both means, differenced within each cluster, so the pairing is used), its standard error
+/// with the paired answers independent, and the one that ignores both the clustering and the pairing.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ClusteredDiff {
     pub mean_a: f64,
@@ -88,20 +118,27 @@ pub struct ClusteredDiff {
     pub diff: f64,
     pub clusters: usize,
     pub se_clustered: Option<f64>,
+    /// s_d ÷ √n over the per-answer differences: paired, answers independent.
+    pub se_paired: Option<f64>,
     /// √(Var_iid(a) + Var_iid(b)): what an unpaired test on independent answers would use.
     pub se_naive: Option<f64>,
-    /// se_clustered² ÷ se_naive² (None when the naive SE is 0).
-    pub design_effect: Option<f64>,
+    /// se_clustered² ÷ se_paired²: how much clustering within prompts inflates the paired variance (None when
+    /// se_paired is 0).
+    pub clustering_design_effect: Option<f64>,
+    /// se_naive² ÷ se_paired²: how much pairing shrinks the variance against independent, unpaired shares (None
+    /// when se_paired is 0).
+    pub pairing_gain: Option<f64>,
 }
 
 /// The paired clustered difference a − b; None unless both sides have answers.
-pub fn clustered_diff(clusters: &[(ClusterSums, ClusterSums)]) -> Option<ClusteredDiff> {
-    let a: Vec<ClusterSums> = clusters.iter().map(|c| c.0).collect();
-    let b: Vec<ClusterSums> = clusters.iter().map(|c| c.1).collect();
+pub fn clustered_diff(clusters: &[PairedCluster]) -> Option<ClusteredDiff> {
+    let a: Vec<ClusterSums> = clusters.iter().map(|c| c.a).collect();
+    let b: Vec<ClusterSums> = clusters.iter().map(|c| c.b).collect();
     let (ma, mb) = (clustered_mean(&a)?, clustered_mean(&b)?);
-    let used: Vec<&(ClusterSums, ClusterSums)> = clusters
+    let used: Vec<(&ClusterSums, &ClusterSums)> = clusters
         .iter()
-        .filter(|(x, y)| x.count > 0.0 || y.count > 0.0)
+        .filter(|c| c.a.count > 0.0 || c.b.count > 0.0)
+        .map(|c| (&c.a, &c.b))
         .collect();
     let g = used.len();
     let se_clustered = (g > 1).then(|| {
@@ -119,18 +156,27 @@ pub fn clustered_diff(clusters: &[(ClusterSums, ClusterSums)]) -> Option<Cluster
         (Some(x), Some(y)) => Some((x * x + y * y).sqrt()),
         _ => None,
     };
-    let design_effect = match (se_clustered, se_naive) {
-        (Some(c), Some(n)) if n > 0.0 => Some((c / n).powi(2)),
+    // The paired answers as independent: s_d² ÷ n = (Σ(a_i − b_i)² − n d²) ÷ (n (n − 1)).
+    let n = ma.n;
+    let d = ma.mean - mb.mean;
+    let se_paired = (n > 1.0 && (ma.n - mb.n).abs() < 0.5).then(|| {
+        let sq: f64 = clusters.iter().map(|c| c.sum_sq_diff).sum();
+        ((sq - n * d * d).max(0.0) / (n * (n - 1.0))).sqrt()
+    });
+    let ratio = |top: Option<f64>| match (top, se_paired) {
+        (Some(t), Some(p)) if p > 0.0 => Some((t / p).powi(2)),
         _ => None,
     };
     Some(ClusteredDiff {
         mean_a: ma.mean,
         mean_b: mb.mean,
-        diff: ma.mean - mb.mean,
+        diff: d,
         clusters: g,
         se_clustered,
+        se_paired,
         se_naive,
-        design_effect,
+        clustering_design_effect: ratio(se_clustered),
+        pairing_gain: ratio(se_naive),
     })
 }
 
@@ -171,10 +217,11 @@ mod tests {
         // Three prompts of two answers. a: 2, 1, 0 right (mean 0.5); b: 1, 1, 0 (mean 1/3).
         // Residuals a: (2 − 1, 1 − 1, 0 − 1)/6 = (1, 0, −1)/6; b: (1 − 2/3, 1 − 2/3, 0 − 2/3)/6.
         // Differences: (2/3, −1/3, −1/3)/6; Σ² = (6/9)/36 = 1/54; × 3/2 = 1/36.
+        // Per answer (a, b): (1, 1) (1, 0) | (1, 1) (0, 0) | (0, 0) (0, 0): one discordant pair.
         let pairs = [
-            (ClusterSums::binary(2, 2), ClusterSums::binary(1, 2)),
-            (ClusterSums::binary(1, 2), ClusterSums::binary(1, 2)),
-            (ClusterSums::binary(0, 2), ClusterSums::binary(0, 2)),
+            PairedCluster::binary(2, 1, 1, 2),
+            PairedCluster::binary(1, 1, 0, 2),
+            PairedCluster::binary(0, 0, 0, 2),
         ];
         let d = clustered_diff(&pairs).unwrap();
         assert!((d.diff - (0.5 - 1.0 / 3.0)).abs() < 1e-15);
@@ -182,6 +229,28 @@ mod tests {
         // Naive: Var_iid(a) = (3 − 6·0.25)/5/6 = 0.05, Var_iid(b) = (2 − 6/9)/5/6 = 2/45.
         let naive = 0.05 + 2.0 / 45.0;
         assert!((d.se_naive.unwrap().powi(2) - naive).abs() < 1e-12);
-        assert!((d.design_effect.unwrap() - (1.0 / 36.0) / naive).abs() < 1e-12);
+        // Paired, independent: differences 0 1 0 0 0 0, d = 1/6, s_d² = (1 − 6/36)/5 = 1/6, ÷ 6 = 1/36.
+        assert!((d.se_paired.unwrap().powi(2) - 1.0 / 36.0).abs() < 1e-12);
+        assert!((d.clustering_design_effect.unwrap() - 1.0).abs() < 1e-9);
+        assert!((d.pairing_gain.unwrap() - naive * 36.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn pairing_gain_and_clustering_effect_apart() {
+        // One answer per prompt (the baseline structure): no clustering, so the clustering design effect is 1,
+        // and two models that agree on 8 of 10 answers gain from pairing.
+        // a: 1 1 1 1 1 0 0 0 0 0, b: 1 1 1 1 0 0 0 0 0 1 → differences 0 0 0 0 1 0 0 0 0 −1.
+        let a = [1, 1, 1, 1, 1, 0, 0, 0, 0, 0];
+        let b = [1, 1, 1, 1, 0, 0, 0, 0, 0, 1];
+        let pairs: Vec<PairedCluster> = a
+            .iter()
+            .zip(&b)
+            .map(|(&x, &y)| PairedCluster::binary(x, y, u64::from(x != y), 1))
+            .collect();
+        let d = clustered_diff(&pairs).unwrap();
+        assert!((d.clustering_design_effect.unwrap() - 1.0).abs() < 1e-9);
+        // s_d² = 2/9, ÷ 10; Var_iid(a) = Var_iid(b) = (5 − 2.5)/9/10; gain = (5/9)/(2/9) = 2.5.
+        assert!((d.se_paired.unwrap().powi(2) - 2.0 / 90.0).abs() < 1e-12);
+        assert!((d.pairing_gain.unwrap() - 2.5).abs() < 1e-9);
     }
 }

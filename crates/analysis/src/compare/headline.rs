@@ -146,8 +146,12 @@ impl Report {
                             p_cell(d.p),
                             fmt_opt(d.mdd, 2),
                             answer,
+                            r.answer_level.map_or_else(
+                                || "–".to_owned(),
+                                |a| fmt_opt(a.clustering_design_effect, 2),
+                            ),
                             r.answer_level
-                                .map_or_else(|| "–".to_owned(), |a| fmt_opt(a.design_effect, 2)),
+                                .map_or_else(|| "–".to_owned(), |a| fmt_opt(a.pairing_gain, 2)),
                             p_cell(r.mcnemar_clustered.map(|x| x.1)),
                         ]
                     })
@@ -167,16 +171,24 @@ impl Report {
                     "p",
                     "MDD",
                     "answer level ± clustered SE",
-                    "design effect",
+                    "clustering design effect",
+                    "pairing gain",
                     "clustered McNemar p",
                 ])
                     .with_caption("RIFT: prompt-level accuracy difference per pair and structure (paired over prompts, so \
                           clustered by prompt; dropped prompts are missing, or have every answer unjudged, for one \
-                          model), with the answer-level difference, its SE clustered by prompt and the design effect"
+                          model), with the answer-level difference, its SE clustered by prompt, the clustering design effect \
+                          (clustered ÷ independent variance of the paired difference) and the pairing gain (unpaired ÷ \
+                          paired variance, answers independent)"
                     .to_owned())
                     .with_rows(rows),
             );
             for c in &self.rift {
+                notes.extend(
+                    super::report::rift_notes(c)
+                        .into_iter()
+                        .map(|n| format!("RIFT {} − {}, {}", c.a, c.b, n.trim())),
+                );
                 if let Some(d) = &c.delta {
                     notes.push(format!(
                         "RIFT {} − {}: the linear − jumping gap differs by {} pp over {} question sets (interval {}, \

@@ -19,6 +19,8 @@ pub struct Entry {
     pub label: String,
     pub ifscale: Option<ifscale::Samples>,
     pub rift: Option<rift_cmp::Prompts>,
+    /// The checked judge of its RIFT answers: two entries with the same one get a judge-corrected difference.
+    pub rift_judge: Option<rift_cmp::RiftJudge>,
 }
 
 /// A set of statistically tied models for one measure.
@@ -101,7 +103,14 @@ pub fn build(
             ifs.insert((i, j), ifscale::compare(&a.label, x, &b.label, y, opts));
         }
         if let (Some(x), Some(y)) = (&a.rift, &b.rift) {
-            rfs.insert((i, j), rift_cmp::compare(&a.label, x, &b.label, y, opts));
+            let judge = a
+                .rift_judge
+                .as_ref()
+                .filter(|j| Some(*j) == b.rift_judge.as_ref());
+            rfs.insert(
+                (i, j),
+                rift_cmp::compare(&a.label, x, &b.label, y, judge, opts),
+            );
         }
     }
     let thresholds = entries
@@ -522,11 +531,42 @@ fn ifscale_markdown(c: &IfscaleComparison, o: &Options) -> String {
     out
 }
 
+/// Per structure, the prompt-level difference over each model's own settled answers where it differs from the common
+/// set, and the judge-corrected answer-level difference: one line each.
+pub(crate) fn rift_notes(c: &RiftComparison) -> Vec<String> {
+    let mut notes = Vec::new();
+    for r in &c.structures {
+        if let Some(own) = &r.prompt_level_own {
+            notes.push(format!(
+                "\n{}: over each model's own settled answers (as the tables count them) the prompt-level difference \
+                 is {} pp {} instead of {} pp: {} answers are unjudged for one model only, so the two models' \
+                 accuracies would be taken over different questions; the table uses the questions settled for both.\n",
+                r.structure,
+                signed(own.diff, 2),
+                interval(own.ci_lower, own.ci_upper),
+                signed(r.prompt_level.diff, 2),
+                r.one_sided_unjudged,
+            ));
+        }
+        if let Some(j) = &r.judge_corrected {
+            notes.push(format!(
+                "\n{}: answer-level difference corrected for the judge `{}` both models share: {}.\n",
+                r.structure,
+                j.judge,
+                j.describe()
+            ));
+        }
+    }
+    notes
+}
+
 fn rift_markdown(c: &RiftComparison, _o: &Options) -> String {
     let mut out = format!(
         "## RIFT: {} − {}\n\nPrompt-level accuracy is paired over prompts (the unit, so clustered by prompt); the \
-         answer level pairs settled answers to the same question, with its SE clustered by prompt and the design \
-         effect against independent answers; McNemar's test on those answers ignores the clustering, its clustered \
+         answer level pairs settled answers to the same question, with its SE clustered by prompt, the clustering \
+         design effect (the paired difference's clustered variance ÷ its variance with the paired answers independent) \
+         and the pairing gain (the variance of two independent, unpaired shares' difference ÷ the paired difference's, \
+         answers independent); McNemar's test on those answers ignores the clustering, its clustered \
          form does not.\n\n",
         c.a, c.b
     );
@@ -535,13 +575,17 @@ fn rift_markdown(c: &RiftComparison, _o: &Options) -> String {
         .iter()
         .map(|r| {
             let d = &r.prompt_level;
-            let (al, se, deff) = r.answer_level.map_or_else(
-                || ("–".to_owned(), "–".to_owned(), "–".to_owned()),
+            let (al, se, deff, gain) = r.answer_level.map_or_else(
+                || {
+                    let dash = || "–".to_owned();
+                    (dash(), dash(), dash(), dash())
+                },
                 |a| {
                     (
                         signed(a.diff, 2),
                         fmt_opt(a.se_clustered, 2),
-                        fmt_opt(a.design_effect, 2),
+                        fmt_opt(a.clustering_design_effect, 2),
+                        fmt_opt(a.pairing_gain, 2),
                     )
                 },
             );
@@ -556,6 +600,7 @@ fn rift_markdown(c: &RiftComparison, _o: &Options) -> String {
                 fmt_opt(d.mdd, 2),
                 format!("{al} ± {se}"),
                 deff,
+                gain,
                 format!("{}/{} p = {}", r.mcnemar.b, r.mcnemar.c, fmt_p(r.mcnemar.p)),
                 p_cell(r.mcnemar_clustered.map(|x| x.1)),
             ]
@@ -573,12 +618,14 @@ fn rift_markdown(c: &RiftComparison, _o: &Options) -> String {
             "p",
             "MDD",
             "answer level ± clustered SE",
-            "design effect",
+            "clustering design effect",
+            "pairing gain",
             "McNemar b/c",
             "clustered McNemar p",
         ],
         &rows,
     ));
+    out.push_str(&rift_notes(c).join(""));
     if let Some(d) = &c.delta {
         out.push_str(&format!(
             "\nLinear − jumping gap: {} pp minus {} pp = {} pp over {} question sets, interval {}, p = {}, MDD {}. \

@@ -17,6 +17,8 @@ pub struct RunData {
     pub rift_items: Option<BTreeMap<String, align::RiftItem>>,
     pub ifscale_scores: Option<Vec<schema::ifscale::SampleScore>>,
     pub rift_models: Vec<String>,
+    /// The run's checked RIFT answer judge.
+    pub rift_judge: Option<super::rift::RiftJudge>,
 }
 
 impl RunData {
@@ -27,6 +29,7 @@ impl RunData {
             rift_items: align::rift_items(run)?,
             ifscale_scores: align::ifscale_scores(run)?,
             rift_models: align::rift_models(run)?,
+            rift_judge: align::rift_judge(run)?,
         })
     }
 
@@ -64,7 +67,9 @@ impl RunData {
             .map(|s| ifscale::samples_of(s, model))
             .filter(|s| !s.is_empty());
         let rift = if self.rift_models.iter().any(|m| m == model) {
-            Some(align::rift_prompts(run, model, self.rift_items.as_ref())?)
+            let prompts = align::rift_prompts(run, model, self.rift_items.as_ref())?;
+            super::verdicts::check(run, model, &prompts)?;
+            Some(prompts)
         } else {
             None
         };
@@ -72,6 +77,7 @@ impl RunData {
             label,
             ifscale,
             rift,
+            rift_judge: self.rift_judge.clone(),
         })
     }
 }

@@ -7,6 +7,7 @@
 //! coherence of the judged attempts that were accepted. An attempt is one generation request: a truncated reply and
 //! a failed request each use one. N and the seed come from the prompt id (`ifscale-n{N}-s{seed}`).
 //! Output tokens are the attempt's visible output tokens; reasoning tokens are not part of them.
+//! With a checked coherence judge, [`write_corrected`] gives the accepted share corrected for its measured errors.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -211,4 +212,60 @@ pub fn write_tables(
         &md,
     )?);
     Ok(written)
+}
+
+/// The name of the coherence-accepted share corrected for the coherence judge, under `tables/ifscale/`.
+pub const CORRECTED_TABLE: &str = "ifscale_coherence_judge_corrected";
+
+/// The share of judged attempts the coherence judge accepted (scored at or above the threshold) per (model, N),
+/// raw and corrected for the judge's measured errors (`crate::judge_correction`: every attempt was decided by the
+/// judge, none by a pre-judge; attempts taken as independent), as Markdown and data.
+pub fn write_corrected(
+    rows: &[CoherenceRow],
+    cfg: &CoherenceConfig,
+    judge: &str,
+    cal: &crate::judge_correction::Calibration,
+    dir: &Path,
+) -> Result<Vec<PathBuf>, Error> {
+    use crate::judge_correction::{Count, correct};
+    let md: Vec<Vec<String>> = rows
+        .iter()
+        .filter_map(|r| {
+            let judged = u64::try_from(r.judged).ok()?;
+            let below = (r.below_threshold_pct? / 100.0 * judged as f64).round() as u64;
+            let c = correct(
+                Count::default(),
+                Count::new(judged - below, judged),
+                cal,
+                1.0,
+            )?;
+            Some(vec![
+                r.model.clone(),
+                r.num_rules.to_string(),
+                judged.to_string(),
+                format!("{:.1}", 100.0 * c.raw),
+                c.describe(),
+            ])
+        })
+        .collect();
+    let (se, sp) = (cal.sensitivity, cal.specificity);
+    let caption = format!(
+        "Share of judged attempts the coherence judge `{judge}` accepted (score ≥ {}), raw and corrected for its \
+         measured errors (Rogan–Gladen with its control reports: sensitivity {}/{}, specificity {}/{}; 95 % \
+         delta-method interval over the attempts and the control reports, clipped to [0, 100])",
+        cfg.threshold, se.k, se.n, sp.k, sp.n
+    );
+    tables::write_markdown(
+        dir,
+        CORRECTED_TABLE,
+        &caption,
+        &[
+            "model",
+            "N",
+            "judged attempts",
+            "accepted, raw (%)",
+            "accepted, judge-corrected (%) [95 % interval]",
+        ],
+        &md,
+    )
 }

@@ -14,8 +14,9 @@ use crate::tables;
 /// labels), the same two keys as integer codes (`group`: the (model, structure) pair, `prompt`: the prompt key,
 /// each numbered in the order the table first holds it), the answer's depth and its verdict flags. The aggregation
 /// groups by the codes and reads the strings only for each prompt's first answer (depth 0), so a large table is
-/// never hashed or decoded string by string.
-pub const ANSWER_COLUMNS: [&str; 12] = [
+/// never hashed or decoded string by string. `llm_judged` marks an answer an LLM judge decided (the share a judge
+/// correction applies to).
+pub const ANSWER_COLUMNS: [&str; 13] = [
     "model",
     "structure",
     "prompt_id",
@@ -28,6 +29,7 @@ pub const ANSWER_COLUMNS: [&str; 12] = [
     "wrong_question",
     "wrong_question_correct",
     "value_normalized",
+    "llm_judged",
 ];
 
 /// The answer table's schema ([`ANSWER_COLUMNS`] with their types).
@@ -46,6 +48,7 @@ pub fn answer_schema() -> Schema {
         DataType::Boolean,
         DataType::Boolean,
         DataType::UInt32,
+        DataType::Boolean,
     ]) {
         schema.insert((*name).into(), dtype);
     }
@@ -174,6 +177,9 @@ fn answers_frame_coded(
             r.verdict == Verdict::Correct && r.wrong_question_of.is_some()
         })
         .col("value_normalized", |r| r.value_normalized)
+        .col("llm_judged", |r| {
+            r.judged_by == schema::rift::JudgeSource::Llm
+        })
         .frame("RIFT answer table")
 }
 
@@ -211,8 +217,8 @@ pub fn load_run(rift_dir: &Path) -> Result<(LazyFrame, Option<DataFrame>), Error
             .iter()
             .map(|t| scan_answers_parquet(t))
             .collect::<Result<Vec<_>, _>>()?;
-        // A table written before the integer codes (or the flagged-correct or value column) existed is read from
-        // the JSONL instead.
+        // A table written before the integer codes (or the flagged-correct, value or LLM-judged column) existed is
+        // read from the JSONL instead.
         let coded = scans.iter_mut().all(|s| {
             s.collect_schema().is_ok_and(|schema| {
                 [
@@ -220,6 +226,7 @@ pub fn load_run(rift_dir: &Path) -> Result<(LazyFrame, Option<DataFrame>), Error
                     "prompt",
                     "wrong_question_correct",
                     "value_normalized",
+                    "llm_judged",
                 ]
                 .iter()
                 .all(|c| schema.contains(c))

@@ -101,6 +101,7 @@ fn rift_pair(
                 structure: "linear".into(),
                 group: key.clone(),
                 verdicts: va,
+                llm: Vec::new(),
             },
         );
         b.insert(
@@ -109,6 +110,7 @@ fn rift_pair(
                 structure: "linear".into(),
                 group: key,
                 verdicts: vb,
+                llm: Vec::new(),
             },
         );
     }
@@ -126,7 +128,7 @@ fn rift_clustered_tests_keep_alpha_where_answer_level_mcnemar_does_not() {
     let (mut prompt_level, mut clustered, mut naive, mut se_covered) = (0, 0, 0, 0);
     for i in 0..datasets {
         let (a, b) = rift_pair(&mut rng, 40, 15, 0.0);
-        let c = rift_cmp::compare("a", &a, "b", &b, &Options { seed: i, ..opts });
+        let c = rift_cmp::compare("a", &a, "b", &b, None, &Options { seed: i, ..opts });
         let row = &c.structures[0];
         prompt_level += u32::from(row.prompt_level.p.unwrap() < opts.alpha);
         clustered += u32::from(row.mcnemar_clustered.is_some_and(|x| x.1 < opts.alpha));
@@ -199,16 +201,19 @@ fn three_models(drop: f64) -> Vec<Entry> {
             label: "base".into(),
             ifscale: Some(good.clone()),
             rift: Some(rift_good.clone()),
+            rift_judge: None,
         },
         Entry {
             label: "twin".into(),
             ifscale: Some(good),
             rift: Some(rift_good),
+            rift_judge: None,
         },
         Entry {
             label: "other".into(),
             ifscale: Some(worse),
             rift: Some(rift_worse),
+            rift_judge: None,
         },
     ]
 }

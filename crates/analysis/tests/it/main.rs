@@ -3,7 +3,9 @@
 mod compare;
 mod ifscale;
 mod ifscale_extra;
+mod judge_correction;
 mod rift;
 mod rift_compare;
 mod rift_values;
 mod tables;
+mod verdicts;

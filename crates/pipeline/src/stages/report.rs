@@ -18,8 +18,9 @@ pub(crate) fn stages(run: &Run) -> Vec<Stage<'_>> {
         move || {
             Ok(Fingerprint::new("analysis")
                 .value("reasoning-models", &cfg.run.reasoning_models)?
-                // Each Markdown table is also written as data (`<name>.table.json`), which the report reads.
-                .value("tables", &"markdown and table.json")?
+                // Each Markdown table is also written as data (`<name>.table.json`), which the report reads; with a
+                // checked judge, its judge-corrected tables too (a run analysed before writes them once).
+                .value("tables", &"markdown and table.json; judge-corrected")?
                 .file(&paths.ifscale_scores())?
                 .file(&paths.ifscale_labels())?
                 .file(&paths.ifscale_attempts())?

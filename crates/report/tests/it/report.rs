@@ -517,6 +517,24 @@ fn a_judged_run_shows_each_judges_sensitivity_and_specificity() {
         ifscale_caps: &[],
         comparison: None,
     };
+    // The analysis's judge-corrected accuracy (issue 44): the report says in one sentence what it did.
+    let corrected = analysis::rift::corrected::Corrected {
+        judge: "grader".to_owned(),
+        calibration: analysis::judge_correction::Calibration {
+            sensitivity: analysis::judge_correction::Count::new(50, 50),
+            specificity: analysis::judge_correction::Count::new(45, 50),
+        },
+        rows: vec![analysis::rift::corrected::CorrectedRow {
+            model: "m".to_owned(),
+            structure: "linear".to_owned(),
+            settled: (10, 20),
+            judged: (30, 80),
+            raw: 0.4,
+            corrected: Some((0.38, 0.33, 0.434)),
+            reason: None,
+        }],
+    };
+    analysis::rift::corrected::write(&corrected, &paths.tables().join("rift")).unwrap();
     let input = report_input(&run, &paths).unwrap();
     let mut shown = String::new();
     for s in &input.sections {
@@ -540,6 +558,10 @@ fn a_judged_run_shows_each_judges_sensitivity_and_specificity() {
         "RIFT paper: 98 % agreement",
         "  rift | grader | RIFT answer judge | 50/50 = 100.0 % (95 % CI 92.9–100.0)",
         "note: Warning: judge failed its check: RIFT answer judge `grader`",
+        "note: Judge-corrected accuracy (answers the judge `grader` decided, corrected with its measured sensitivity \
+         and specificity): m linear 38.0 % [33.0, 43.4] vs 40.0 % raw.",
+        "] RIFT answer-level accuracy corrected for the judge `grader` (Rogan–Gladen",
+        "  m | linear | 20 | 80 | 37.5 | 40.0 | 38.0 [33.0, 43.4]",
     ] {
         assert!(shown.contains(want), "{want}\n{shown}");
     }
