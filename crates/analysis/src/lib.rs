@@ -14,6 +14,7 @@ pub mod fit;
 pub mod ifscale;
 pub mod models;
 pub mod rift;
+pub mod sequential;
 pub mod stats;
 pub mod synthetic;
 pub mod tables;

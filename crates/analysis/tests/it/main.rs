@@ -6,4 +6,5 @@ mod ifscale_extra;
 mod rift;
 mod rift_compare;
 mod rift_values;
+mod sequential;
 mod tables;
