@@ -1,5 +1,6 @@
 //! `cargo xtask pipeline`: the flags of a run, turned into `pipeline::Options` and the run's one client, then
-//! `pipeline::run` (every stage that is out of date, from offline assets to the HTML report).
+//! `pipeline::run` (every stage that is out of date, from offline assets to the HTML report; with `--until`, in
+//! batches until the rule holds).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -31,6 +32,17 @@ pub(crate) struct PipelineArgs {
     /// written under the run folder and the cache (what `cargo xtask bench pipeline` tabulates).
     #[arg(long)]
     stage_metrics: Option<PathBuf>,
+    /// Run the grid in batches, in its fixed seeded order, until the rule holds: `ci-width=2pp` (every interval
+    /// per IFScale density and RIFT structure narrower than 2 points) or `decided` (every model's paired
+    /// comparison with `--baseline` better, worse or within `--margin`); over `[sequential] until`.
+    #[arg(long, value_name = "RULE", conflicts_with_all = ["dry_run", "pilot"])]
+    until: Option<String>,
+    /// The model `--until decided` compares every other model with.
+    #[arg(long, value_name = "MODEL")]
+    baseline: Option<String>,
+    /// A difference within this margin counts as none for `--until decided` (default 1pp).
+    #[arg(long, value_name = "POINTS")]
+    margin: Option<String>,
     #[command(flatten)]
     client: ClientArgs,
 }
@@ -52,6 +64,11 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
         rebuild_vocab: args.rebuild_vocab,
         force: args.force,
         stage_metrics: args.stage_metrics.clone(),
+        until: pipeline::sequential::Flags {
+            until: args.until.clone(),
+            baseline: args.baseline.clone(),
+            margin: args.margin.clone(),
+        },
     };
     let client = Arc::new(args.client.client(&defaults)?);
     pipeline::run(cfg, &opts, client)

@@ -15,6 +15,7 @@ pub mod ifscale;
 pub mod judge_correction;
 pub mod models;
 pub mod rift;
+pub mod sequential;
 pub mod stats;
 pub mod synthetic;
 pub mod tables;

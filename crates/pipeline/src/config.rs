@@ -3,7 +3,8 @@
 //! The experiment lives here (models, grids, seeds, templates); run-time knobs (concurrency, dry run) are flags.
 //! Unknown keys are errors; `cargo xtask codegen` writes `configs/schema.json` from these types.
 //!
-//! Sections: `[run]`, `[vocab]`, `[ifscale]`, `[rift-prep]`, `[rift]` and `[judge-check]`. `load_section` is the one
+//! Sections: `[run]`, `[vocab]`, `[ifscale]`, `[rift-prep]`, `[rift]`, `[judge-check]` and `[sequential]` (its type in
+//! `crate::sequential::rule`). `load_section` is the one
 //! loader of a lone `[ifscale]` or `[rift]` section, with the checks `PipelineConfig::load` applies (`Section::check`);
 //! `coherence_rubric` reads `[ifscale] coherence-prompt` (through `harness::ifscale::read_coherence_rubric`) for the
 //! pipeline and `ifscale run`, its error naming the config file and the field.
@@ -39,6 +40,9 @@ pub struct PipelineConfig {
     /// The check of every configured judge with control items (on by default; see `docs/rift-judging.md`).
     #[serde(default)]
     pub judge_check: JudgeCheckSection,
+    /// A sequential run's stopping rule and batches (`--until`; see `docs/sequential.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<crate::sequential::SequentialSection>,
 }
 
 /// Control items with a known verdict, made from the run's own data and sent to each configured judge (the RIFT

@@ -6,6 +6,8 @@
 //! Everything else is derived from that one list: execution ([`stage::Executor`]: freshness stamps from
 //! `harness::fresh`, incomplete and stopped stages, Ctrl-C), the progress line's plan ([`plan::plan`]), the dry
 //! run ([`dry_run`]), the pilot ([`pilot`]) and the summary ([`summary`]). A new stage is one entry of that list.
+//! A sequential run ([`sequential`], `--until`) executes that list's data stages batch by batch over a growing prefix
+//! of the grid, then the whole list once.
 //!
 //! Every stage that calls a model (the vocabulary's difficulty and extraction included) gets the run's one client,
 //! so the budget (`--max-cost`), the spend ledger and Ctrl-C cover every request of a run.
@@ -29,6 +31,7 @@ pub mod pilot;
 pub mod plan;
 mod rift_data;
 mod run;
+pub mod sequential;
 pub mod stage;
 pub mod stages;
 pub mod summary;

@@ -35,6 +35,8 @@ pub struct Options {
     pub force: bool,
     /// Append one JSON line per stage to this file (`cargo xtask bench pipeline`).
     pub stage_metrics: Option<PathBuf>,
+    /// `--until`, `--baseline`, `--margin`: a sequential run's rule (over the config's `[sequential]`).
+    pub until: crate::sequential::Flags,
 }
 
 /// A config resolved for running: its models and judges loaded, its run folder, its client.
@@ -54,6 +56,8 @@ pub struct Run {
     pub prepared: bool,
     /// The run's one client.
     pub client: Arc<Client>,
+    /// A sequential run's current prefix of the grid and what its summary says (empty otherwise).
+    pub sequential: crate::sequential::Shared,
 }
 
 impl Run {
@@ -108,6 +112,7 @@ impl Run {
             rephraser,
             prepared,
             client,
+            sequential: crate::sequential::Shared::default(),
         })
     }
 
@@ -181,7 +186,23 @@ pub fn run(cfg: PipelineConfig, opts: &Options, client: Arc<Client>) -> anyhow::
     // One writer per run: a second pipeline on the same run folder waits here, saying so, until this one exits,
     // then finds its stages up to date (the client also locks each responses file it writes).
     let _run_lock = schema::WriterLock::acquire(&run.paths.root.join(".lock"))?;
-    let ctx = execute(&run, &stages)?;
+    let until = crate::sequential::Until::resolve(
+        run.cfg.sequential.as_ref(),
+        &opts.until,
+        &run.cfg.run.models,
+        &opts.config,
+    )?;
+    let ctx = match &until {
+        Some(until) => crate::sequential::execute(&run, until)?,
+        None => {
+            // A whole-grid run leaves no sequential stop behind (the report would show a stale one).
+            let stop = crate::sequential::sequential_json(&run);
+            if stop.is_file() {
+                std::fs::remove_file(stop)?;
+            }
+            execute(&run, &stages)?
+        }
+    };
     let summary = summary::write(&run, &ctx.out, started.elapsed().as_secs_f64())?;
     print(&summary);
     summary::outcome(&run, &ctx)

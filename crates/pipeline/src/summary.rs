@@ -1,5 +1,5 @@
-//! The run's `summary.md` (what `report` says of the run, the stages that finished incomplete, the
-//! budget) and the outcome it ends with.
+//! The run's `summary.md` (what `report` says of the run, where a sequential run stopped, the stages that finished
+//! incomplete, the budget) and the outcome it ends with.
 
 use crate::Run;
 use crate::outcome::Failure;
@@ -18,6 +18,9 @@ pub fn write(run: &Run, out: &Outcome, seconds: f64) -> anyhow::Result<String> {
         &run.prices(),
         &run.ifscale_caps(),
     )?;
+    if let Some(seq) = run.sequential.markdown() {
+        summary.push_str(&seq);
+    }
     summary.push_str(&incomplete_markdown(&out.incomplete));
     summary.push_str(&crate::fit::summary_markdown(
         &crate::stages::ifscale::does_not_fit(paths),

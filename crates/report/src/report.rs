@@ -134,6 +134,7 @@ pub fn report_input(run: &RunReport<'_>, paths: &RunPaths) -> Result<ReportInput
     if let Some(c) = run.comparison {
         sections.push(crate::compare::section(paths, c));
     }
+    sections.extend(crate::sequential::section(paths)?);
     let cost = crate::cost::cost_rows(paths, run.models, run.prices)?;
     if !cost.is_empty() {
         sections.push(Section {

@@ -7,5 +7,6 @@ mod judge_correction;
 mod rift;
 mod rift_compare;
 mod rift_values;
+mod sequential;
 mod tables;
 mod verdicts;

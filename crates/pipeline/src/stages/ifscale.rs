@@ -26,11 +26,19 @@ pub(crate) fn stages<'a>(run: &'a Run, ifs: &'a IfscaleConfig) -> Vec<Stage<'a>>
             if let Some(v) = &ifs.vocab {
                 fp = fp.file(v)?;
             }
-            Ok(fp)
+            crate::sequential::grid::fingerprint(fp, run, Bench::Ifscale)
         },
         vec![prompts.clone()],
         move |_| {
-            let n = harness::ifscale::write_prompts(ifs, None, &paths.ifscale_prompts())?;
+            let mut n = harness::ifscale::write_prompts(ifs, None, &paths.ifscale_prompts())?;
+            if let Some(prefix) = run.sequential.prefix() {
+                n = crate::sequential::grid::keep_prefix(
+                    &paths.ifscale_prompts(),
+                    Bench::Ifscale,
+                    &prefix,
+                    &ifs.seeds,
+                )?;
+            }
             tracing::info!(prompts = n, "Wrote the IFScale prompts.");
             Ok(())
         },

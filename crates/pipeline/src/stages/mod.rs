@@ -15,6 +15,15 @@ use crate::stage::Stage;
 
 /// Every stage of `run`, in the order they run.
 pub fn list(run: &Run) -> Vec<Stage<'_>> {
+    let mut stages = data(run);
+    stages.extend(checks::stages(run));
+    stages.extend(report::stages(run));
+    stages
+}
+
+/// The stages that make a run's data, up to the joined score files (a sequential run's batch): the list without
+/// the judge checks, the analysis and the report.
+pub fn data(run: &Run) -> Vec<Stage<'_>> {
     let mut stages = Vec::new();
     if let Some(stage) = crate::vocab::stage(run) {
         stages.push(stage);
@@ -28,7 +37,5 @@ pub fn list(run: &Run) -> Vec<Stage<'_>> {
     if let Some(rift) = &run.cfg.rift {
         stages.extend(rift::stages(run, rift));
     }
-    stages.extend(checks::stages(run));
-    stages.extend(report::stages(run));
     stages
 }

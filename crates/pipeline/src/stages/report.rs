@@ -69,6 +69,11 @@ fn report(run: &Run) -> Stage<'_> {
             for f in figures.iter().chain(&tables) {
                 fp = fp.file(f)?;
             }
+            // A sequential run's stop (its section of the report); a whole-grid run has none.
+            let stop = paths.root.join(::report::sequential::FILE);
+            if stop.is_file() {
+                fp = fp.file(&stop)?;
+            }
             Ok(fp)
         },
         vec![paths.report()],

@@ -21,15 +21,24 @@ pub(crate) fn stages<'a>(run: &'a Run, rift: &'a RiftConfig) -> Vec<Stage<'a>> {
     let mut stages = vec![Stage::new(
         "rift-prompts",
         move || {
-            Ok(Fingerprint::new("rift-prompts")
+            let fp = Fingerprint::new("rift-prompts")
                 .value("rift", rift)?
                 .file(&rift.dataset)?
                 .file(&rift.system_prompt)?
-                .file(&rift.baseline_system_prompt)?)
+                .file(&rift.baseline_system_prompt)?;
+            crate::sequential::grid::fingerprint(fp, run, Bench::Rift)
         },
         vec![prompts.clone()],
         move |_| {
-            let n = harness::rift::write_prompts(rift, &paths.rift_prompts())?;
+            let mut n = harness::rift::write_prompts(rift, &paths.rift_prompts())?;
+            if let Some(prefix) = run.sequential.prefix() {
+                n = crate::sequential::grid::keep_prefix(
+                    &paths.rift_prompts(),
+                    Bench::Rift,
+                    &prefix,
+                    &[],
+                )?;
+            }
             tracing::info!(prompts = n, "Wrote the RIFT prompts.");
             Ok(())
         },

@@ -1,7 +1,9 @@
 //! The pipeline crate's tests: one binary (`stages`: the list of stages drives the plan, the dry run, the pilot and
 //! the progress line; `fit`: prompts that do not fit a model's context window are left out of all of them;
-//! `outcomes`: a run on the provider emulator ends every IFScale sample in one outcome).
+//! `outcomes`: a run on the provider emulator ends every IFScale sample in one outcome; `sequential`: a sequential
+//! run is a prefix of the grid and a tighter rule sends only what is new).
 
 mod fit;
 mod outcomes;
+mod sequential;
 mod stages;

@@ -50,6 +50,7 @@ fn run_of(dir: &Path, server: &MockServer) -> Run {
         rebuild_vocab: false,
         force: false,
         stage_metrics: None,
+        until: Default::default(),
     };
     Run::load(cfg, &opts, Arc::new(Client::new(client).unwrap())).unwrap()
 }
