@@ -18,13 +18,16 @@
 pub mod assets;
 pub mod config;
 pub mod dry_run;
+pub mod merge;
 mod metrics;
 pub mod models;
 pub mod outcome;
 pub mod pilot;
 pub mod plan;
 mod rift_data;
+pub mod routing;
 mod run;
+pub mod shard;
 pub mod stage;
 pub mod stages;
 pub mod summary;

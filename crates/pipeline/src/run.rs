@@ -35,6 +35,21 @@ pub struct Options {
     pub force: bool,
     /// Append one JSON line per stage to this file (`cargo xtask bench pipeline`).
     pub stage_metrics: Option<PathBuf>,
+    /// The run folder, instead of the config's `artifacts/runs/<name>` (a shard's, a merge's `--out`).
+    pub run_dir: Option<PathBuf>,
+    /// Send only this shard's share of the run (`crate::shard`).
+    pub shard: Option<crate::shard::Shard>,
+}
+
+impl Options {
+    /// The run folder: `run_dir`, else the config's, beside which a shard has its own.
+    pub fn run_dir(&self, cfg: &PipelineConfig) -> PathBuf {
+        let dir = self.run_dir.clone().unwrap_or_else(|| cfg.run_dir());
+        match (&self.shard, &self.run_dir) {
+            (Some(shard), None) => shard.run_dir(&dir),
+            _ => dir,
+        }
+    }
 }
 
 /// A config resolved for running: its models and judges loaded, its run folder, its client.
@@ -54,6 +69,8 @@ pub struct Run {
     pub prepared: bool,
     /// The run's one client.
     pub client: Arc<Client>,
+    /// The shard this process runs, when the run is split (`crate::shard`).
+    pub shard: Option<crate::shard::Sharding>,
 }
 
 impl Run {
@@ -61,7 +78,7 @@ impl Run {
     /// problem is a usage error naming the file and the field.
     pub fn load(cfg: PipelineConfig, opts: &Options, client: Arc<Client>) -> anyhow::Result<Run> {
         let config_text = std::fs::read_to_string(&opts.config)?;
-        let paths = RunPaths::new(&cfg.run_dir());
+        let paths = RunPaths::new(&opts.run_dir(&cfg));
         let models_file = opts.models_file.as_path();
         let load = |name: Option<&str>| {
             name.map(|n| crate::models::load_model(models_file, n))
@@ -108,13 +125,14 @@ impl Run {
             rephraser,
             prepared,
             client,
+            shard: opts.shard.map(crate::shard::Sharding::new),
         })
     }
 
     /// The spend ledger of a config's run (`<run>/spend.jsonl`): the run's client keeps its budget there, so a
     /// cost limit covers reruns.
-    pub fn ledger(cfg: &PipelineConfig) -> PathBuf {
-        RunPaths::new(&cfg.run_dir()).spend_ledger()
+    pub fn ledger(cfg: &PipelineConfig, opts: &Options) -> PathBuf {
+        RunPaths::new(&opts.run_dir(cfg)).spend_ledger()
     }
 
     /// The run's one client.
@@ -163,7 +181,8 @@ impl Run {
 pub fn run(cfg: PipelineConfig, opts: &Options, client: Arc<Client>) -> anyhow::Result<()> {
     let started = Instant::now();
     let run = Run::load(cfg, opts, client)?;
-    let stages = stages::list(&run);
+    crate::routing::warn(&run);
+    let stages = crate::shard::filter(&run, stages::list(&run));
     if opts.dry_run {
         return dry_run::dry_run(&run, &stages);
     }
@@ -182,6 +201,9 @@ pub fn run(cfg: PipelineConfig, opts: &Options, client: Arc<Client>) -> anyhow::
     // then finds its stages up to date (the client also locks each responses file it writes).
     let _run_lock = schema::WriterLock::acquire(&run.paths.root.join(".lock"))?;
     let ctx = execute(&run, &stages)?;
+    if let Some(sharding) = &run.shard {
+        return crate::shard::finish(&run, sharding, &ctx);
+    }
     let summary = summary::write(&run, &ctx.out, started.elapsed().as_secs_f64())?;
     print(&summary);
     summary::outcome(&run, &ctx)

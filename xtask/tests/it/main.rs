@@ -10,6 +10,8 @@ mod one_writer;
 mod papers;
 mod pipeline;
 mod rehearsal;
+mod served;
+mod shards;
 mod tidy;
 mod vocab_stage;
 mod workspace_root;

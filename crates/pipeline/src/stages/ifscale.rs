@@ -45,19 +45,18 @@ pub(crate) fn stages<'a>(run: &'a Run, ifs: &'a IfscaleConfig) -> Vec<Stage<'a>>
             files.scores(),
             files.labels(),
         ];
-        let prompts = prompts.clone();
         let key = format!("ifscale-generate:{}", model.name);
         let mut stage = Stage::new(
             "ifscale-generate",
-            {
-                let prompts = prompts.clone();
-                move || generate_fingerprint(ifs, model, judge, &prompts)
+            move || {
+                let prompts = run.prompts_for(Bench::Ifscale, &model.name)?;
+                generate_fingerprint(ifs, model, judge, &prompts)
             },
             outputs,
             {
                 let files = files.clone();
                 move |ctx| {
-                    let prompts = harness::read_prompts(&prompts)?;
+                    let prompts = harness::read_prompts(&run.prompts_for(Bench::Ifscale, &model.name)?)?;
                     let s = generate(ifs, &prompts, model, judge, &run.rubric, &files, ctx.client)?;
                     tracing::info!(model = %model.name, samples = s.samples, accepted = s.accepted, failed = s.failed, attempts = s.attempts, "IFScale generation finished.");
                     Ok(())

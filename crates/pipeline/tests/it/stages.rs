@@ -50,6 +50,8 @@ fn run_of(dir: &Path, server: &MockServer) -> Run {
         rebuild_vocab: false,
         force: false,
         stage_metrics: None,
+        run_dir: None,
+        shard: None,
     };
     Run::load(cfg, &opts, Arc::new(Client::new(client).unwrap())).unwrap()
 }
