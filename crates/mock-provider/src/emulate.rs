@@ -188,7 +188,7 @@ pub(crate) fn emulate(
         }),
         "openrouter-two-providers" => {
             let mut done = st.successes.lock().unwrap_or_else(|e| e.into_inner());
-            let (provider, fingerprint) = if *done % 2 == 0 {
+            let (provider, fingerprint) = if done.is_multiple_of(2) {
                 ("Provider A", "fp_a")
             } else {
                 ("Provider B", "fp_b")
