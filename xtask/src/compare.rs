@@ -218,6 +218,18 @@ pub(crate) fn run(args: &CompareArgs) -> anyhow::Result<()> {
         return Err(Failure::Usage("give at least two models to compare".to_owned()).into());
     }
     let one_run = sides.iter().all(|s| s.0 == sides[0].0);
+    let profiles = sides
+        .iter()
+        .map(|(run, m)| {
+            Ok((
+                format!("{}:{m}", run_name(run)),
+                ::report::served::Profile::of(&schema::paths::RunPaths::new(run), m)?,
+            ))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    if let Some(note) = ::report::served::compare_note(&profiles) {
+        tracing::warn!("{note}");
+    }
     let mut entries = Vec::new();
     for (run, model) in &sides {
         let label = if one_run {

@@ -55,6 +55,8 @@ struct Cli {
 enum Command {
     /// Run every stage that is out of date, from offline assets to the HTML report (default: configs/default.toml).
     Pipeline(pipeline::PipelineArgs),
+    /// Merge the run folders of `pipeline --shard` into one run and finish it (tables, figures, report, summary).
+    Merge(pipeline::MergeArgs),
     /// Fetch and verify the offline assets (embedded model, word frequencies, embeddings) into the cache.
     Setup(setup::SetupArgs),
     /// Run every test of the workspace (fetching the offline assets first): the README's test command.
@@ -108,6 +110,7 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Pipeline(args) => pipeline::run(&args),
+        Command::Merge(args) => pipeline::merge(&args),
         Command::Setup(args) => setup::run_setup(&args),
         Command::Test(args) => test::run(&args),
         Command::Infer(args) => infer::run(&args),

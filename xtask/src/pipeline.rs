@@ -1,6 +1,7 @@
 //! `cargo xtask pipeline`: the flags of a run, turned into `pipeline::Options` and the run's one client, then
 //! `pipeline::run` (every stage that is out of date, from offline assets to the HTML report; with `--until`, in
-//! batches until the rule holds).
+//! batches until the rule holds); with `--shard`, one share of it. `cargo xtask merge`: shards' folders checked and
+//! merged (`pipeline::merge::prepare`), then the same `pipeline::run` on the merged folder.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -43,22 +44,112 @@ pub(crate) struct PipelineArgs {
     /// A difference within this margin counts as none for `--until decided` (default 1pp).
     #[arg(long, value_name = "POINTS")]
     margin: Option<String>,
+    /// Run one share of the run into a folder of its own: `I/N` (from 0), `auto` (a Slurm job array) or `auto/N`
+    /// (a Kubernetes indexed Job's `JOB_COMPLETION_INDEX`); see docs/scaling.md.
+    #[arg(long, value_name = "I/N|auto|auto/N")]
+    shard: Option<String>,
+    /// The run folder [default: artifacts/runs/<name>, a shard's with `-shard-<I>-of-<N>` appended].
+    #[arg(long)]
+    run_dir: Option<PathBuf>,
     #[command(flatten)]
     client: ClientArgs,
 }
 
-pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
+#[derive(Debug, clap::Args)]
+pub(crate) struct MergeArgs {
+    /// The shards' run folders (`cargo xtask pipeline --shard I/N`), every index once.
+    #[arg(required = true)]
+    shards: Vec<PathBuf>,
+    /// The merged run's folder.
+    #[arg(long)]
+    out: PathBuf,
+    /// The config the shards ran.
+    #[arg(long, default_value = "configs/default.toml")]
+    config: PathBuf,
+    #[command(flatten)]
+    client: ClientArgs,
+}
+
+/// A path inside the working directory, relative to it (as the config's own run folders are), so a merged or
+/// sharded run names its files as a plain run does.
+fn relative(path: &std::path::Path) -> PathBuf {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(PathBuf::from))
+        .unwrap_or_else(|| path.to_owned())
+}
+
+/// Checks and merges the shards into `--out`, then runs the config there: every answer is resumed from the shards'
+/// files, so the stages on the whole run send nothing.
+pub(crate) fn merge(args: &MergeArgs) -> anyhow::Result<()> {
     let cfg = PipelineConfig::load(&args.config)?;
-    let defaults = ClientDefaults {
+    let mut opts = options(&cfg, &args.config, &args.client);
+    opts.run_dir = Some(relative(&args.out));
+    let config_text = std::fs::read_to_string(&args.config)?;
+    let merged = pipeline::merge::prepare(
+        &args.shards,
+        &relative(&args.out),
+        &config_text,
+        &opts.models_file,
+        &opts.cache,
+    )?;
+    tracing::info!(
+        shards = merged.shards,
+        files = merged.files,
+        lines = merged.lines,
+        cache_entries = merged.cache_entries,
+        "Merged the shards; running the stages on the whole run."
+    );
+    let client = Arc::new(args.client.client(&defaults(&cfg, &opts))?);
+    pipeline::run(cfg, &opts, client)
+}
+
+/// The client's defaults from the config, with the run's ledger.
+fn defaults(cfg: &PipelineConfig, opts: &pipeline::Options) -> ClientDefaults {
+    ClientDefaults {
         models_file: cfg.run.models_file.clone(),
         cache: cfg.run.cache.clone(),
         max_cost_usd: cfg.run.max_cost_usd,
-        ledger: Some(pipeline::Run::ledger(&cfg)),
+        ledger: Some(pipeline::Run::ledger(cfg, opts)),
+    }
+}
+
+/// The options every run starts from: the config, and the models file and cache as the flags or the config say.
+fn options(
+    cfg: &PipelineConfig,
+    config: &std::path::Path,
+    client: &ClientArgs,
+) -> pipeline::Options {
+    let base = ClientDefaults {
+        models_file: cfg.run.models_file.clone(),
+        cache: cfg.run.cache.clone(),
+        max_cost_usd: cfg.run.max_cost_usd,
+        ledger: None,
     };
+    pipeline::Options {
+        config: config.to_owned(),
+        models_file: client.models_file(&base).to_owned(),
+        cache: client.cache_path(&base).to_owned(),
+        dry_run: false,
+        pilot: None,
+        rebuild_vocab: false,
+        force: false,
+        stage_metrics: None,
+        run_dir: None,
+        shard: None,
+        until: Default::default(),
+    }
+}
+
+pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
+    let cfg = PipelineConfig::load(&args.config)?;
+    let shard = args
+        .shard
+        .as_deref()
+        .map(|spec| pipeline::shard::Shard::parse(spec, |k| std::env::var(k).ok()))
+        .transpose()
+        .map_err(pipeline::outcome::usage)?;
     let opts = pipeline::Options {
-        config: args.config.clone(),
-        models_file: args.client.models_file(&defaults).to_owned(),
-        cache: args.client.cache_path(&defaults).to_owned(),
         dry_run: args.dry_run,
         pilot: args.pilot,
         rebuild_vocab: args.rebuild_vocab,
@@ -69,7 +160,10 @@ pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {
             baseline: args.baseline.clone(),
             margin: args.margin.clone(),
         },
+        run_dir: args.run_dir.as_deref().map(relative),
+        shard,
+        ..options(&cfg, &args.config, &args.client)
     };
-    let client = Arc::new(args.client.client(&defaults)?);
+    let client = Arc::new(args.client.client(&defaults(&cfg, &opts))?);
     pipeline::run(cfg, &opts, client)
 }

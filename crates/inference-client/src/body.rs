@@ -63,6 +63,9 @@ pub(crate) fn request_body(model: &ModelConfig, prompt: &PromptRecord) -> Map<St
     if p.logprobs {
         body.insert("logprobs".into(), Value::Bool(true));
     }
+    if let Some(route) = &model.route {
+        body.insert("provider".into(), route.body());
+    }
     for (k, v) in model.extra_body.iter().chain(p.extra_body.iter()) {
         body.insert(k.clone(), v.clone());
     }

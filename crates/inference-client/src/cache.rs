@@ -161,6 +161,33 @@ impl Cache {
         Ok(self.len()? == 0)
     }
 
+    /// Copies every entry of the cache at `other` whose key this one lacks (a shard's own cache into the merged
+    /// run's: the same key holds the same answer), in one transaction; returns how many were added.
+    pub fn import(&mut self, other: &Path) -> Result<u64, Error> {
+        let before = self.len()?;
+        let other_text = other.to_string_lossy().into_owned();
+        let other_err = |e: rusqlite::Error| Error::Cache {
+            path: other.to_owned(),
+            message: e.to_string(),
+        };
+        self.conn
+            .execute("ATTACH DATABASE ?1 AS other", rusqlite::params![other_text])
+            .map_err(other_err)?;
+        let copied = self.conn.execute_batch(
+            "BEGIN;
+             INSERT OR IGNORE INTO responses SELECT key, model_identity, created_unix, record FROM other.responses;
+             INSERT OR IGNORE INTO embeddings SELECT key, model_identity, created_unix, vectors FROM other.embeddings;
+             COMMIT;",
+        );
+        if copied.is_err() {
+            let _ = self.conn.execute_batch("ROLLBACK;");
+        }
+        let detached = self.conn.execute_batch("DETACH DATABASE other");
+        copied.map_err(other_err)?;
+        detached.map_err(|e| self.err(e))?;
+        Ok(self.len()? - before)
+    }
+
     /// Number of entries per model identity (engine and model id), sorted by identity.
     pub fn count_by_model(&self) -> Result<Vec<(String, u64)>, Error> {
         let mut stmt = self
@@ -171,5 +198,39 @@ impl Cache {
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
             .map_err(|e| self.err(e))?;
         rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn put(cache: &mut Cache, key: &str, content: &str) {
+        let r = ResponseRecord {
+            content: Some(content.to_owned()),
+            ..ResponseRecord::new(key, "m")
+        };
+        let text = serde_json::to_string(&r).unwrap();
+        cache.put_many(&[(key, "m", text.as_str())]).unwrap();
+    }
+
+    #[test]
+    fn import_adds_only_the_keys_it_lacks() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut merged = Cache::open(&dir.path().join("merged.sqlite")).unwrap();
+        let mut shard = Cache::open(&dir.path().join("shard.sqlite")).unwrap();
+        put(&mut merged, "a", "merged a");
+        put(&mut shard, "a", "shard a");
+        put(&mut shard, "b", "shard b");
+        drop(shard);
+        assert_eq!(merged.import(&dir.path().join("shard.sqlite")).unwrap(), 1);
+        assert_eq!(merged.len().unwrap(), 2);
+        let content = |k: &str| merged.get(k).unwrap().unwrap().content.unwrap();
+        assert_eq!(
+            (content("a"), content("b")),
+            ("merged a".to_owned(), "shard b".to_owned())
+        );
+        // Importing again adds nothing.
+        assert_eq!(merged.import(&dir.path().join("shard.sqlite")).unwrap(), 0);
     }
 }

@@ -137,6 +137,10 @@ pub struct ModelConfig {
     /// Sent as `reasoning_effort` (e.g. "low", "medium", "high").
     #[serde(default)]
     pub reasoning_effort: Option<String>,
+    /// A router's upstream providers (`[models.<name>.route]`: `order`, `allow-fallbacks`, `quantizations`), sent
+    /// as the request's `provider` object; see `crate::route`. A `provider` in `extra-body` overrides it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<crate::route::Route>,
     /// Extra request body fields, passed through verbatim (e.g. `repeat_penalty`, `reasoning = { effort = "high" }`).
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, serde_json::Value>")]
@@ -247,6 +251,7 @@ impl ModelConfig {
             seed: None,
             stop: Vec::new(),
             reasoning_effort: None,
+            route: None,
             extra_body: Map::new(),
             max_concurrency: default_max_concurrency(),
             timeout_s: default_timeout_s(),

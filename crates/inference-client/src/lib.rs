@@ -39,6 +39,7 @@ mod parse;
 mod pool;
 mod redact;
 mod retry;
+pub mod route;
 mod run;
 mod sse;
 mod stop;

@@ -10,6 +10,8 @@
 //! - `openrouter-flaky`: OpenRouter passing provider failures on: the 1st request of a prompt gets a 200 with an
 //!   `error` object, the 2nd a choice with `finish_reason: "error"`, later ones an answer with `provider` and
 //!   `usage.cost` (0.001).
+//! - `openrouter-two-providers`: OpenRouter without pinned routing: answers alternate between two upstream
+//!   providers (`Provider A` with fingerprint `fp_a`, then `Provider B` with `fp_b`, and so on, in arrival order).
 //! - `credits-K`: 402 (out of credits) after K successful answers.
 //! - `short-context`: vLLM's 400 when the prompt's characters / 4 plus `max_tokens` exceed 512.
 //! - `rate-limited-ms`: each prompt's first request gets a 429 with `retry-after-ms: 50`.
@@ -85,6 +87,7 @@ pub(crate) fn emulate(
         "o-series",
         "vllm-thinker",
         "openrouter-flaky",
+        "openrouter-two-providers",
         "short-context",
         "rate-limited-ms",
         "missing-model",
@@ -192,6 +195,29 @@ pub(crate) fn emulate(
                 )
             }
         }),
+        "openrouter-two-providers" => {
+            let mut done = st.successes.lock().unwrap_or_else(|e| e.into_inner());
+            let (provider, fingerprint) = if done.is_multiple_of(2) {
+                ("Provider A", "fp_a")
+            } else {
+                ("Provider B", "fp_b")
+            };
+            *done += 1;
+            Some(Emulated::Reply(
+                200,
+                Vec::new(),
+                answer(
+                    &model,
+                    &reply,
+                    "stop",
+                    usage(10),
+                    &[
+                        ("provider", json!(provider)),
+                        ("system_fingerprint", json!(fingerprint)),
+                    ],
+                ),
+            ))
+        }
         m if m.starts_with("credits-") => {
             let k: u64 = m["credits-".len()..].parse().ok()?;
             let mut done = st.successes.lock().unwrap_or_else(|e| e.into_inner());

@@ -37,6 +37,21 @@ pub struct Options {
     pub stage_metrics: Option<PathBuf>,
     /// `--until`, `--baseline`, `--margin`: a sequential run's rule (over the config's `[sequential]`).
     pub until: crate::sequential::Flags,
+    /// The run folder, instead of the config's `artifacts/runs/<name>` (a shard's, a merge's `--out`).
+    pub run_dir: Option<PathBuf>,
+    /// Send only this shard's share of the run (`crate::shard`).
+    pub shard: Option<crate::shard::Shard>,
+}
+
+impl Options {
+    /// The run folder: `run_dir`, else the config's, beside which a shard has its own.
+    pub fn run_dir(&self, cfg: &PipelineConfig) -> PathBuf {
+        let dir = self.run_dir.clone().unwrap_or_else(|| cfg.run_dir());
+        match (&self.shard, &self.run_dir) {
+            (Some(shard), None) => shard.run_dir(&dir),
+            _ => dir,
+        }
+    }
 }
 
 /// A config resolved for running: its models and judges loaded, its run folder, its client.
@@ -58,6 +73,8 @@ pub struct Run {
     pub client: Arc<Client>,
     /// A sequential run's current prefix of the grid and what its summary says (empty otherwise).
     pub sequential: crate::sequential::Shared,
+    /// The shard this process runs, when the run is split (`crate::shard`).
+    pub shard: Option<crate::shard::Sharding>,
 }
 
 impl Run {
@@ -65,7 +82,7 @@ impl Run {
     /// problem is a usage error naming the file and the field.
     pub fn load(cfg: PipelineConfig, opts: &Options, client: Arc<Client>) -> anyhow::Result<Run> {
         let config_text = std::fs::read_to_string(&opts.config)?;
-        let paths = RunPaths::new(&cfg.run_dir());
+        let paths = RunPaths::new(&opts.run_dir(&cfg));
         let models_file = opts.models_file.as_path();
         let load = |name: Option<&str>| {
             name.map(|n| crate::models::load_model(models_file, n))
@@ -113,13 +130,14 @@ impl Run {
             prepared,
             client,
             sequential: crate::sequential::Shared::default(),
+            shard: opts.shard.map(crate::shard::Sharding::new),
         })
     }
 
     /// The spend ledger of a config's run (`<run>/spend.jsonl`): the run's client keeps its budget there, so a
     /// cost limit covers reruns.
-    pub fn ledger(cfg: &PipelineConfig) -> PathBuf {
-        RunPaths::new(&cfg.run_dir()).spend_ledger()
+    pub fn ledger(cfg: &PipelineConfig, opts: &Options) -> PathBuf {
+        RunPaths::new(&opts.run_dir(cfg)).spend_ledger()
     }
 
     /// The run's one client.
@@ -168,7 +186,8 @@ impl Run {
 pub fn run(cfg: PipelineConfig, opts: &Options, client: Arc<Client>) -> anyhow::Result<()> {
     let started = Instant::now();
     let run = Run::load(cfg, opts, client)?;
-    let stages = stages::list(&run);
+    crate::routing::warn(&run);
+    let stages = crate::shard::filter(&run, stages::list(&run));
     if opts.dry_run {
         return dry_run::dry_run(&run, &stages);
     }
@@ -186,6 +205,11 @@ pub fn run(cfg: PipelineConfig, opts: &Options, client: Arc<Client>) -> anyhow::
     // One writer per run: a second pipeline on the same run folder waits here, saying so, until this one exits,
     // then finds its stages up to date (the client also locks each responses file it writes).
     let _run_lock = schema::WriterLock::acquire(&run.paths.root.join(".lock"))?;
+    if opts.shard.is_some() && (opts.until.until.is_some() || run.cfg.sequential.is_some()) {
+        return Err(crate::outcome::usage(
+            "a shard runs its share of the whole grid: --shard cannot be combined with --until or a [sequential] section",
+        ));
+    }
     let until = crate::sequential::Until::resolve(
         run.cfg.sequential.as_ref(),
         &opts.until,
@@ -203,6 +227,9 @@ pub fn run(cfg: PipelineConfig, opts: &Options, client: Arc<Client>) -> anyhow::
             execute(&run, &stages)?
         }
     };
+    if let Some(sharding) = &run.shard {
+        return crate::shard::finish(&run, sharding, &ctx);
+    }
     let summary = summary::write(&run, &ctx.out, started.elapsed().as_secs_f64())?;
     print(&summary);
     summary::outcome(&run, &ctx)

@@ -2,7 +2,9 @@
 //! `report_input`, `summary_markdown`), with the overview of each benchmark's denominators (`overview`), the cost
 //! per model from the responses and the spend ledger (`cost`), the vocabulary and output caps a run departs from the
 //! paper with (`departures`), the per-sample explorer (`explorer`), the paired comparison of a multi-model run,
-//! its files and report section (`compare`), and where a sequential run stopped (`sequential`).
+//! its files and report section (`compare`), where a sequential run stopped (`sequential`), and who answered each
+//! model (`served`: upstream providers, served model ids and fingerprints, flagged when a model was answered by more
+//! than one provider).
 //!
 //! It only reads run folders (`schema::paths`) and decides what goes on the pages; it never calls a model (that is
 //! `harness`, whose judge checks, audits and judge tallies it shows), computes no table (that is `analysis`), and
@@ -18,6 +20,7 @@ pub mod explorer;
 pub mod overview;
 mod report;
 pub mod sequential;
+pub mod served;
 
 pub use report::{RunReport, list_files, report_input, summary_markdown};
 

@@ -135,6 +135,12 @@ pub fn report_input(run: &RunReport<'_>, paths: &RunPaths) -> Result<ReportInput
         sections.push(crate::compare::section(paths, c));
     }
     sections.extend(crate::sequential::section(paths)?);
+    let (served_warning, served) =
+        crate::served::sections(&crate::served::served_rows(paths, run.models)?);
+    sections.extend(served);
+    if let Some(w) = served_warning {
+        sections.insert(0, w);
+    }
     let cost = crate::cost::cost_rows(paths, run.models, run.prices)?;
     if !cost.is_empty() {
         sections.push(Section {
@@ -497,6 +503,9 @@ pub fn summary_markdown(
     if let Some(checks) = &checks {
         md.push_str(&harness::judge_check::to_markdown(checks));
     }
+    md.push_str(&crate::served::markdown(&crate::served::served_rows(
+        paths, models,
+    )?));
     md.push_str(&crate::cost::cost_markdown(
         &crate::cost::cost_rows(paths, models, prices)?,
         crate::cost::ledger_total(paths)?,

@@ -38,6 +38,12 @@ impl EnvVars {
     pub const IFSTRESS_REAL_SERVER_URL: &'static str = "IFSTRESS_REAL_SERVER_URL";
     /// The model id the real-server tests request from `IFSTRESS_REAL_SERVER_URL`.
     pub const IFSTRESS_REAL_SERVER_MODEL: &'static str = "IFSTRESS_REAL_SERVER_MODEL";
+    /// Slurm job arrays: this task's id, the array's lowest id and its number of tasks (`--shard auto`).
+    pub const SLURM_ARRAY_TASK_ID: &'static str = "SLURM_ARRAY_TASK_ID";
+    pub const SLURM_ARRAY_TASK_MIN: &'static str = "SLURM_ARRAY_TASK_MIN";
+    pub const SLURM_ARRAY_TASK_COUNT: &'static str = "SLURM_ARRAY_TASK_COUNT";
+    /// Kubernetes indexed Jobs: this pod's index (`--shard auto/N`).
+    pub const JOB_COMPLETION_INDEX: &'static str = "JOB_COMPLETION_INDEX";
     /// Standard cache base folder.
     pub const XDG_CACHE_HOME: &'static str = "XDG_CACHE_HOME";
     pub const HOME: &'static str = "HOME";

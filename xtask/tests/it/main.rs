@@ -11,6 +11,8 @@ mod papers;
 mod pipeline;
 mod rehearsal;
 mod reproducible;
+mod served;
+mod shards;
 mod tidy;
 mod vocab_stage;
 mod workspace_root;

@@ -54,19 +54,18 @@ pub(crate) fn stages<'a>(run: &'a Run, ifs: &'a IfscaleConfig) -> Vec<Stage<'a>>
             files.labels(),
             crate::fit::file(&files.dir),
         ];
-        let prompts = prompts.clone();
         let key = format!("ifscale-generate:{}", model.name);
         let mut stage = Stage::new(
             "ifscale-generate",
-            {
-                let prompts = prompts.clone();
-                move || generate_fingerprint(ifs, model, judge, &prompts)
+            move || {
+                let prompts = run.prompts_for(Bench::Ifscale, &model.name)?;
+                generate_fingerprint(ifs, model, judge, &prompts)
             },
             outputs,
             {
                 let files = files.clone();
                 move |ctx| {
-                    let all = harness::read_prompts(&prompts)?;
+                    let all = harness::read_prompts(&run.prompts_for(Bench::Ifscale, &model.name)?)?;
                     let (prompts, not) = crate::fit::split(model, &all);
                     schema::write_jsonl_atomic(&crate::fit::file(&files.dir), &not)?;
                     if let Some(s) = crate::fit::sentence("IFScale", model, all.len(), &not) {

@@ -60,18 +60,16 @@ pub(crate) fn stages<'a>(run: &'a Run, rift: &'a RiftConfig) -> Vec<Stage<'a>> {
         stages.push(
             Stage::new(
                 "rift-generate",
-                {
-                    let prompts = prompts.clone();
-                    move || {
-                        Ok(Fingerprint::new("rift-generate")
-                            .value("model", model)?
-                            .file(&prompts)?)
-                    }
+                move || {
+                    Ok(Fingerprint::new("rift-generate")
+                        .value("model", model)?
+                        .file(&run.prompts_for(Bench::Rift, &model.name)?)?)
                 },
                 vec![responses.clone()],
                 {
-                    let (prompts, responses) = (prompts.clone(), responses.clone());
+                    let responses = responses.clone();
                     move |ctx| {
+                        let prompts = run.prompts_for(Bench::Rift, &model.name)?;
                         harness::rift::run_file(model, &prompts, &responses, ctx.client)?;
                         Ok(())
                     }
@@ -87,14 +85,9 @@ pub(crate) fn stages<'a>(run: &'a Run, rift: &'a RiftConfig) -> Vec<Stage<'a>> {
             let key = format!("rift-judge:{}", model.name);
             let call = rift_judge_call(prep);
             let fp_call = call.clone();
-            let (fp_prompts, fp_responses, fp_template) =
-                (prompts.clone(), responses.clone(), template.clone());
-            let (prompts, responses, template, run_files) = (
-                prompts.clone(),
-                responses.clone(),
-                template.clone(),
-                files.clone(),
-            );
+            let (fp_responses, fp_template) = (responses.clone(), template.clone());
+            let (responses, template, run_files) =
+                (responses.clone(), template.clone(), files.clone());
             let pilot_template = template.clone();
             let after_files = files.clone();
             stages.push(
@@ -104,13 +97,14 @@ pub(crate) fn stages<'a>(run: &'a Run, rift: &'a RiftConfig) -> Vec<Stage<'a>> {
                         Ok(Fingerprint::new("rift-judge")
                             .value("judge", judge)?
                             .value("judge-call", &fp_call)?
-                            .file(&fp_prompts)?
+                            .file(&run.prompts_for(Bench::Rift, &model.name)?)?
                             .file(&fp_responses)?
                             .file(&fp_template)?)
                     },
                     vec![files.verdicts()],
                     move |ctx| {
                         let template = harness::read_text(&template)?;
+                        let prompts = run.prompts_for(Bench::Rift, &model.name)?;
                         harness::rift::judge(&harness::rift::Judge {
                             judge,
                             prompts: &prompts,
@@ -137,14 +131,13 @@ pub(crate) fn stages<'a>(run: &'a Run, rift: &'a RiftConfig) -> Vec<Stage<'a>> {
             verdicts = Some(files.verdicts());
         }
         let fp_verdicts = verdicts.clone();
-        let (fp_prompts, fp_responses) = (prompts.clone(), responses.clone());
-        let prompts = prompts.clone();
+        let fp_responses = responses.clone();
         stages.push(
             Stage::new(
                 "rift-score",
                 move || {
                     let mut fp = Fingerprint::new("rift-score")
-                        .file(&fp_prompts)?
+                        .file(&run.prompts_for(Bench::Rift, &model.name)?)?
                         .file(&fp_responses)?;
                     if let Some(v) = &fp_verdicts {
                         fp = fp.file(v)?;
@@ -153,6 +146,7 @@ pub(crate) fn stages<'a>(run: &'a Run, rift: &'a RiftConfig) -> Vec<Stage<'a>> {
                 },
                 vec![files.answer_scores(), files.prompt_scores()],
                 move |_| {
+                    let prompts = run.prompts_for(Bench::Rift, &model.name)?;
                     let summary = harness::rift::score(&harness::rift::Score {
                         prompts: &prompts,
                         responses: &responses,

@@ -61,6 +61,9 @@ fn run_of(dir: &Path, server: &MockServer) -> Run {
         rebuild_vocab: false,
         force: false,
         stage_metrics: None,
+        until: Default::default(),
+        run_dir: None,
+        shard: None,
     };
     Run::load(cfg, &opts, Arc::new(Client::new(client).unwrap())).unwrap()
 }

@@ -81,6 +81,9 @@ fn refusals_and_reasoning_exhaustion_each_end_in_one_outcome() {
         rebuild_vocab: false,
         force: false,
         stage_metrics: None,
+        until: Default::default(),
+        run_dir: None,
+        shard: None,
     };
     pipeline::run(cfg, &opts, Arc::new(Client::new(client).unwrap())).unwrap();
 

@@ -65,6 +65,8 @@ fn load(dir: &Path, config: &Path, models: &Path) -> Run {
         force: false,
         stage_metrics: None,
         until: Flags::default(),
+        run_dir: None,
+        shard: None,
     };
     Run::load(cfg, &opts, Arc::new(Client::new(client).unwrap())).unwrap()
 }
