@@ -607,6 +607,40 @@ impl<'a> Pager<'a> {
     }
 }
 
+/// The upstream provider a response names (`schema::Served::provider`), if any.
+fn provider_of(r: Option<&schema::ResponseRecord>) -> Option<String> {
+    r.and_then(|r| r.served.as_ref())
+        .and_then(|s| s.provider.clone())
+}
+
+/// Adds a "served by" column (the upstream provider that answered each row) before each row's trailing page number,
+/// filterable, when some row's answer names a provider (a router's model); a list whose answers name none (a local
+/// server, most APIs) is left as it was.
+fn with_provider_column<'a>(
+    rows: &mut [serde_json::Value],
+    providers: &[Option<String>],
+    list: &mut (Vec<&'a str>, Vec<bool>, Vec<&'a str>),
+) {
+    if providers.iter().all(Option::is_none) {
+        return;
+    }
+    for (row, provider) in rows.iter_mut().zip(providers) {
+        if let serde_json::Value::Array(cells) = row {
+            let at = cells.len().saturating_sub(1);
+            cells.insert(
+                at,
+                serde_json::Value::String(provider.clone().unwrap_or_else(|| "–".to_owned())),
+            );
+        }
+    }
+    list.0.push(SERVED_BY);
+    list.1.push(false);
+    list.2.push(SERVED_BY);
+}
+
+/// The sample lists' column of the upstream provider that answered.
+const SERVED_BY: &str = "served by";
+
 /// The columns of a sample list page.
 struct List<'a> {
     columns: &'a [&'a str],

@@ -1,6 +1,6 @@
 //! Who answered: a model whose answers came from two upstream providers (the mock's `openrouter-two-providers`) is
-//! flagged on the report's first screen and in `summary.md`, and `cargo xtask compare` says its side was not served
-//! like the other model's.
+//! flagged on the report's first screen and in `summary.md`, the explorer's sample lists name each answer's provider,
+//! and `cargo xtask compare` says its side was not served like the other model's.
 
 use crate::shards::{mock, output, workspace, xtask};
 
@@ -36,6 +36,14 @@ fn answers_from_two_upstream_providers_are_flagged_in_the_report_and_in_compare(
         .expect("flagged");
     // The flag comes before every result section.
     assert!(warning < report.find("IFScale: instruction density").unwrap());
+    // The explorer's sample lists name the provider of each answer, as a filterable column.
+    for bench in ["ifscale", "rift"] {
+        let list =
+            std::fs::read_to_string(run.join(format!("explorer/{bench}-writer.html"))).unwrap();
+        for said in ["served by", "Provider A", "Provider B"] {
+            assert!(list.contains(said), "{bench}: {said}");
+        }
+    }
 
     let out = xtask(
         dir.path(),

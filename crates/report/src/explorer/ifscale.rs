@@ -144,6 +144,7 @@ impl IfscaleSource {
             .max_field_bytes
             .min(opts.max_page_bytes.saturating_sub(super::SHELL_BYTES) / 3);
         let mut showcase: Option<(u32, String, usize)> = None;
+        let mut providers = Vec::with_capacity(self.scores.len());
         for s in &self.scores {
             let sample = self.sample(s, opts, field);
             let page = pager.push(&sample)?;
@@ -151,6 +152,7 @@ impl IfscaleSource {
             if s.status == SampleStatus::Scored && showcase.as_ref().is_none_or(|b| found > b.0) {
                 showcase = Some((found, s.id.clone(), page));
             }
+            providers.push(self.provider(s));
             rows.push(serde_json::json!([
                 s.id,
                 s.num_rules,
@@ -165,26 +167,42 @@ impl IfscaleSource {
                 page
             ]));
         }
+        let mut list = (
+            vec![
+                "id",
+                "N",
+                "seed",
+                "status",
+                "accuracy %",
+                "omitted",
+                "modified",
+                "attempts",
+                "coherence",
+                "output tokens",
+            ],
+            vec![false, true, true, false, true, true, true, true, true, true],
+            vec!["N", "status"],
+        );
+        super::with_provider_column(&mut rows, &providers, &mut list);
         pager.finish(
             super::List {
-                columns: &[
-                    "id",
-                    "N",
-                    "seed",
-                    "status",
-                    "accuracy %",
-                    "omitted",
-                    "modified",
-                    "attempts",
-                    "coherence",
-                    "output tokens",
-                ],
-                numeric: &[false, true, true, false, true, true, true, true, true, true],
-                filters: &["N", "status"],
+                columns: &list.0,
+                numeric: &list.1,
+                filters: &list.2,
                 note: None,
             },
             rows,
             showcase.map(|(_, id, page)| (id, page)),
+        )
+    }
+
+    /// The upstream provider of the sample's accepted attempt, else of its last one.
+    fn provider(&self, s: &SampleScore) -> Option<String> {
+        let logs = self.attempts.get(&s.id).map(Vec::as_slice).unwrap_or(&[]);
+        let chosen = logs.iter().rev().find(|l| l.accepted).or(logs.last())?;
+        super::provider_of(
+            self.responses
+                .get(&(s.id.clone(), chosen.attempt.saturating_sub(1))),
         )
     }
 

@@ -118,6 +118,7 @@ pub(super) fn write(
     let mut pager = Pager::new(dir, Bench::Rift, model, run, opts.max_page_bytes);
     let mut rows = Vec::with_capacity(prompts.len());
     let mut showcase: Option<((u32, u32), String, usize)> = None;
+    let mut providers = Vec::with_capacity(prompts.len());
     for p in &prompts {
         let mut scored: Vec<AnswerScore> = match &answers {
             Some(ix) => ix.read(&AnswerKey {
@@ -192,6 +193,7 @@ pub(super) fn write(
         if showcase.as_ref().is_none_or(|b| rank > b.0) {
             showcase = Some((rank, p.prompt_id.clone(), page));
         }
+        providers.push(super::provider_of(response.as_ref()));
         rows.push(serde_json::json!([
             p.prompt_id,
             prompt.structure,
@@ -206,24 +208,30 @@ pub(super) fn write(
             page
         ]));
     }
+    let mut list = (
+        vec![
+            "id",
+            "structure",
+            "n",
+            "k",
+            "accuracy %",
+            "unjudged",
+            "wrong question",
+            "flagged, judged correct",
+            "output tokens",
+            "outcome",
+        ],
+        vec![
+            false, false, true, true, true, true, true, true, true, false,
+        ],
+        vec!["structure", "n", "flagged, judged correct", "outcome"],
+    );
+    super::with_provider_column(&mut rows, &providers, &mut list);
     pager.finish(
         super::List {
-            columns: &[
-                "id",
-                "structure",
-                "n",
-                "k",
-                "accuracy %",
-                "unjudged",
-                "wrong question",
-                "flagged, judged correct",
-                "output tokens",
-                "outcome",
-            ],
-            numeric: &[
-                false, false, true, true, true, true, true, true, true, false,
-            ],
-            filters: &["structure", "n", "flagged, judged correct", "outcome"],
+            columns: &list.0,
+            numeric: &list.1,
+            filters: &list.2,
             note: None,
         },
         rows,
