@@ -126,19 +126,11 @@ fn options(
         max_cost_usd: cfg.run.max_cost_usd,
         ledger: None,
     };
-    pipeline::Options {
-        config: config.to_owned(),
-        models_file: client.models_file(&base).to_owned(),
-        cache: client.cache_path(&base).to_owned(),
-        dry_run: false,
-        pilot: None,
-        rebuild_vocab: false,
-        force: false,
-        stage_metrics: None,
-        run_dir: None,
-        shard: None,
-        until: Default::default(),
-    }
+    pipeline::Options::new(
+        config.to_owned(),
+        client.models_file(&base).to_owned(),
+        client.cache_path(&base).to_owned(),
+    )
 }
 
 pub(crate) fn run(args: &PipelineArgs) -> anyhow::Result<()> {

@@ -48,12 +48,6 @@ enum Method {
     ZipfProxy,
 }
 
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum Source {
-    /// Single-word WordNet nouns within a Zipf band (`[wordnet-nouns]` in the settings).
-    WordnetNouns,
-}
-
 #[derive(Debug, clap::Args)]
 pub(crate) struct BuildArgs {
     /// Folder of filings (.txt, .html, EDGAR-CORPUS .json).
@@ -71,9 +65,10 @@ pub(crate) struct BuildArgs {
     /// Override the number of difficulty samples per term.
     #[arg(long)]
     samples: Option<u32>,
-    /// Pool another candidate source with the filings' (repeatable; added to the settings' `extra-sources`).
-    #[arg(long = "extra-source", value_enum)]
-    extra_source: Vec<Source>,
+    /// Pool another candidate source with the filings' (repeatable; added to the settings' `extra-sources`):
+    /// `wordnet-nouns` (single-word WordNet nouns within a Zipf band, `[wordnet-nouns]` in the settings).
+    #[arg(long = "extra-source", value_parser = |s: &str| serde_json::from_value::<ExtraSource>(s.into()))]
+    extra_source: Vec<ExtraSource>,
     /// Override how many terms are kept after the difficulty ranking.
     #[arg(long)]
     keep: Option<usize>,
@@ -167,25 +162,10 @@ fn difficulty(args: &DifficultyArgs) -> anyhow::Result<()> {
         &client,
         &PathBuf::from("artifacts/vocab/difficulty"),
     )?;
-    let mut table = schema::table::Table::new(vec![
-        schema::table::left("list"),
-        schema::table::right("terms"),
-        schema::table::right("mean perplexity"),
-        schema::table::right("median perplexity"),
-    ]);
-    for (name, rows) in &lists {
-        let mut v: Vec<f64> = rows.iter().map(|r| r.1).collect();
-        v.sort_by(f64::total_cmp);
-        let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
-        let median = v.get(v.len() / 2).copied().unwrap_or(f64::NAN);
-        table.push(vec![
-            name.clone(),
-            v.len().to_string(),
-            format!("{mean:.3}"),
-            format!("{median:.3}"),
-        ]);
-    }
-    println!("{}", table.to_markdown());
+    println!(
+        "{}",
+        pipeline::vocab::difficulty_table(&lists).to_markdown()
+    );
     println!(
         "Model {} ({} completions of at most {} tokens), {:.1} s in all (cached answers are not sent again).",
         settings.difficulty.model,
@@ -207,11 +187,8 @@ fn build(args: &BuildArgs) -> anyhow::Result<()> {
         settings.difficulty.samples = n;
     }
     for s in &args.extra_source {
-        let s = match s {
-            Source::WordnetNouns => ExtraSource::WordnetNouns,
-        };
-        if !settings.extra_sources.contains(&s) {
-            settings.extra_sources.push(s);
+        if !settings.extra_sources.contains(s) {
+            settings.extra_sources.push(*s);
         }
     }
     if let Some(keep) = args.keep {

@@ -44,6 +44,23 @@ pub struct Options {
 }
 
 impl Options {
+    /// A whole, ordinary run of `config`: every flag off (each field says what its flag changes).
+    pub fn new(config: PathBuf, models_file: PathBuf, cache: PathBuf) -> Options {
+        Options {
+            config,
+            models_file,
+            cache,
+            dry_run: false,
+            pilot: None,
+            rebuild_vocab: false,
+            force: false,
+            stage_metrics: None,
+            until: Default::default(),
+            run_dir: None,
+            shard: None,
+        }
+    }
+
     /// The run folder: `run_dir`, else the config's, beside which a shard has its own.
     pub fn run_dir(&self, cfg: &PipelineConfig) -> PathBuf {
         let dir = self.run_dir.clone().unwrap_or_else(|| cfg.run_dir());

@@ -319,3 +319,27 @@ pub fn measure_difficulty(
     }
     Ok(out)
 }
+
+/// Per measured list: its terms and the mean and median perplexity, as a table.
+pub fn difficulty_table(lists: &[MeasuredList]) -> schema::table::Table {
+    use schema::table::{Table, left, right};
+    let mut table = Table::new(vec![
+        left("list"),
+        right("terms"),
+        right("mean perplexity"),
+        right("median perplexity"),
+    ]);
+    for (name, rows) in lists {
+        let mut v: Vec<f64> = rows.iter().map(|r| r.1).collect();
+        v.sort_by(f64::total_cmp);
+        let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
+        let median = v.get(v.len() / 2).copied().unwrap_or(f64::NAN);
+        table.push(vec![
+            name.clone(),
+            v.len().to_string(),
+            format!("{mean:.3}"),
+            format!("{median:.3}"),
+        ]);
+    }
+    table
+}

@@ -46,7 +46,8 @@ type Reply = (
     Option<u64>,
 );
 
-/// A benchmark's replies in a run, in the order of the responses file.
+/// A benchmark's replies in a run, by prompt id and sample index (the responses file is in the order the answers
+/// came, which the engine's parallel sequences may change from run to run).
 fn replies(run: &Path, benchmark: &str) -> Vec<Reply> {
     let file = run
         .join("artifacts/runs/default")
@@ -54,7 +55,7 @@ fn replies(run: &Path, benchmark: &str) -> Vec<Reply> {
         .join("models/smollm2-135m/responses.jsonl");
     let records: Vec<ResponseRecord> = schema::read_jsonl(&file).unwrap();
     assert!(!records.is_empty(), "{} is empty", file.display());
-    records
+    let mut replies: Vec<Reply> = records
         .into_iter()
         .map(|r| {
             assert!(!r.cached, "{}: served from a cache", r.id);
@@ -68,7 +69,9 @@ fn replies(run: &Path, benchmark: &str) -> Vec<Reply> {
                 r.served.and_then(|s| s.seed),
             )
         })
-        .collect()
+        .collect();
+    replies.sort_by(|x, y| (&x.0, x.1).cmp(&(&y.0, y.1)));
+    replies
 }
 
 /// Every table file (Markdown, CSV, JSON) below `dir`, by path relative to it, with its bytes as compared: measured

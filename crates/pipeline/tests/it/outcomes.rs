@@ -72,19 +72,7 @@ fn refusals_and_reasoning_exhaustion_each_end_in_one_outcome() {
     let cache = dir.path().join("cache.sqlite");
     let mut client = RunOptions::new(cache.clone());
     client.progress = false;
-    let opts = Options {
-        config,
-        models_file: models,
-        cache,
-        dry_run: false,
-        pilot: None,
-        rebuild_vocab: false,
-        force: false,
-        stage_metrics: None,
-        until: Default::default(),
-        run_dir: None,
-        shard: None,
-    };
+    let opts = Options::new(config, models, cache);
     pipeline::run(cfg, &opts, Arc::new(Client::new(client).unwrap())).unwrap();
 
     let prompts: Vec<PromptRecord> =

@@ -55,19 +55,7 @@ fn load(dir: &Path, config: &Path, models: &Path) -> Run {
     let cache = dir.join("cache.sqlite");
     let mut client = RunOptions::new(cache.clone());
     client.progress = false;
-    let opts = Options {
-        config: config.to_owned(),
-        models_file: models.to_owned(),
-        cache,
-        dry_run: false,
-        pilot: None,
-        rebuild_vocab: false,
-        force: false,
-        stage_metrics: None,
-        until: Flags::default(),
-        run_dir: None,
-        shard: None,
-    };
+    let opts = Options::new(config.to_owned(), models.to_owned(), cache);
     Run::load(cfg, &opts, Arc::new(Client::new(client).unwrap())).unwrap()
 }
 

@@ -41,19 +41,7 @@ fn run_of(dir: &Path, server: &MockServer) -> Run {
     let cache = dir.join("cache.sqlite");
     let mut client = RunOptions::new(cache.clone());
     client.progress = false;
-    let opts = Options {
-        config,
-        models_file: models,
-        cache,
-        dry_run: false,
-        pilot: None,
-        rebuild_vocab: false,
-        force: false,
-        stage_metrics: None,
-        until: Default::default(),
-        run_dir: None,
-        shard: None,
-    };
+    let opts = Options::new(config, models, cache);
     Run::load(cfg, &opts, Arc::new(Client::new(client).unwrap())).unwrap()
 }
 
