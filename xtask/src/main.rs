@@ -129,6 +129,9 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
+            if let Some(code) = ::pipeline::features::rerun_if_missing(&err, &cwd) {
+                return ExitCode::from(code);
+            }
             tracing::error!("{err:#}");
             ExitCode::from(exit_code(&err))
         }

@@ -23,6 +23,7 @@
 pub mod assets;
 pub mod config;
 pub mod dry_run;
+pub mod features;
 pub mod fit;
 pub mod merge;
 mod metrics;

@@ -236,18 +236,20 @@ fn embedder(
         );
         return Ok((Box::new(e), files));
     }
+    // Before its weights are fetched: a build without it reruns itself with it (`crate::features`).
+    vocab_pipeline::embed::require_minilm()?;
     let cache = schema::env::cache_dir();
     let weights = assets::ensure(&cache, &assets::MINILM_SAFETENSORS)?;
     let tokenizer = assets::ensure(&cache, &assets::MINILM_TOKENIZER)?;
     let config = assets::ensure(&cache, &assets::MINILM_CONFIG)?;
     let e =
-        vocab_pipeline::embed::MiniLm::load(&weights, &tokenizer, &config, cfg.embed_batch_size)?;
+        vocab_pipeline::embed::load_minilm(&weights, &tokenizer, &config, cfg.embed_batch_size)?;
     let files = serde_json::json!([
         asset_json(&weights, &assets::MINILM_SAFETENSORS),
         asset_json(&tokenizer, &assets::MINILM_TOKENIZER),
         asset_json(&config, &assets::MINILM_CONFIG),
     ]);
-    Ok((Box::new(e), files))
+    Ok((e, files))
 }
 
 /// The models the difficulty stage and the LLM extractor call, behind the caller's client.

@@ -1,20 +1,58 @@
 //! Stage 7 embeddings: all-MiniLM-L6-v2 (BERT, 384-d) run with candle, mean-pooled and L2-normalized (the offline
 //! default), or any OpenAI-compatible `/v1/embeddings` endpoint (the paper used text-embedding-3-small).
 //!
-//! [`MiniLm`] is the candle model; [`ClientEmbedder`] sends the texts through the inference client's `Client::embed`
+//! [`MiniLm`] is the candle model, compiled only with the crate's `minilm` feature (on by default; the application
+//! turns it on only for `cargo xtask vocab build`, see [`require_minilm`]); [`ClientEmbedder`] sends the texts through the inference client's `Client::embed`
 //! (its cache, retries and budget) to the model the vocabulary config names with `embeddings-model = "<models.toml
 //! name>"`.
 
-use std::path::Path;
 use std::sync::Arc;
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use inference_client::{Client, ModelConfig};
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer};
 
 use crate::Error;
+
+#[cfg(feature = "minilm")]
+mod minilm;
+#[cfg(feature = "minilm")]
+pub use minilm::MiniLm;
+
+/// Whether this build contains [`MiniLm`] (the crate's `minilm` feature).
+pub const MINILM_BUILT: bool = cfg!(feature = "minilm");
+
+/// The cargo feature that compiles [`MiniLm`] in.
+pub const MINILM_FEATURE: &str = "minilm";
+
+/// Fails with [`Error::NotBuilt`] when this build leaves [`MiniLm`] out; call it before fetching its weights.
+pub fn require_minilm() -> Result<(), Error> {
+    if MINILM_BUILT {
+        Ok(())
+    } else {
+        Err(Error::NotBuilt {
+            part: "the MiniLM embedder (candle)",
+            feature: MINILM_FEATURE,
+        })
+    }
+}
+
+/// [`MiniLm::load`] boxed, or [`Error::NotBuilt`] in a build without it.
+pub fn load_minilm(
+    weights: &std::path::Path,
+    tokenizer: &std::path::Path,
+    config: &std::path::Path,
+    batch_size: usize,
+) -> Result<Box<dyn Embedder>, Error> {
+    require_minilm()?;
+    #[cfg(feature = "minilm")]
+    return Ok(Box::new(MiniLm::load(
+        weights, tokenizer, config, batch_size,
+    )?));
+    #[cfg(not(feature = "minilm"))]
+    {
+        let _ = (weights, tokenizer, config, batch_size);
+        unreachable!("require_minilm fails in a build without MiniLM")
+    }
+}
 
 /// Something that turns terms into unit vectors.
 pub trait Embedder {
@@ -22,119 +60,6 @@ pub trait Embedder {
     fn describe(&self) -> String;
     /// One L2-normalized vector per text, in order.
     fn embed(&mut self, texts: &[String]) -> Result<Vec<Vec<f32>>, Error>;
-}
-
-/// all-MiniLM-L6-v2 (sentence-transformers) on the CPU.
-pub struct MiniLm {
-    model: BertModel,
-    tokenizer: Tokenizer,
-    batch_size: usize,
-    device: Device,
-}
-
-fn model_err(what: impl std::fmt::Display) -> Error {
-    Error::Model(what.to_string())
-}
-
-impl MiniLm {
-    /// Loads the weights (`model.safetensors`), `tokenizer.json` and `config.json`.
-    ///
-    /// The shipped tokenizer pads every input to 128 tokens; it is switched to padding each batch to its longest
-    /// input, and the attention mask keeps padding out of the mean pooling.
-    pub fn load(
-        weights: &Path,
-        tokenizer: &Path,
-        config: &Path,
-        batch_size: usize,
-    ) -> Result<MiniLm, Error> {
-        let cfg_text = std::fs::read_to_string(config).map_err(|e| Error::io(config, e))?;
-        let cfg: Config = serde_json::from_str(&cfg_text).map_err(|e| Error::Input {
-            path: config.to_owned(),
-            what: format!("not a BERT config: {e}"),
-        })?;
-        let mut tok = Tokenizer::from_file(tokenizer).map_err(|e| Error::Input {
-            path: tokenizer.to_owned(),
-            what: format!("not a tokenizer.json: {e}"),
-        })?;
-        tok.with_padding(Some(PaddingParams {
-            strategy: PaddingStrategy::BatchLongest,
-            ..PaddingParams::default()
-        }));
-        let device = Device::Cpu;
-        let bytes = std::fs::read(weights).map_err(|e| Error::io(weights, e))?;
-        let vb =
-            VarBuilder::from_buffered_safetensors(bytes, DType::F32, &device).map_err(|e| {
-                Error::Input {
-                    path: weights.to_owned(),
-                    what: format!("not a safetensors file: {e}"),
-                }
-            })?;
-        let model = BertModel::load(vb, &cfg).map_err(|e| Error::Input {
-            path: weights.to_owned(),
-            what: format!("not BERT weights: {e}"),
-        })?;
-        Ok(MiniLm {
-            model,
-            tokenizer: tok,
-            batch_size: batch_size.max(1),
-            device,
-        })
-    }
-
-    fn embed_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, Error> {
-        let enc = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(model_err)?;
-        let n = enc.len();
-        let len = enc.first().map_or(0, |e| e.get_ids().len());
-        let mut ids = Vec::with_capacity(n * len);
-        let mut mask = Vec::with_capacity(n * len);
-        for e in &enc {
-            if e.get_ids().len() != len {
-                return Err(Error::Model(
-                    "tokenizer returned a ragged batch despite padding".to_owned(),
-                ));
-            }
-            ids.extend_from_slice(e.get_ids());
-            mask.extend_from_slice(e.get_attention_mask());
-        }
-        let ids = Tensor::from_vec(ids, (n, len), &self.device).map_err(model_err)?;
-        let mask = Tensor::from_vec(mask, (n, len), &self.device).map_err(model_err)?;
-        let types = ids.zeros_like().map_err(model_err)?;
-        let hidden = self
-            .model
-            .forward(&ids, &types, Some(&mask))
-            .map_err(model_err)?;
-        let pooled = (|| -> candle_core::Result<Vec<Vec<f32>>> {
-            let m = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-            let sum = hidden.broadcast_mul(&m)?.sum(1)?;
-            let count = m.sum(1)?.clamp(1e-9f32, f32::MAX)?;
-            let mean = sum.broadcast_div(&count)?;
-            let norm = mean
-                .sqr()?
-                .sum_keepdim(1)?
-                .sqrt()?
-                .clamp(1e-12f32, f32::MAX)?;
-            mean.broadcast_div(&norm)?.to_vec2::<f32>()
-        })()
-        .map_err(model_err)?;
-        Ok(pooled)
-    }
-}
-
-impl Embedder for MiniLm {
-    fn describe(&self) -> String {
-        "all-MiniLM-L6-v2 (candle, mean pooling with attention mask, L2 normalized)".to_owned()
-    }
-
-    fn embed(&mut self, texts: &[String]) -> Result<Vec<Vec<f32>>, Error> {
-        let mut out = Vec::with_capacity(texts.len());
-        for chunk in texts.chunks(self.batch_size) {
-            out.extend(self.embed_batch(chunk)?);
-        }
-        Ok(out)
-    }
 }
 
 /// Cosine similarity of two unit vectors (their dot product).

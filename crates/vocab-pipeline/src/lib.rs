@@ -2,7 +2,7 @@
 //!
 //! Stages: (1) corpus reading (text, HTML, EDGAR-CORPUS JSON), (2) candidate extraction (keyness against
 //! wordfreq offline, or prompts for an LLM), (3) fuzzy dedup, (4) look-back in the raw text, (5) Zipf filter,
-//! (6) guarded WordNet lemmatization, (7) embedding-based redundancy pruning (all-MiniLM-L6-v2 with candle),
+//! (6) guarded WordNet lemmatization, (7) embedding-based redundancy pruning (all-MiniLM-L6-v2 with candle, behind the `minilm` feature),
 //! (8) difficulty ranking by completion perplexity. Extra candidate sources beside the filings (WordNet nouns within a
 //! Zipf band, for the 10 000-term IFScale-XL list) are in [`sources`]. [`pipeline::build`] runs them all and returns the rows and a
 //! provenance report; [`output`] writes the TSV.
@@ -45,6 +45,12 @@ pub enum Error {
     Fetch { url: String, what: String },
     #[error("model: {0}")]
     Model(String),
+    /// A part this build leaves out: it is compiled in by a cargo feature.
+    #[error("this build leaves out {part}; it is compiled in by the cargo feature `{feature}`")]
+    NotBuilt {
+        part: &'static str,
+        feature: &'static str,
+    },
     #[error(transparent)]
     Schema(#[from] schema::Error),
 }

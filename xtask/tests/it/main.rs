@@ -2,6 +2,7 @@
 //! rehearsal, the default run's reproducibility on the embedded model, and repository-wide checks that no compiler
 //! or lint enforces (in the spirit of rust-analyzer's `tidy`). `.ci/run` runs them with every other test.
 
+mod build;
 mod compare;
 mod interrupt;
 mod judge_check;
