@@ -568,6 +568,37 @@ mod tests {
     }
 
     #[test]
+    fn the_refusal_judge_is_off_by_default_and_a_missing_rubric_names_the_field() {
+        let ifs = load("no-refusal", IFSCALE).unwrap().ifscale.unwrap();
+        let none = load_refusal_judge(
+            &ifs,
+            Path::new("/nonexistent/models.toml"),
+            Path::new("r.toml"),
+        );
+        assert!(none.unwrap().is_none(), "no key: no judge, nothing loaded");
+        assert_eq!(
+            refusal_prompt(&ifs),
+            PathBuf::from("configs/prompts/ifscale-refusal.txt")
+        );
+        let ifs = load(
+            "refusal",
+            &format!("{IFSCALE}refusal-judge-model = \"j\"\nrefusal-prompt = \"/nonexistent/refusal.txt\"\n"),
+        )
+        .unwrap()
+        .ifscale
+        .unwrap();
+        assert_eq!(ifs.refusal_judge_model.as_deref(), Some("j"));
+        let err = refusal_rubric(&ifs, Path::new("configs/run.toml")).unwrap_err();
+        assert!(err.downcast_ref::<Failure>().is_some(), "{err}");
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with("configs/run.toml: [ifscale]: field `refusal-prompt`: ")
+                && msg.contains("/nonexistent/refusal.txt"),
+            "{msg}"
+        );
+    }
+
+    #[test]
     fn the_constraint_list_reading_is_read_and_an_unknown_one_is_an_error() {
         let ifs = load(
             "run",

@@ -293,6 +293,22 @@ fn the_refusal_judge_decides_only_uncertain_replies_and_is_checked_like_every_ju
         s.iter().map(|s| (s.id.clone(), s.status)).collect()
     };
     assert_eq!(statuses(&rescored), statuses(&scores));
+
+    // The pilot scales the judge's requests too (its sample answered from the cache).
+    let run = Run::load(
+        PipelineConfig::load(&config).unwrap(),
+        &opts,
+        client(&cache),
+    )
+    .unwrap();
+    let stages = pipeline::stages::list(&run);
+    let rows = pipeline::pilot::rows(&run, &stages, 8).unwrap();
+    let judged = rows
+        .iter()
+        .find(|r| r.stage == "ifscale refusal judge")
+        .unwrap();
+    assert_eq!(judged.model, "checker");
+    assert!(judged.pilot_requests > 0, "{:?}", judged.pilot_requests);
 }
 
 #[test]
