@@ -131,6 +131,7 @@ fn run_cmd(args: &RunArgs) -> anyhow::Result<()> {
         Some(_) => coherence_rubric(&cfg, &args.config)?,
         None => String::new(),
     };
+    let refusal = pipeline::config::load_refusal_judge(&cfg, models_file, &args.config)?;
     let mut prompts = harness::read_prompts(&args.prompts)?;
     if let Some(n) = args.limit {
         prompts.truncate(n);
@@ -142,6 +143,7 @@ fn run_cmd(args: &RunArgs) -> anyhow::Result<()> {
         judge: judge.as_ref(),
         judge_call: &ifscale_judge_call(&cfg),
         coherence_rubric: &rubric,
+        refusal: refusal.as_ref().map(|r| r.judge()),
         constraint_list: cfg.constraint_list,
         coherence_threshold: cfg.coherence_threshold,
         max_attempts: args.max_attempts.unwrap_or(cfg.max_attempts),

@@ -264,8 +264,11 @@ fn ifscale_records(
         let rows = crate::ifscale::coherence::aggregate(&attempts, &cfg)?;
         analysed.tables += crate::ifscale::coherence::write_tables(&rows, &cfg, &tables_dir)?.len();
         // The accepted share corrected for the coherence judge, when its control reports measured it (issue 44).
-        let judge =
-            checks.and_then(|c| c.checks.iter().find(|c| c.bench == Bench::Ifscale.as_str()));
+        let judge = checks.and_then(|c| {
+            c.checks.iter().find(|c| {
+                c.bench == Bench::Ifscale.as_str() && c.role == schema::judge_check::COHERENCE_ROLE
+            })
+        });
         if let Some(check) = judge {
             let cal = crate::judge_correction::Calibration::from_check(check);
             crate::ifscale::coherence::write_corrected(
@@ -278,6 +281,24 @@ fn ifscale_records(
             analysed.tables += 1;
         }
         analysed.coherence = Some((rows, cfg));
+        // The refused share of the replies the refusal judge decided, corrected for it likewise.
+        let refusal = checks.and_then(|c| {
+            c.checks
+                .iter()
+                .find(|c| c.role == schema::judge_check::REFUSAL_ROLE)
+        });
+        if let Some(check) = refusal {
+            let cal = crate::judge_correction::Calibration::from_check(check);
+            analysed.tables += usize::from(
+                !crate::ifscale::refusal_judge::write_corrected(
+                    &attempts,
+                    &check.judge,
+                    &cal,
+                    &tables_dir,
+                )?
+                .is_empty(),
+            );
+        }
     }
     Ok(())
 }

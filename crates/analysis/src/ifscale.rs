@@ -19,6 +19,7 @@
 //! Submodules: [`decay`] (the decay-pattern table), [`results`] (the multi-metric results table and the published
 //! leaderboard comparison), [`primacy`] (error rates per third of the keyword list, from keyword labels),
 //! [`reasoning`] (reasoning tokens and effort pairs), [`coherence`] (coherence over every judged attempt),
+//! [`refusal_judge`] (the optional refusal judge's decisions, corrected for its measured errors),
 //! [`vocabulary`] (whether a run's keywords come from the paper's list, by content hash).
 
 pub mod coherence;
@@ -27,6 +28,7 @@ pub mod outcomes;
 pub mod primacy;
 pub mod published;
 pub mod reasoning;
+pub mod refusal_judge;
 pub mod refusals;
 pub mod results;
 pub mod vocabulary;

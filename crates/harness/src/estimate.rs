@@ -25,11 +25,13 @@ pub struct Estimate {
     pub unbounded: usize,
 }
 
-/// IFScale: the first attempts of every model (worst case: every retry), and the coherence judge if one is named.
+/// IFScale: the first attempts of every model (worst case: every retry), the coherence judge if one is named, and
+/// the refusal judge if one is named.
 pub fn ifscale(
     prompts: &[PromptRecord],
     models: &[ModelConfig],
     judge_model: Option<&str>,
+    refusal_judge: Option<&str>,
     max_attempts: u32,
     client: &Client,
 ) -> Result<Vec<Estimate>, Error> {
@@ -56,6 +58,20 @@ pub fn ifscale(
                 model: judge.to_owned(),
                 note: format!(
                     "one per attempt that passes rules (a) and (b), at most {}",
+                    n * attempts
+                ),
+                requests: n,
+                est_input_tokens: 0,
+                worst_case_cost_usd: None,
+                unbounded: 0,
+            });
+        }
+        if let Some(judge) = refusal_judge {
+            rows.push(Estimate {
+                stage: "ifscale refusal judge",
+                model: judge.to_owned(),
+                note: format!(
+                    "one per attempt the refusal rules cannot settle (known only from the replies), at most {}",
                     n * attempts
                 ),
                 requests: n,

@@ -6,11 +6,19 @@
 //! A judge reply that cannot be read is asked again with a new `sample_index` (its own cache entry), up to
 //! `tries` times; an item still without a verdict is *unjudged*. [`UNJUDGED_ALERT_SHARE`] is the share of a
 //! stage's items that may end unjudged because a configured judge failed before the run counts as incomplete.
+//! [`ask_until_readable`] is that loop for a judge whose answer a parser reads (the IFScale refusal judge, in a run
+//! and in its check).
 
+use std::collections::HashMap;
+use std::path::Path;
+
+use inference_client::{Client, ModelConfig};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use schema::RequestParams;
+use schema::{Outcome, PromptRecord, RequestParams, ResponseKey};
+
+use crate::Error;
 
 /// Default `max_tokens` of a judge request: room for a reasoning model's thinking before its verdict.
 pub const DEFAULT_JUDGE_MAX_TOKENS: u32 = 4096;
@@ -117,5 +125,93 @@ pub fn failure_share(judged: usize, unjudged: usize) -> f64 {
         0.0
     } else {
         unjudged as f64 / total as f64
+    }
+}
+
+/// The start of a judge item's error when the judge request itself failed (a rerun asks again).
+pub const JUDGE_REQUEST_FAILED: &str = "judge request failed";
+/// A judge item's error when the judge's responses file has no answer for it (not sent: the cost limit).
+pub const NO_JUDGE_RESPONSE: &str = "no judge response";
+
+/// Asks `judge` every prompt (their `sample_index` is replaced by the try), and again, try t being `sample_index`
+/// t − 1, while `parse` cannot read its answer, up to `call.tries`. Answers go to `responses` through the client
+/// (cached and resumable). Returns, in `prompts` order, what `parse` read or the last reason there is none (a
+/// failed request starts with [`JUDGE_REQUEST_FAILED`], a missing answer is [`NO_JUDGE_RESPONSE`]), and how many
+/// requests were sent or resumed. Answers still to come from a batch job end the tries early (the next run reads
+/// them).
+pub fn ask_until_readable<T>(
+    client: &Client,
+    judge: &ModelConfig,
+    call: &HelperCall,
+    responses: &Path,
+    prompts: &[PromptRecord],
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<(Vec<Result<T, String>>, usize), Error> {
+    let mut out: Vec<Result<T, String>> = prompts
+        .iter()
+        .map(|_| Err(NO_JUDGE_RESPONSE.to_owned()))
+        .collect();
+    let mut open: Vec<usize> = (0..prompts.len()).collect();
+    let mut sent = 0;
+    for try_index in 0..call.tries {
+        if open.is_empty() {
+            break;
+        }
+        let batch: Vec<PromptRecord> = open
+            .iter()
+            .map(|&i| PromptRecord {
+                sample_index: try_index,
+                ..prompts[i].clone()
+            })
+            .collect();
+        let s = client.chat_batch(judge, &batch, responses)?;
+        sent += batch.len();
+        let latest: HashMap<ResponseKey, schema::ResponseRecord> =
+            schema::read_latest_responses(responses)?
+                .into_iter()
+                .map(|r| (ResponseKey::of(&r), r))
+                .collect();
+        let mut still = Vec::new();
+        for (&i, p) in open.iter().zip(&batch) {
+            let read = match latest.get(&ResponseKey::of_prompt(p)) {
+                None => Err(NO_JUDGE_RESPONSE.to_owned()),
+                Some(r) if r.outcome == Outcome::Failed => Err(format!(
+                    "{JUDGE_REQUEST_FAILED}: {}",
+                    r.error.clone().unwrap_or_default()
+                )),
+                Some(r) => match r.content.as_deref() {
+                    Some(text) if !text.trim().is_empty() => parse(text),
+                    _ => Err("empty judge answer".to_owned()),
+                },
+            };
+            if read.is_err() {
+                still.push(i);
+            }
+            out[i] = read;
+        }
+        open = still;
+        if s.batch_pending > 0 {
+            break;
+        }
+    }
+    Ok((out, sent))
+}
+
+/// What a judge made of one item from the error [`ask_until_readable`] left (None: a verdict): a failed request or
+/// no answer is `failed` (a rerun asks again), anything else `unreadable`.
+pub fn tally_of(error: Option<&str>) -> JudgeTally {
+    match error {
+        None => JudgeTally {
+            judged: 1,
+            ..JudgeTally::default()
+        },
+        Some(e) if e.starts_with(JUDGE_REQUEST_FAILED) || e == NO_JUDGE_RESPONSE => JudgeTally {
+            failed: 1,
+            ..JudgeTally::default()
+        },
+        Some(_) => JudgeTally {
+            unreadable: 1,
+            ..JudgeTally::default()
+        },
     }
 }

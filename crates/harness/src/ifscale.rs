@@ -2,9 +2,11 @@
 //!
 //! Attempt k of a sample is the inference client's `sample_index` k − 1, so every attempt has its own cache entry
 //! and its own line in the responses file. An attempt is rejected when its request failed, when it hit
-//! `max_tokens` (truncated), when it is a constraint list (rule a), a refusal (the refusal detector) or too short (rule b), and, when a judge model
-//! is given, when the judge scores its coherence below the threshold (rule c). The rules themselves are pure
-//! functions of `scoring::ifscale`; this module only runs them, logs every decision and scores the result.
+//! `max_tokens` (truncated), when it is a constraint list (rule a), a refusal (the refusal detector) or too short
+//! (rule b); when a refusal judge is given, when it calls a reply the detector cannot settle a refusal (`refusal`);
+//! and, when a judge model is given, when the judge scores its coherence below the threshold (rule c). The rules
+//! themselves are pure functions of `scoring::ifscale`; this module only runs them, logs every decision and scores
+//! the result.
 //!
 //! The judge's request settings (`max_tokens`, reasoning, tries) are the caller's [`HelperCall`]. An attempt the
 //! judge gives no usable verdict for after every try is *unjudged*: it keeps its `judge_error` and stands on the
@@ -30,7 +32,13 @@ use scoring::ifscale::{
 };
 
 use crate::Error;
-use crate::helper::{HelperCall, JudgeTally, failure_share};
+use crate::helper::{
+    HelperCall, JUDGE_REQUEST_FAILED, JudgeTally, NO_JUDGE_RESPONSE, failure_share,
+};
+
+mod refusal;
+
+pub use refusal::{RefusalJudge, refusal_counts_from_attempts};
 
 /// Builds the prompts of `cfg` (the vocabulary `vocab`, else the config's) and writes them atomically to `out`;
 /// returns how many.
@@ -57,10 +65,16 @@ pub fn write_prompts(
 /// file's final newline) dropped. A missing, unreadable or empty file is an error naming the file; the caller adds
 /// the config file and field.
 pub fn read_coherence_rubric(path: &Path) -> Result<String, Error> {
+    read_rubric(path, "coherence")
+}
+
+/// Reads a judge's rubric file (`what`: `coherence`, `refusal`) as the judge gets it, trailing whitespace dropped;
+/// a missing, unreadable or empty file is an error naming the file.
+pub fn read_rubric(path: &Path, what: &str) -> Result<String, Error> {
     let text = crate::read_text(path)?;
     if text.trim().is_empty() {
         return Err(Error::Input(format!(
-            "{}: the coherence rubric is empty",
+            "{}: the {what} rubric is empty",
             path.display()
         )));
     }
@@ -79,6 +93,9 @@ pub struct Generation<'a> {
     /// The coherence rubric (the text of `[ifscale] coherence-prompt`, see [`read_coherence_rubric`]); unused
     /// without a judge.
     pub coherence_rubric: &'a str,
+    /// None: replies the refusal detector cannot settle are scored as not refused, and no request is sent. The
+    /// refusal judge shares `judge_call` with the coherence judge.
+    pub refusal: Option<RefusalJudge<'a>>,
     /// Which reading of the constraint-list rule (a) rejects a reply.
     pub constraint_list: ConstraintListRule,
     pub coherence_threshold: u8,
@@ -113,6 +130,8 @@ pub struct GenerationSummary {
     /// Attempts sent to the judge that got no usable verdict after every try (the judge failed); they keep their
     /// `judge_error` and stand on the other rules.
     pub unjudged: usize,
+    /// What the refusal judge made of the attempts the refusal detector could not settle (nothing without one).
+    pub refusal_judge: JudgeTally,
     /// Mean accuracy over scored samples (failed ones have none).
     pub mean_accuracy: Option<f64>,
 }
@@ -140,15 +159,20 @@ pub fn generate(g: &Generation<'_>) -> Result<GenerationSummary, Error> {
     if g.max_attempts == 0 {
         return Err(Error::Input("max attempts must be at least 1".to_owned()));
     }
-    if g.judge.is_some() {
+    if g.judge.is_some() || g.refusal.is_some() {
         g.judge_call
             .check("judge-")
             .map_err(|e| Error::Input(format!("[ifscale]: {e}")))?;
-        if g.coherence_rubric.trim().is_empty() {
-            return Err(Error::Input(
-                "[ifscale]: field `coherence-prompt`: the coherence rubric is empty".to_owned(),
-            ));
-        }
+    }
+    if g.judge.is_some() && g.coherence_rubric.trim().is_empty() {
+        return Err(Error::Input(
+            "[ifscale]: field `coherence-prompt`: the coherence rubric is empty".to_owned(),
+        ));
+    }
+    if g.refusal.is_some_and(|r| r.rubric.trim().is_empty()) {
+        return Err(Error::Input(
+            "[ifscale]: field `refusal-prompt`: the refusal rubric is empty".to_owned(),
+        ));
     }
     // Every prompt must be an IFScale prompt before anything is sent.
     let metas: Vec<PromptMeta> = g
@@ -214,12 +238,17 @@ pub fn generate(g: &Generation<'_>) -> Result<GenerationSummary, Error> {
                 latency_s: r.latency_s,
                 output_tokens: Some(r.usage.visible_tokens()),
                 reasoning_tokens: r.usage.reasoning_tokens,
+                refusal_judge: None,
             };
             decisions.push(Decision {
                 sample: i,
                 response: r,
                 log,
             });
+        }
+        // The refusal judge, for replies that passed the rules but that the refusal detector cannot settle.
+        if let Some(judge) = g.refusal {
+            refusal::judge_uncertain(g, judge, attempt, &mut decisions)?;
         }
         // Rule (c): the coherence judge, for attempts that passed the rest.
         if let Some(judge) = g.judge {
@@ -257,6 +286,7 @@ pub fn generate(g: &Generation<'_>) -> Result<GenerationSummary, Error> {
             let t = judge_counts(l);
             summary.judged += t.judged;
             summary.unjudged += t.unjudged();
+            summary.refusal_judge.add(refusal::refusal_counts(l));
         }
         if s.accepted.is_some() {
             summary.accepted += 1;
@@ -345,11 +375,6 @@ pub fn judge_counts_from_attempts(attempts: &Path) -> Result<JudgeTally, Error> 
     }
     Ok(tally)
 }
-
-/// The start of an attempt's `judge_error` when the judge request itself failed (a rerun asks again).
-const JUDGE_REQUEST_FAILED: &str = "judge request failed";
-/// An attempt's `judge_error` when the judge's responses file has no answer for it.
-const NO_JUDGE_RESPONSE: &str = "no judge response";
 
 /// Asks the judge about every attempt that passed the other rules, up to `judge_call.tries` times while its answer
 /// does not parse (try t is the judge request's `sample_index` t − 1).

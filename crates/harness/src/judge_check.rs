@@ -8,6 +8,8 @@
 //!   reports, a keyword run padded with filler, a report cut mid-sentence) and known-coherent hand-written ones
 //!   (`datasets/ifscale-coherence/coherent.jsonl`), through the configured coherence rubric (the same text as the
 //!   run's own attempts get, `[ifscale] coherence-prompt`).
+//! - IFScale refusal judge ([`refusal()`]): hand-written known reports and known refusals that the refusal detector
+//!   cannot settle (`datasets/ifscale-refusal/controls.jsonl`), through the configured refusal rubric.
 //!
 //! Everything goes to the judge's own folder, `<run>/<bench>/judge-check/<judge>/` (`RunPaths::judge_check_dir`):
 //! `controls.jsonl`, `judge-prompts.jsonl`, `judge-responses.jsonl`, `control-verdicts.jsonl`. No control item is
@@ -28,6 +30,12 @@ use scoring::judge_check::{ControlPlan, SourceQuestion};
 
 use crate::Error;
 use crate::helper::HelperCall;
+
+mod refusal;
+
+pub use refusal::{
+    MIN_REFUSAL_CONTROLS, RefusalCheck, RefusalControlReply, RefusalKind, refusal, refusal_controls,
+};
 
 /// The gate: thresholds, and whether a failed judge's verdicts are kept on purpose.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]

@@ -1,5 +1,5 @@
 //! The benchmark loops that call models, as library functions with typed arguments: IFScale generation (attempts,
-//! the paper's retry rules, the coherence judge, the attempts log, failed samples), the RIFT stages (prep with
+//! the paper's retry rules, the optional refusal judge, the coherence judge, the attempts log, failed samples), the RIFT stages (prep with
 //! optional rephrasing, prompts, run, judge, score), the judge checks (`judge_check`), the hand audit of RIFT
 //! judgments (`audit`), judging pairs outside a run (`pairs`), the IFScale score reports, request and cost estimates
 //! (`estimate`), stage stamps (`fresh`), and synthetic model output for benchmarks and rehearsals (`synthetic`);

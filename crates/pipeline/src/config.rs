@@ -7,7 +7,8 @@
 //! `crate::sequential::rule`). `load_section` is the one
 //! loader of a lone `[ifscale]` or `[rift]` section, with the checks `PipelineConfig::load` applies (`Section::check`);
 //! `coherence_rubric` reads `[ifscale] coherence-prompt` (through `harness::ifscale::read_coherence_rubric`) for the
-//! pipeline and `ifscale run`, its error naming the config file and the field.
+//! pipeline and `ifscale run`, its error naming the config file and the field; `refusal_rubric` reads
+//! `[ifscale] refusal-prompt` the same way.
 
 use std::path::{Path, PathBuf};
 
@@ -45,8 +46,9 @@ pub struct PipelineConfig {
     pub sequential: Option<crate::sequential::SequentialSection>,
 }
 
-/// Control items with a known verdict, made from the run's own data and sent to each configured judge (the RIFT
-/// judge and the IFScale coherence judge) blind among the real items, and the gate on the judge's agreement.
+/// Control items with a known verdict, made from the run's own data (or, for the IFScale refusal judge, written by
+/// us) and sent to each configured judge (the RIFT judge, the IFScale coherence judge and refusal judge) blind
+/// among the real items, and the gate on the judge's agreement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct JudgeCheckSection {
@@ -78,6 +80,10 @@ pub struct JudgeCheckSection {
     /// The hand-written known-coherent reports (default `datasets/ifscale-coherence/coherent.jsonl`).
     #[serde(default = "default_coherent_reports")]
     pub coherent_reports: PathBuf,
+    /// The refusal judge's hand-written control replies, known reports and known refusals that the refusal
+    /// detector cannot settle (default `datasets/ifscale-refusal/controls.jsonl`; up to `per-kind` of each).
+    #[serde(default = "default_refusal_controls")]
+    pub refusal_controls: PathBuf,
 }
 
 impl Default for JudgeCheckSection {
@@ -91,6 +97,7 @@ impl Default for JudgeCheckSection {
             max_unreadable_share: default_max_unreadable_share(),
             keep_failed_judge: false,
             coherent_reports: default_coherent_reports(),
+            refusal_controls: default_refusal_controls(),
         }
     }
 }
@@ -158,6 +165,10 @@ fn default_max_unreadable_share() -> f64 {
 
 fn default_coherent_reports() -> PathBuf {
     PathBuf::from("datasets/ifscale-coherence/coherent.jsonl")
+}
+
+fn default_refusal_controls() -> PathBuf {
+    PathBuf::from("datasets/ifscale-refusal/controls.jsonl")
 }
 
 /// Which models run, and where the outputs go.
@@ -292,6 +303,59 @@ pub fn coherence_rubric(ifs: &IfscaleConfig, config: &Path) -> anyhow::Result<St
         ))
         .into()
     })
+}
+
+/// The refusal judge's rubric file of an `[ifscale]` section (`refusal-prompt`, default
+/// `configs/prompts/ifscale-refusal.txt`).
+pub fn refusal_prompt(ifs: &IfscaleConfig) -> PathBuf {
+    ifs.refusal_prompt
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(prompt_gen::ifscale::DEFAULT_REFUSAL_PROMPT))
+}
+
+/// The refusal rubric of an `[ifscale]` section, read as the judge gets it; a missing, unreadable or empty file is
+/// a one-line usage error naming the config file and the field.
+pub fn refusal_rubric(ifs: &IfscaleConfig, config: &Path) -> anyhow::Result<String> {
+    harness::ifscale::read_rubric(&refusal_prompt(ifs), "refusal").map_err(|e| {
+        Failure::Usage(format!(
+            "{}: [ifscale]: field `refusal-prompt`: {e}",
+            config.display()
+        ))
+        .into()
+    })
+}
+
+/// The refusal judge of an `[ifscale]` section, loaded, with its rubric.
+#[derive(Debug, Clone)]
+pub struct LoadedRefusalJudge {
+    pub model: inference_client::ModelConfig,
+    pub rubric: String,
+}
+
+impl LoadedRefusalJudge {
+    /// As the generation loop takes it.
+    pub fn judge(&self) -> harness::ifscale::RefusalJudge<'_> {
+        harness::ifscale::RefusalJudge {
+            model: &self.model,
+            rubric: &self.rubric,
+        }
+    }
+}
+
+/// Loads the refusal judge an `[ifscale]` section names (`refusal-judge-model`, from `models_file`) and reads its
+/// rubric; None without one. Every problem is a usage error naming the file and the field.
+pub fn load_refusal_judge(
+    ifs: &IfscaleConfig,
+    models_file: &Path,
+    config: &Path,
+) -> anyhow::Result<Option<LoadedRefusalJudge>> {
+    let Some(name) = ifs.refusal_judge_model.as_deref() else {
+        return Ok(None);
+    };
+    Ok(Some(LoadedRefusalJudge {
+        model: crate::models::load_model(models_file, name)?,
+        rubric: refusal_rubric(ifs, config)?,
+    }))
 }
 
 fn default_models_file() -> PathBuf {
@@ -501,6 +565,37 @@ mod tests {
             PathBuf::from("configs/prompts/ifscale-coherence.txt")
         );
         assert_eq!(ifs.constraint_list, ConstraintListRule::WholeReply);
+    }
+
+    #[test]
+    fn the_refusal_judge_is_off_by_default_and_a_missing_rubric_names_the_field() {
+        let ifs = load("no-refusal", IFSCALE).unwrap().ifscale.unwrap();
+        let none = load_refusal_judge(
+            &ifs,
+            Path::new("/nonexistent/models.toml"),
+            Path::new("r.toml"),
+        );
+        assert!(none.unwrap().is_none(), "no key: no judge, nothing loaded");
+        assert_eq!(
+            refusal_prompt(&ifs),
+            PathBuf::from("configs/prompts/ifscale-refusal.txt")
+        );
+        let ifs = load(
+            "refusal",
+            &format!("{IFSCALE}refusal-judge-model = \"j\"\nrefusal-prompt = \"/nonexistent/refusal.txt\"\n"),
+        )
+        .unwrap()
+        .ifscale
+        .unwrap();
+        assert_eq!(ifs.refusal_judge_model.as_deref(), Some("j"));
+        let err = refusal_rubric(&ifs, Path::new("configs/run.toml")).unwrap_err();
+        assert!(err.downcast_ref::<Failure>().is_some(), "{err}");
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with("configs/run.toml: [ifscale]: field `refusal-prompt`: ")
+                && msg.contains("/nonexistent/refusal.txt"),
+            "{msg}"
+        );
     }
 
     #[test]

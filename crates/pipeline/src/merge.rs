@@ -138,7 +138,12 @@ fn response_files(run: &Path) -> Vec<PathBuf> {
     for bench in [Bench::Ifscale, Bench::Rift] {
         for dir in subdirs(paths.bench(bench).join("models")) {
             let m = ModelPaths::in_dir(&dir);
-            files.extend([m.responses(), m.coherence_judge(), m.judge_responses()]);
+            files.extend([
+                m.responses(),
+                m.coherence_judge(),
+                m.refusal_judge(),
+                m.judge_responses(),
+            ]);
         }
         for dir in subdirs(paths.bench(bench).join("judge-check")) {
             files.push(ModelPaths::in_dir(&dir).judge_responses());

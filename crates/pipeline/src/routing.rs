@@ -10,6 +10,7 @@ pub fn unpinned(run: &Run) -> Vec<String> {
         .models
         .iter()
         .chain(run.ifscale_judge.iter())
+        .chain(run.ifscale_refusal_judge.iter())
         .chain(run.rift_judge.iter())
         .chain(run.rephraser.iter());
     for m in all.filter(|m| inference_client::route::unpinned(m)) {

@@ -82,6 +82,10 @@ pub struct Run {
     pub ifscale_judge: Option<ModelConfig>,
     /// The coherence rubric (read only when a judge will get it).
     pub rubric: String,
+    /// The IFScale refusal judge (`[ifscale] refusal-judge-model`), for replies the refusal detector cannot settle.
+    pub ifscale_refusal_judge: Option<ModelConfig>,
+    /// Its rubric (read only when it is configured).
+    pub refusal_rubric: String,
     pub rift_judge: Option<ModelConfig>,
     pub rephraser: Option<ModelConfig>,
     /// `[rift] dataset` was prepared from this config's `[rift-prep]` (or the config prepares nothing).
@@ -95,7 +99,7 @@ pub struct Run {
 }
 
 impl Run {
-    /// Resolves `cfg` with `opts`: every model and judge it names, the coherence rubric when a judge gets it; every
+    /// Resolves `cfg` with `opts`: every model and judge it names, each judge's rubric when a judge gets it; every
     /// problem is a usage error naming the file and the field.
     pub fn load(cfg: PipelineConfig, opts: &Options, client: Arc<Client>) -> anyhow::Result<Run> {
         let config_text = std::fs::read_to_string(&opts.config)?;
@@ -116,6 +120,14 @@ impl Run {
         let rubric = match (&cfg.ifscale, &ifscale_judge) {
             (Some(ifs), Some(_)) => coherence_rubric(ifs, &opts.config)?,
             _ => String::new(),
+        };
+        let refusal = match &cfg.ifscale {
+            Some(ifs) => crate::config::load_refusal_judge(ifs, models_file, &opts.config)?,
+            None => None,
+        };
+        let (ifscale_refusal_judge, refusal_rubric) = match refusal {
+            Some(r) => (Some(r.model), r.rubric),
+            None => (None, String::new()),
         };
         let rift_judge = load(
             cfg.rift_prep
@@ -142,6 +154,8 @@ impl Run {
             models,
             ifscale_judge,
             rubric,
+            ifscale_refusal_judge,
+            refusal_rubric,
             rift_judge,
             rephraser,
             prepared,
@@ -157,6 +171,16 @@ impl Run {
         RunPaths::new(&opts.run_dir(cfg)).spend_ledger()
     }
 
+    /// The IFScale refusal judge as the generation loop takes it (None without one).
+    pub fn refusal_judge(&self) -> Option<harness::ifscale::RefusalJudge<'_>> {
+        self.ifscale_refusal_judge
+            .as_ref()
+            .map(|model| harness::ifscale::RefusalJudge {
+                model,
+                rubric: &self.refusal_rubric,
+            })
+    }
+
     /// The run's one client.
     pub fn client(&self) -> &Client {
         &self.client
@@ -167,6 +191,7 @@ impl Run {
         self.models
             .iter()
             .chain(self.ifscale_judge.iter())
+            .chain(self.ifscale_refusal_judge.iter())
             .chain(self.rift_judge.iter())
             .map(|m| (m.name.clone(), (m.price_in_per_mtok, m.price_out_per_mtok)))
             .collect()

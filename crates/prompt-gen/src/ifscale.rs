@@ -101,6 +101,17 @@ pub struct IfscaleConfig {
     /// get the same rubric.
     #[serde(default = "default_coherence_prompt")]
     pub coherence_prompt: PathBuf,
+    /// Model (a name from `configs/models.toml`) that decides the replies the refusal detector cannot settle
+    /// (`scoring::ifscale::RefusalVerdict::Uncertain`); unset (the default): they are scored, and no request is
+    /// sent. It shares the `judge-*` request settings with the coherence judge, and the judge check tests it with
+    /// `[judge-check] refusal-controls`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal_judge_model: Option<String>,
+    /// The refusal judge's rubric (unset: `configs/prompts/ifscale-refusal.txt`, our own text). The judge gets it,
+    /// then the reply between `<reply>` tags, then the answer format (`scoring::ifscale::refusal_judge_prompt`);
+    /// the judge check's controls get the same rubric.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal_prompt: Option<PathBuf>,
     /// Which reading of the paper's constraint-list retry rule ("≥10 comma-separated single words") rejects a
     /// reply; the paper does not say, so the choice is ours: `whole-reply` (the default: the whole reply is such a
     /// list) or `run-in-report` (also a run of ten or more comma-separated bare words anywhere in the reply; see
@@ -155,6 +166,9 @@ enum ConstraintListRuleSchema {
 
 /// The default coherence rubric, relative to the workspace root.
 pub const DEFAULT_COHERENCE_PROMPT: &str = "configs/prompts/ifscale-coherence.txt";
+
+/// The default refusal rubric, relative to the workspace root.
+pub const DEFAULT_REFUSAL_PROMPT: &str = "configs/prompts/ifscale-refusal.txt";
 
 fn default_coherence_prompt() -> PathBuf {
     PathBuf::from(DEFAULT_COHERENCE_PROMPT)

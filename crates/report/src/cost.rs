@@ -44,6 +44,7 @@ fn stage_files(paths: &RunPaths, model: &str) -> Vec<(&'static str, &'static str
     vec![
         ("IFScale", "generation", ifs.responses()),
         ("IFScale", "coherence judge", ifs.coherence_judge()),
+        ("IFScale", "refusal judge", ifs.refusal_judge()),
         ("RIFT", "answers", rift.responses()),
         ("RIFT", "judge", rift.judge_responses()),
     ]

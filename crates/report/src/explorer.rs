@@ -251,6 +251,9 @@ fn write_controls(
                 let said = match (bench, v.and_then(|v| v.accepted), v.and_then(|v| v.score)) {
                     (_, None, _) => "no usable verdict".to_owned(),
                     (Bench::Ifscale, _, Some(score)) => format!("score {score}"),
+                    // The refusal judge's verdicts carry no score.
+                    (Bench::Ifscale, Some(true), None) => "ATTEMPTED".to_owned(),
+                    (Bench::Ifscale, Some(false), None) => "REFUSED".to_owned(),
                     (_, Some(true), _) => "CORRECT".to_owned(),
                     (_, Some(false), _) => "INCORRECT".to_owned(),
                 };

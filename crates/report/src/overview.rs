@@ -115,7 +115,7 @@ pub fn ifscale_denominators(
     let rows: Vec<SampleScore> = schema::read_jsonl(scores)?;
     let failed = rows.iter().filter(|r| r.status.is_failure()).count();
     let judged = rows.iter().filter(|r| r.coherence.is_some()).count();
-    Ok(vec![
+    let mut shown = vec![
         (
             "Samples".to_owned(),
             format!(
@@ -136,7 +136,34 @@ pub fn ifscale_denominators(
                 "no judge model configured: the coherence check was skipped".to_owned()
             },
         ),
-    ])
+    ];
+    shown.extend(refusal_judged(attempts)?);
+    Ok(shown)
+}
+
+/// What the refusal judge decided, from the attempts log: a line only when it was asked about some attempt.
+fn refusal_judged(attempts: &Path) -> Result<Option<(String, String)>, Error> {
+    if !attempts.is_file() {
+        return Ok(None);
+    }
+    let logs: Vec<schema::ifscale::AttemptLog> = schema::read_jsonl(attempts)?;
+    let asked: Vec<&schema::ifscale::RefusalJudgement> = logs
+        .iter()
+        .filter_map(|l| l.refusal_judge.as_ref())
+        .collect();
+    if asked.is_empty() {
+        return Ok(None);
+    }
+    let refused = asked.iter().filter(|j| j.refused == Some(true)).count();
+    let unjudged = asked.iter().filter(|j| j.refused.is_none()).count();
+    Ok(Some((
+        "Refusal judged".to_owned(),
+        format!(
+            "{} attempts the refusal rules could not settle: {refused} judged refusals, {} attempts at the task, {unjudged} without a readable verdict (they stand as not refused)",
+            asked.len(),
+            asked.len() - refused - unjudged
+        ),
+    )))
 }
 
 /// The failed samples per outcome, as ": refused 3, truncated 1" (empty when none failed).

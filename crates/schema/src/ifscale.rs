@@ -62,7 +62,8 @@ pub enum RejectReason {
     ConstraintList,
     /// Fewer than 20 words: a refusal.
     TooShort,
-    /// The refusal detector (`scoring::ifscale::refusal`) found the model declining the task.
+    /// The refusal detector (`scoring::ifscale::refusal`) found the model declining the task, or, for a reply it
+    /// could not settle, the optional refusal judge did ([`AttemptLog::refusal_judge`]).
     Refused,
     /// The coherence judge scored below the threshold.
     Incoherent,
@@ -104,6 +105,25 @@ pub struct AttemptLog {
     /// Reasoning tokens of the attempt, when the provider reports them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens: Option<u64>,
+    /// What the optional refusal judge (`[ifscale] refusal-judge-model`) made of a reply the refusal detector could
+    /// not settle; None when it was not asked (no such judge, or the rules settled the reply).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal_judge: Option<RefusalJudgement>,
+}
+
+/// The refusal judge's decision on one attempt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefusalJudgement {
+    /// True: the reply declines the task (the attempt is rejected as `refused`); false: it attempts it. None: no
+    /// readable verdict after every try (never guessed: the attempt stands as not refused, and `error` says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<bool>,
+    /// The judge's one-line reason, when it gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Why there is no verdict: the request failed, or the reply could not be parsed (with what it said).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// Keyword matching semantics.

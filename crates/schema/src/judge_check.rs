@@ -3,7 +3,9 @@
 //!
 //! A RIFT judge is measured by its *sensitivity* (known-correct controls judged correct) and *specificity*
 //! (known-incorrect controls judged incorrect); an IFScale coherence judge the same way, with known-coherent
-//! reports that should score at or above the threshold and known-incoherent ones that should score below it.
+//! reports that should score at or above the threshold and known-incoherent ones that should score below it; an
+//! IFScale refusal judge with known reports (replies that attempt the task, which it should let stand) and known
+//! refusals (which it should call refusals), both of the kind the refusal detector cannot settle.
 //! A control the judge gave no usable verdict for counts against it. Control items never enter a result: they
 //! live in their own files under `<run>/<bench>/judge-check/`.
 
@@ -13,9 +15,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ControlKind {
-    /// RIFT: certainly correct; IFScale: certainly coherent. A sound judge accepts it (sensitivity).
+    /// RIFT: certainly correct; IFScale: certainly coherent, or (refusal judge) certainly an attempt at the task.
+    /// A sound judge accepts it (sensitivity).
     KnownCorrect,
-    /// RIFT: certainly incorrect; IFScale: certainly incoherent. A sound judge rejects it (specificity).
+    /// RIFT: certainly incorrect; IFScale: certainly incoherent, or (refusal judge) certainly a refusal. A sound
+    /// judge rejects it (specificity).
     KnownIncorrect,
 }
 
@@ -38,13 +42,16 @@ pub struct RiftControl {
     pub other_row: Option<u64>,
 }
 
-/// One IFScale control report with a known coherence.
+/// One IFScale control reply with a known verdict: a report with a known coherence (the coherence judge), or a
+/// known report or refusal (the refusal judge).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CoherenceControl {
-    /// The prompt id of its judge request (`judge-check-coherence-<hash>`: content-addressed).
+    /// The prompt id of its judge request (`judge-check-coherence-<hash>`, `judge-check-refusal-<hash>`:
+    /// content-addressed).
     pub id: String,
     pub kind: ControlKind,
-    /// How it was made (`hand_written`, `shuffled_across_reports`, `keyword_run`, `cut_mid_sentence`).
+    /// How it was made (`hand_written`, `shuffled_across_reports`, `keyword_run`, `cut_mid_sentence`; the refusal
+    /// judge's: `hand_written_report`, `hand_written_refusal`).
     pub form: String,
     /// Where it came from (a dataset line, or the attempts it was made from).
     pub source: String,
@@ -57,8 +64,8 @@ pub struct ControlVerdict {
     pub id: String,
     pub kind: ControlKind,
     pub form: String,
-    /// Whether the judge accepted it (RIFT: CORRECT; IFScale: a score at or above the threshold); `None`: no
-    /// usable verdict after every try (counted as a disagreement).
+    /// Whether the judge accepted it (RIFT: CORRECT; IFScale: a score at or above the threshold, or not called a
+    /// refusal); `None`: no usable verdict after every try (counted as a disagreement).
     pub accepted: Option<bool>,
     /// The judge's coherence score (IFScale).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -119,7 +126,7 @@ impl Agreement {
 pub struct JudgeCheck {
     /// `rift` or `ifscale`.
     pub bench: String,
-    /// What the judge does (`RIFT answer judge`, `IFScale coherence judge`).
+    /// What the judge does (`RIFT answer judge`, [`COHERENCE_ROLE`], [`REFUSAL_ROLE`]).
     pub role: String,
     /// The judge model's name in the models file.
     pub judge: String,
@@ -217,6 +224,17 @@ impl JudgeCheck {
             )
         })
     }
+}
+
+/// The role of the IFScale coherence judge's check.
+pub const COHERENCE_ROLE: &str = "IFScale coherence judge";
+/// The role of the IFScale refusal judge's check (replies the refusal detector cannot settle).
+pub const REFUSAL_ROLE: &str = "IFScale refusal judge";
+
+/// The name the refusal judge's check goes by, `refusal-<judge>`: its folder under `<run>/ifscale/judge-check/`
+/// (`RunPaths::judge_check_dir`) and its tally, apart from the coherence judge's when one model is both.
+pub fn refusal_check_name(judge: &str) -> String {
+    format!("refusal-{judge}")
 }
 
 /// The words of the mark on every table and figure built from a failed judge's verdicts.

@@ -136,6 +136,11 @@ impl ModelPaths {
     pub fn coherence_judge(&self) -> PathBuf {
         self.dir.join("judge.jsonl")
     }
+    /// IFScale: the optional refusal judge's responses (ids `<prompt id>#a<attempt>`), for replies the refusal
+    /// detector could not settle.
+    pub fn refusal_judge(&self) -> PathBuf {
+        self.dir.join("refusal-judge.jsonl")
+    }
     /// IFScale: one line per generation attempt and the decision on it.
     pub fn attempts(&self) -> PathBuf {
         self.dir.join("attempts.jsonl")

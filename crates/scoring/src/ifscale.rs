@@ -1,5 +1,6 @@
 //! IFScale scoring: which of a report's required keywords are there exactly, modified or omitted; the per-sample
-//! metrics; and the generation retry rules (constraint lists, refusals, the coherence judge's prompt and answer).
+//! metrics; and the generation retry rules (constraint lists, refusals, the coherence and refusal judges' prompts and
+//! answers).
 //!
 //! # Paper mode (the published analysis)
 //! The text and the keyword are lowercased (`str.lower()`). A keyword is **exact** when `\b<kw>\b` matches,
@@ -32,6 +33,8 @@
 //! - `marks`: where the labelled keywords occur in a text (for showing a report).
 //! - `retry`: the generation retry rules ([`check_response`]) and the coherence judge's prompt and answer.
 //! - [`refusal`]: the deterministic refusal detector ([`detect_refusal`]).
+//! - `refusal_judge`: the optional refusal judge's prompt and the strict reading of its answer, for the replies the
+//!   detector leaves uncertain ([`refusal_judge_prompt`], [`parse_refusal_verdict`]).
 //! - `outcome`: the one outcome a sample ends in ([`sample_outcome`]).
 //!
 //! The memo is kept across texts, so [`Matcher::label`] takes `&mut self`. [`sample_metrics`] gives a sample's
@@ -42,6 +45,7 @@ mod marks;
 mod memo;
 mod outcome;
 pub mod refusal;
+mod refusal_judge;
 mod retry;
 mod strict;
 mod tokenizer;
@@ -55,6 +59,7 @@ use schema::ifscale::{KeywordLabel, KeywordStatus, MatchMode, SampleScore, Sampl
 pub use marks::{Mark, marks};
 pub use outcome::{attempt_outcome, sample_outcome};
 pub use refusal::{RefusalVerdict, detect_refusal};
+pub use refusal_judge::{RefusalJudgeVerdict, parse_refusal_verdict, refusal_judge_prompt};
 pub use retry::{
     CONSTRAINT_LIST_MIN_PARTS, CoherenceVerdict, MIN_WORDS, check_response, coherence_judge_prompt,
     is_constraint_list, is_constraint_list_under, longest_bare_word_run, parse_coherence_verdict,
@@ -78,6 +83,9 @@ pub enum Error {
     /// The coherence judge's answer has no usable `score`.
     #[error("coherence verdict: {0}")]
     Verdict(String),
+    /// The refusal judge's answer has no readable verdict.
+    #[error("refusal verdict: {0}")]
+    RefusalVerdict(String),
 }
 
 /// Python 3's `\w` for `str` patterns: general category L or N, or `_`.

@@ -1,6 +1,7 @@
 //! xtask's integration tests: the pipeline against the mock and against a real llama.cpp `llama-server`, the
-//! rehearsal, the default run's reproducibility on the embedded model, and repository-wide checks that no compiler
-//! or lint enforces (in the spirit of rust-analyzer's `tidy`). `.ci/run` runs them with every other test.
+//! rehearsal, the default run's reproducibility on the embedded model, the IFScale-XL grid on the embedded model up
+//! to its context window (`xl_embedded`), and repository-wide checks that no compiler or lint enforces (in the
+//! spirit of rust-analyzer's `tidy`). `.ci/run` runs them with every other test.
 
 mod build;
 mod compare;
@@ -17,6 +18,7 @@ mod shards;
 mod tidy;
 mod vocab_stage;
 mod workspace_root;
+mod xl_embedded;
 
 /// The absolute path of `path`, relative to the workspace root.
 pub(crate) fn repo(path: &str) -> String {

@@ -170,6 +170,9 @@ pub(crate) fn expected_costs(
             if let (Bench::Ifscale, Some(judge)) = (bench, run.ifscale_judge.as_ref()) {
                 rows.push((judge, per_unit(&files.coherence_judge())?.0));
             }
+            if let (Bench::Ifscale, Some(judge)) = (bench, run.ifscale_refusal_judge.as_ref()) {
+                rows.push((judge, per_unit(&files.refusal_judge())?.0));
+            }
             for (m, units) in rows {
                 let mut by: BTreeMap<&str, Vec<Observed>> = BTreeMap::new();
                 for (id, o) in &units {

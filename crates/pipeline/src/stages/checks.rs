@@ -1,6 +1,6 @@
-//! The judge check (`[judge-check]`): control items for each configured judge, after the stages whose data they
-//! are made from, then the gate that writes the run's `judge-check.json` (or removes a stale one when the check is
-//! off).
+//! The judge check (`[judge-check]`): control items for each configured judge (the RIFT judge, the IFScale
+//! coherence judge and refusal judge), after the stages whose data they are made from, then the gate that writes the
+//! run's `judge-check.json` (or removes a stale one when the check is off).
 
 use std::path::PathBuf;
 
@@ -157,7 +157,7 @@ pub(crate) fn stages(run: &Run) -> Vec<Stage<'_>> {
             .after(move |ctx| {
                 let check = harness::judge_check::check_of(
                     "ifscale",
-                    "IFScale coherence judge",
+                    schema::judge_check::COHERENCE_ROLE,
                     &judge.name,
                     &after_files,
                     &paths.root,
@@ -169,8 +169,86 @@ pub(crate) fn stages(run: &Run) -> Vec<Stage<'_>> {
             }),
         );
     }
+    if let (Some(ifs), Some(judge)) = (&cfg.ifscale, run.ifscale_refusal_judge.as_ref()) {
+        stages.push(refusal(run, ifs, judge));
+    }
     stages.push(gate(run));
     stages
+}
+
+/// The IFScale refusal judge's check: its hand-written control replies (`[judge-check] refusal-controls`), known
+/// reports and known refusals the refusal detector cannot settle, through the run's refusal rubric.
+fn refusal<'a>(
+    run: &'a Run,
+    ifs: &'a prompt_gen::ifscale::IfscaleConfig,
+    judge: &'a inference_client::ModelConfig,
+) -> Stage<'a> {
+    let jc = &run.cfg.judge_check;
+    let paths = &run.paths;
+    let name = schema::judge_check::refusal_check_name(&judge.name);
+    let files = paths.judge_check_dir(Bench::Ifscale, &name);
+    let call = ifscale_judge_call(ifs);
+    let fp_call = call.clone();
+    let after_files = files.clone();
+    Stage::new(
+        "ifscale-refusal-judge-check",
+        move || {
+            Ok(Fingerprint::new("ifscale-refusal-judge-check")
+                .value("judge", judge)?
+                .value("judge-call", &fp_call)?
+                .value("per-kind", &jc.per_kind)?
+                .file(&crate::config::refusal_prompt(ifs))?
+                .file(&jc.refusal_controls)?)
+        },
+        vec![files.control_verdicts()],
+        move |ctx| {
+            let sent = harness::judge_check::refusal(&harness::judge_check::RefusalCheck {
+                judge,
+                controls: &jc.refusal_controls,
+                rubric: &run.refusal_rubric,
+                call: &call,
+                per_kind: jc.per_kind,
+                files: &files,
+                client: ctx.client,
+            })?;
+            tracing::info!(judge = %judge.name, requests = sent, "Checked the refusal judge.");
+            Ok(())
+        },
+    )
+    .for_model(&judge.name)
+    .estimate(move |_| {
+        let n = jc.per_kind;
+        let controls = harness::judge_check::refusal_controls(&jc.refusal_controls, n)
+            .map(|c| c.len())
+            .unwrap_or(0);
+        Ok(vec![Estimate {
+            stage: "ifscale refusal judge check",
+            model: judge.name.clone(),
+            note: format!(
+                "{controls} hand-written control replies (known reports and known refusals, at most {n} of each), up to `judge-tries` each"
+            ),
+            requests: controls,
+            est_input_tokens: 0,
+            worst_case_cost_usd: None,
+            unbounded: 0,
+        }])
+    })
+    .after(move |ctx| {
+        let check = harness::judge_check::check_of(
+            "ifscale",
+            schema::judge_check::REFUSAL_ROLE,
+            &judge.name,
+            &after_files,
+            &paths.root,
+            &jc.gate(),
+            ctx.tally(
+                Bench::Ifscale,
+                &schema::judge_check::refusal_check_name(&judge.name),
+            ),
+        )?;
+        ctx.checks.extend(check);
+        Ok(())
+    })
 }
 
 /// The gate: the run's `judge-check.json` from the checks gathered so far (the check off: a stale file removed).

@@ -1,5 +1,5 @@
-//! IFScale's stages: the prompts, one generation per model (attempts, the paper's retry rules, the coherence
-//! judge, scores and labels), and the join of the models' files.
+//! IFScale's stages: the prompts, one generation per model (attempts, the paper's retry rules, the optional refusal
+//! judge, the coherence judge, scores and labels), and the join of the models' files.
 
 use std::path::{Path, PathBuf};
 
@@ -44,6 +44,7 @@ pub(crate) fn stages<'a>(run: &'a Run, ifs: &'a IfscaleConfig) -> Vec<Stage<'a>>
         },
     )];
     let judge = run.ifscale_judge.as_ref();
+    let refusal = run.ifscale_refusal_judge.as_ref();
     let samples = (ifs.grid.len() * ifs.seeds.len()) as u64;
     for model in &run.models {
         let files = paths.model(Bench::Ifscale, &model.name);
@@ -59,7 +60,8 @@ pub(crate) fn stages<'a>(run: &'a Run, ifs: &'a IfscaleConfig) -> Vec<Stage<'a>>
             "ifscale-generate",
             move || {
                 let prompts = run.prompts_for(Bench::Ifscale, &model.name)?;
-                generate_fingerprint(ifs, model, judge, &prompts)
+                let fp = generate_fingerprint(ifs, model, judge, &prompts)?;
+                refusal_fingerprint(fp, ifs, refusal)
             },
             outputs,
             {
@@ -71,7 +73,7 @@ pub(crate) fn stages<'a>(run: &'a Run, ifs: &'a IfscaleConfig) -> Vec<Stage<'a>>
                     if let Some(s) = crate::fit::sentence("IFScale", model, all.len(), &not) {
                         tracing::warn!("{s}");
                     }
-                    let s = generate(ifs, &prompts, model, judge, &run.rubric, &files, ctx.client)?;
+                    let s = generate(run, ifs, &prompts, model, &files, ctx.client)?;
                     tracing::info!(model = %model.name, samples = s.samples, accepted = s.accepted, failed = s.failed, attempts = s.attempts, "IFScale generation finished.");
                     Ok(())
                 }
@@ -91,16 +93,25 @@ pub(crate) fn stages<'a>(run: &'a Run, ifs: &'a IfscaleConfig) -> Vec<Stage<'a>>
                 &prompts,
                 std::slice::from_ref(model),
                 judge.map(|j| j.name.as_str()),
+                refusal.map(|j| j.name.as_str()),
                 ifs.max_attempts,
                 &run.client,
             )?)
         })
         .pilot(move |p| pilot(p, ifs, model, judge));
-        if let Some(judge) = judge {
+        if judge.is_some() || refusal.is_some() {
             let files = files.clone();
             stage = stage.after(move |ctx| {
-                let tally = harness::ifscale::judge_counts_from_attempts(&files.attempts())?;
-                ctx.check_judge(&key, Bench::Ifscale, &judge.name, tally)
+                if let Some(judge) = judge {
+                    let tally = harness::ifscale::judge_counts_from_attempts(&files.attempts())?;
+                    ctx.check_judge(&key, Bench::Ifscale, &judge.name, tally)?;
+                }
+                if let Some(refusal) = refusal {
+                    let tally = harness::ifscale::refusal_counts_from_attempts(&files.attempts())?;
+                    let name = schema::judge_check::refusal_check_name(&refusal.name);
+                    ctx.check_judge(&key, Bench::Ifscale, &name, tally)?;
+                }
+                Ok(())
             });
         }
         stages.push(stage);
@@ -162,23 +173,23 @@ fn parts(run: &Run) -> [Vec<PathBuf>; 4] {
     ]
 }
 
-/// One model's IFScale generation (attempts, retry rules, coherence judge, scores) with the config's settings: the
-/// stage of the run and the pilot's sample of it call the same thing.
+/// One model's IFScale generation (attempts, retry rules, the refusal and coherence judges, scores) with the
+/// config's settings: the stage of the run and the pilot's sample of it call the same thing.
 pub(crate) fn generate(
+    run: &Run,
     ifs: &IfscaleConfig,
     prompts: &[schema::PromptRecord],
     model: &ModelConfig,
-    judge: Option<&ModelConfig>,
-    rubric: &str,
     files: &ModelPaths,
     client: &Client,
 ) -> Result<harness::ifscale::GenerationSummary, harness::Error> {
     harness::ifscale::generate(&harness::ifscale::Generation {
         prompts,
         model,
-        judge,
+        judge: run.ifscale_judge.as_ref(),
         judge_call: &ifscale_judge_call(ifs),
-        coherence_rubric: rubric,
+        coherence_rubric: &run.rubric,
+        refusal: run.refusal_judge(),
         constraint_list: ifs.constraint_list,
         coherence_threshold: ifs.coherence_threshold,
         max_attempts: ifs.max_attempts,
@@ -210,6 +221,21 @@ pub(crate) fn generate_fingerprint(
     Ok(fp)
 }
 
+/// The generation fingerprint with the refusal judge, when one is configured: its model and its rubric's text
+/// (without one the fingerprint is unchanged, so runs without it stay up to date).
+pub(crate) fn refusal_fingerprint(
+    fp: Fingerprint,
+    ifs: &IfscaleConfig,
+    refusal: Option<&ModelConfig>,
+) -> anyhow::Result<Fingerprint> {
+    match refusal {
+        None => Ok(fp),
+        Some(judge) => Ok(fp
+            .value("refusal-judge", judge)?
+            .file(&crate::config::refusal_prompt(ifs))?),
+    }
+}
+
 /// The pilot of one model's generation: its sample of the prompts generated (with the judge), scaled to the run.
 fn pilot(
     p: &mut crate::pilot::Pilot<'_>,
@@ -223,15 +249,7 @@ fn pilot(
     let all = p.ifscale_fitting(ifs, model)?;
     let files = p.paths.model(Bench::Ifscale, &model.name);
     crate::pilot::create_parent(&files.responses())?;
-    generate(
-        ifs,
-        &chosen,
-        model,
-        judge,
-        &p.run.rubric,
-        &files,
-        &p.run.client,
-    )?;
+    generate(p.run, ifs, &chosen, model, &files, &p.run.client)?;
     let (units, requests) = per_unit(&files.responses())?;
     let mut rows = vec![Row {
         stage: "ifscale generation",
@@ -244,6 +262,20 @@ fn pilot(
             observed: units.into_values().collect(),
         }],
     }];
+    if let Some(refusal) = p.run.ifscale_refusal_judge.as_ref() {
+        let (observed, requests) = per_request(&files.refusal_judge(), chosen.len())?;
+        rows.push(Row {
+            stage: "ifscale refusal judge",
+            model: refusal.name.clone(),
+            prices: crate::pilot::prices(refusal),
+            unit: "sample",
+            pilot_requests: requests,
+            strata: vec![Stratum {
+                run_units: all,
+                observed,
+            }],
+        });
+    }
     if let Some(judge) = judge {
         let (observed, requests) = per_request(&files.coherence_judge(), chosen.len())?;
         rows.push(Row {

@@ -84,6 +84,8 @@ fn config(sampling: SamplingMode, grid: Vec<u32>, seeds: Vec<u32>) -> IfscaleCon
         judge_reasoning_effort: None,
         judge_extra_body: None,
         coherence_prompt: prompt_gen::ifscale::DEFAULT_COHERENCE_PROMPT.into(),
+        refusal_judge_model: None,
+        refusal_prompt: None,
         constraint_list: Default::default(),
         coherence_threshold: 6,
         max_attempts: 10,

@@ -110,6 +110,7 @@ fn fixture(root: &Path, samples: u32, words: usize) -> RunPaths {
             latency_s: Some(1.0),
             output_tokens: Some(60),
             reasoning_tokens: None,
+            refusal_judge: None,
         });
         attempts.push(AttemptLog {
             attempt: 2,

@@ -17,6 +17,7 @@ fn attempt(id: &str, coherence: Option<u8>, judge_error: Option<&str>) -> Attemp
         latency_s: None,
         output_tokens: None,
         reasoning_tokens: None,
+        refusal_judge: None,
     }
 }
 

@@ -62,6 +62,7 @@ mod tests {
             latency_s: None,
             output_tokens: None,
             reasoning_tokens: reasoning,
+            refusal_judge: None,
         }
     }
 
