@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use pipeline::assets::{ALL, WORDNET_DIR, cached_path, ensure, pip_download};
+use pipeline::assets::{ALL, cached_path, ensure, pip_download};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct SetupArgs {
@@ -41,11 +41,7 @@ pub(crate) fn run_setup(args: &SetupArgs) -> anyhow::Result<()> {
     let cpu = local_model::cpu::CpuReport::detect();
     tracing::info!(features = %cpu.summary(), "The embedded model's llama.cpp uses these CPU extensions.");
     cpu.check()?;
-    if !Path::new(WORDNET_DIR).join("index.noun").is_file() {
-        tracing::warn!(
-            "WordNet is missing from {WORDNET_DIR}: the vocabulary pipeline's lemmatizer needs it. Install it with `apt-get install -y --no-install-recommends wordnet-base`."
-        );
-    }
+    pipeline::assets::warn_if_wordnet_missing();
     Ok(())
 }
 

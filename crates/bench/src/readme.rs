@@ -2,11 +2,13 @@
 //! can quote (date, CPU model and cores).
 //!
 //! 1. The cold build: `cargo build --package xtask` (what `cargo xtask` builds first) from the workspace root into a
-//!    fresh temporary target dir, removed afterwards. It takes 20–35 minutes on two cores; `--skip-cold-build`
-//!    leaves it out.
+//!    fresh temporary target dir, removed afterwards, with `--timings` (its report is kept as
+//!    `artifacts/bench/cold-build-timings.html`; docs/build-time.md reads it). About 20 minutes on two cores;
+//!    `--skip-cold-build` leaves it out.
 //! 2. The default pipeline after the build: this binary's `pipeline` with `configs/default.toml`, in a temporary
 //!    folder that links the workspace's `configs/` and `datasets/`, so its `artifacts/` starts empty (an empty run:
-//!    every model call is made; the offline assets come from the usual cache, `~/.cache/ifstress`).
+//!    every model call is made; the offline assets come from the usual cache, `~/.cache/ifstress`, or with
+//!    `--fresh-assets` from an empty one, so fetching them is timed too).
 //! 3. `cargo xtask setup`: this binary's `setup`. After the pipeline the offline assets are in the cache, so what
 //!    it measures is the one-time build of llama.cpp's own `llama-server` for the real-server tests (a few seconds
 //!    when it is already cached).
@@ -22,12 +24,16 @@ use anyhow::{Context, bail};
 
 #[derive(Debug, clap::Args)]
 pub struct ReadmeArgs {
-    /// Leave out the cold build (every dependency compiled into a fresh target dir: 20–35 min on two cores).
+    /// Leave out the cold build (every dependency compiled into a fresh target dir: about 20 min on two cores).
     #[arg(long)]
     pub skip_cold_build: bool,
     /// Leave out the default pipeline.
     #[arg(long)]
     pub skip_pipeline: bool,
+    /// Run the pipeline with an empty offline-asset cache (a fresh `IFSTRESS_CACHE_DIR`, removed afterwards), so
+    /// its time includes fetching the model and word lists, as on a fresh machine.
+    #[arg(long)]
+    pub fresh_assets: bool,
     /// Leave out `cargo xtask setup` (then `cargo xtask test` builds `llama-server` itself when it is not cached).
     #[arg(long)]
     pub skip_setup: bool,
@@ -242,14 +248,25 @@ fn cold_build(root: &Path) -> anyhow::Result<f64> {
     schema::env::remove_cargo_run_vars(&mut cmd);
     cmd.current_dir(root)
         .env("CARGO_TARGET_DIR", &target.0)
-        .args(["build", "--package", "xtask"]);
-    timed("the cold build", &mut cmd)
+        .args(["build", "--package", "xtask", "--timings"]);
+    let secs = timed("the cold build", &mut cmd)?;
+    let timings = target.0.join("cargo-timings").join("cargo-timing.html");
+    let kept = root
+        .join("artifacts")
+        .join("bench")
+        .join("cold-build-timings.html");
+    let bytes =
+        std::fs::read(&timings).with_context(|| format!("reading {}", timings.display()))?;
+    schema::write_atomic(&kept, &bytes)?;
+    tracing::info!(path = %kept.display(), "The cold build's timings report.");
+    Ok(secs)
 }
 
 /// The default pipeline in a folder whose `configs/` and `datasets/` are the workspace's and whose `artifacts/`
 /// starts empty.
-fn default_pipeline(xtask: &Path, root: &Path) -> anyhow::Result<f64> {
+fn default_pipeline(xtask: &Path, root: &Path, fresh_assets: bool) -> anyhow::Result<f64> {
     let dir = TempDir::new("pipeline")?;
+    let cache = TempDir::new("assets")?;
     for sub in ["configs", "datasets"] {
         let target = root.join(sub).canonicalize()?;
         std::os::unix::fs::symlink(&target, dir.0.join(sub))
@@ -257,6 +274,9 @@ fn default_pipeline(xtask: &Path, root: &Path) -> anyhow::Result<f64> {
     }
     let mut cmd = Command::new(xtask);
     cmd.current_dir(&dir.0).args(["pipeline", "--no-progress"]);
+    if fresh_assets {
+        cmd.env(schema::env::EnvVars::IFSTRESS_CACHE_DIR, &cache.0);
+    }
     timed("the default pipeline", &mut cmd)
 }
 
@@ -282,7 +302,9 @@ pub fn run(args: &ReadmeArgs, xtask: &Path) -> anyhow::Result<()> {
     for step in [Step::ColdBuild, Step::Pipeline, Step::Setup, Step::Test] {
         let secs = match step {
             Step::ColdBuild if !args.skip_cold_build => Some(cold_build(&root)?),
-            Step::Pipeline if !args.skip_pipeline => Some(default_pipeline(xtask, &root)?),
+            Step::Pipeline if !args.skip_pipeline => {
+                Some(default_pipeline(xtask, &root, args.fresh_assets)?)
+            }
             Step::Setup if !args.skip_setup => Some(xtask_setup(xtask, &root)?),
             Step::Test if !args.skip_test => Some(xtask_test(xtask, &root)?),
             _ => None,
@@ -290,6 +312,9 @@ pub fn run(args: &ReadmeArgs, xtask: &Path) -> anyhow::Result<()> {
         measured.push((step, secs));
     }
     println!("{}", report(&today(), &Machine::here(), &measured));
+    if args.fresh_assets && !args.skip_pipeline {
+        println!("The pipeline started with an empty offline-asset cache (`--fresh-assets`).");
+    }
     Ok(())
 }
 

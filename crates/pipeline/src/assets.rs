@@ -83,6 +83,16 @@ pub const ALL: &[Asset] = &[
 /// Where WordNet's dictionary files are expected (Debian's `wordnet-base`).
 pub const WORDNET_DIR: &str = "/usr/share/wordnet/";
 
+/// Warns when WordNet is missing from [`WORDNET_DIR`] (the vocabulary pipeline's lemmatizer needs it; a run does
+/// not), saying how to install it.
+pub fn warn_if_wordnet_missing() {
+    if !Path::new(WORDNET_DIR).join("index.noun").is_file() {
+        tracing::warn!(
+            "WordNet is missing from {WORDNET_DIR}: the vocabulary pipeline's lemmatizer needs it. Install it with `apt-get install -y --no-install-recommends wordnet-base`."
+        );
+    }
+}
+
 pub fn cached_path(cache: &Path, asset: &Asset) -> PathBuf {
     cache.join("assets").join(asset.name)
 }
