@@ -1,34 +1,32 @@
-//! The build's shape (docs/build-time.md): what `cargo build -p xtask` compiles, read off `cargo tree`.
+//! The build's shape (docs/build-time.md): what `cargo build -p xtask` and the per-member test builds compile,
+//! read off `cargo tree`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
-/// Every package of `xtask`'s graph (`name vX.Y.Z`) with the features it is built with, for `cargo tree`'s extra
-/// arguments `extra`.
-fn graph(extra: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
+/// `cargo tree --prefix none --format {p}|{f}` with `args`, in the workspace: one line per package and feature set.
+fn tree(args: &[&str]) -> String {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let out = Command::new(cargo)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args([
-            "tree",
-            "--package",
-            "xtask",
-            "--edges",
-            "normal,build",
-            "--prefix",
-            "none",
-        ])
-        .args(["--format", "{p}|{f}"])
-        .args(extra)
+        .args(["tree", "--prefix", "none", "--format", "{p}|{f}"])
+        .args(args)
         .output()
         .expect("running cargo tree");
     assert!(
         out.status.success(),
-        "cargo tree failed: {}",
+        "cargo tree {args:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut packages: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for line in String::from_utf8(out.stdout).unwrap().lines() {
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The lines of `cargo tree` as (`name vX.Y.Z`, its features), once each (a package built for the build machine
+/// with other features than for the target is a second pair). With `registry_only`, the workspace's own crates
+/// (listed with their path) are left out.
+fn packages(tree: &str, registry_only: bool) -> BTreeSet<(String, BTreeSet<String>)> {
+    let mut packages = BTreeSet::new();
+    for line in tree.lines() {
         let Some((package, features)) = line.split_once('|') else {
             continue;
         };
@@ -36,16 +34,28 @@ fn graph(extra: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
         let (Some(name), Some(version)) = (words.next(), words.next()) else {
             continue;
         };
+        if registry_only && words.next().is_some() {
+            continue;
+        }
         let features = features.trim_end_matches(" (*)").trim();
-        packages
-            .entry(format!("{name} {version}"))
-            .or_default()
-            .extend(
-                features
-                    .split(',')
-                    .filter(|f| !f.is_empty())
-                    .map(str::to_owned),
-            );
+        let features = features
+            .split(',')
+            .filter(|f| !f.is_empty())
+            .map(str::to_owned)
+            .collect();
+        packages.insert((format!("{name} {version}"), features));
+    }
+    packages
+}
+
+/// Every package of `xtask`'s graph (`name vX.Y.Z`) with the features it is built with, for `cargo tree`'s extra
+/// arguments `extra`.
+fn graph(extra: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
+    let mut args = vec!["--package", "xtask", "--edges", "normal,build"];
+    args.extend_from_slice(extra);
+    let mut packages: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (package, features) in self::packages(&tree(&args), false) {
+        packages.entry(package).or_default().extend(features);
     }
     assert!(packages.contains_key("xtask v0.0.0"), "{packages:?}");
     packages
@@ -82,6 +92,63 @@ fn minilm_changes_no_shared_crate() {
         .collect();
     assert!(
         changed.is_empty(),
-        "turning `minilm` on changes shared crates (pin these features in crates/vocab-pipeline/Cargo.toml): {changed:#?}"
+        "turning `minilm` on changes shared crates (pin these features in crates/feature-pins/Cargo.toml): {changed:#?}"
+    );
+}
+
+/// The README's test command tests one member at a time (`cargo test -p <member>`), and cargo resolves features
+/// per build: a shared crate that two members build with different features is compiled twice, with everything on
+/// it (before `crates/feature-pins`, polars 7 times and llama.cpp twice). So for every registry package, some
+/// member's test graph holds every feature set the package has anywhere in the workspace (a package has two only
+/// when it is also built for the build machine, with other features). The workspace's own crates are compiled for
+/// each member anyway (as test targets or with other dev-dependencies) and are cheap.
+#[test]
+fn every_member_builds_shared_crates_alike() {
+    let metadata = tree(&["--workspace", "--depth", "0", "--edges", "no-dev"]);
+    let members: Vec<String> = self::packages(&metadata, false)
+        .into_iter()
+        .map(|(package, _)| package.split_whitespace().next().unwrap().to_owned())
+        .collect();
+    assert!(members.len() >= 15, "{members:?}");
+    let graphs: BTreeMap<&str, BTreeSet<(String, BTreeSet<String>)>> = members
+        .iter()
+        .map(|member| {
+            let tree = tree(&["--package", member, "--edges", "normal,build,dev"]);
+            (member.as_str(), self::packages(&tree, true))
+        })
+        .collect();
+    let mut variants: BTreeMap<&str, BTreeSet<&BTreeSet<String>>> = BTreeMap::new();
+    for (package, features) in graphs.values().flatten() {
+        variants.entry(package).or_default().insert(features);
+    }
+    let mut differ = Vec::new();
+    for (package, all) in &variants {
+        let whole = graphs.values().any(|graph| {
+            all.iter()
+                .all(|features| graph.contains(&((*package).to_owned(), (*features).clone())))
+        });
+        if !whole {
+            let union: BTreeSet<&String> = all.iter().copied().flatten().collect();
+            let lacking: Vec<String> = graphs
+                .iter()
+                .filter_map(|(member, graph)| {
+                    let mine: BTreeSet<&String> = graph
+                        .iter()
+                        .filter(|(p, _)| p == package)
+                        .flat_map(|(_, f)| f)
+                        .collect();
+                    let missing: Vec<&&String> = union.difference(&mine).collect();
+                    (!mine.is_empty() && !missing.is_empty())
+                        .then(|| format!("{member} lacks {missing:?}"))
+                })
+                .collect();
+            differ.push(format!("{package}: {}", lacking.join("; ")));
+        }
+    }
+    assert!(
+        differ.is_empty(),
+        "members build these shared crates with different features, so each is compiled more than once; pin the \
+         union in crates/feature-pins/Cargo.toml:\n{}",
+        differ.join("\n")
     );
 }
