@@ -10,7 +10,7 @@ use schema::paths::Bench;
 
 use crate::Run;
 use crate::config::{ifscale_judge_call, rift_judge_call, rift_judge_template};
-use crate::stage::Stage;
+use crate::stage::{Ctx, Stage};
 
 /// The judge-check stages of `run` and their gate.
 pub(crate) fn stages(run: &Run) -> Vec<Stage<'_>> {
@@ -61,31 +61,21 @@ pub(crate) fn stages(run: &Run) -> Vec<Stage<'_>> {
             .for_model(&judge.name)
             .estimate(move |_| {
                 let n = jc.per_kind;
-                Ok(vec![Estimate {
-                    stage: "rift judge check",
-                    model: judge.name.clone(),
-                    note: format!(
-                        "at most {n} known-correct and {n} known-incorrect control items, up to `judge-tries` each"
-                    ),
-                    requests: 2 * n,
-                    est_input_tokens: 0,
-                    worst_case_cost_usd: None,
-                    unbounded: 0,
-                }])
-            })
-            .after(move |ctx| {
-                let check = harness::judge_check::check_of(
-                    "rift",
-                    "RIFT answer judge",
+                Ok(controls_estimate(
+                    "rift judge check",
                     &judge.name,
-                    &after_files,
-                    &paths.root,
-                    &jc.gate(),
-                    ctx.tally(Bench::Rift, &judge.name),
-                )?;
-                ctx.checks.extend(check);
-                Ok(())
-            }),
+                    format!("at most {n} known-correct and {n} known-incorrect control items"),
+                    2 * n,
+                ))
+            })
+            .after(gather(
+                run,
+                Bench::Rift,
+                "RIFT answer judge",
+                &judge.name,
+                judge.name.clone(),
+                after_files,
+            )),
         );
     }
     if let (Some(ifs), Some(judge)) = (&cfg.ifscale, run.ifscale_judge.as_ref()) {
@@ -139,34 +129,26 @@ pub(crate) fn stages(run: &Run) -> Vec<Stage<'_>> {
                 let n = jc.per_kind;
                 let coherent = std::fs::read_to_string(&jc.coherent_reports)
                     .map(|t| t.lines().filter(|l| !l.trim().is_empty()).count())
-                    .unwrap_or(0);
+                    .unwrap_or(0)
+                    .min(n);
                 let incoherent = n.max(harness::judge_check::MIN_INCOHERENT);
-                Ok(vec![Estimate {
-                    stage: "ifscale judge check",
-                    model: judge.name.clone(),
-                    note: format!(
-                        "{} hand-written coherent and at most {incoherent} incoherent control reports, up to `judge-tries` each",
-                        coherent.min(n)
-                    ),
-                    requests: coherent.min(n) + incoherent,
-                    est_input_tokens: 0,
-                    worst_case_cost_usd: None,
-                    unbounded: 0,
-                }])
-            })
-            .after(move |ctx| {
-                let check = harness::judge_check::check_of(
-                    "ifscale",
-                    schema::judge_check::COHERENCE_ROLE,
+                Ok(controls_estimate(
+                    "ifscale judge check",
                     &judge.name,
-                    &after_files,
-                    &paths.root,
-                    &jc.gate(),
-                    ctx.tally(Bench::Ifscale, &judge.name),
-                )?;
-                ctx.checks.extend(check);
-                Ok(())
-            }),
+                    format!(
+                        "{coherent} hand-written coherent and at most {incoherent} incoherent control reports"
+                    ),
+                    coherent + incoherent,
+                ))
+            })
+            .after(gather(
+                run,
+                Bench::Ifscale,
+                schema::judge_check::COHERENCE_ROLE,
+                &judge.name,
+                judge.name.clone(),
+                after_files,
+            )),
         );
     }
     if let (Some(ifs), Some(judge)) = (&cfg.ifscale, run.ifscale_refusal_judge.as_ref()) {
@@ -221,34 +203,66 @@ fn refusal<'a>(
         let controls = harness::judge_check::refusal_controls(&jc.refusal_controls, n)
             .map(|c| c.len())
             .unwrap_or(0);
-        Ok(vec![Estimate {
-            stage: "ifscale refusal judge check",
-            model: judge.name.clone(),
-            note: format!(
-                "{controls} hand-written control replies (known reports and known refusals, at most {n} of each), up to `judge-tries` each"
-            ),
-            requests: controls,
-            est_input_tokens: 0,
-            worst_case_cost_usd: None,
-            unbounded: 0,
-        }])
-    })
-    .after(move |ctx| {
-        let check = harness::judge_check::check_of(
-            "ifscale",
-            schema::judge_check::REFUSAL_ROLE,
+        Ok(controls_estimate(
+            "ifscale refusal judge check",
             &judge.name,
-            &after_files,
-            &paths.root,
-            &jc.gate(),
-            ctx.tally(
-                Bench::Ifscale,
-                &schema::judge_check::refusal_check_name(&judge.name),
+            format!(
+                "{controls} hand-written control replies (known reports and known refusals, at most {n} of each)"
             ),
+            controls,
+        ))
+    })
+    .after(gather(
+        run,
+        Bench::Ifscale,
+        schema::judge_check::REFUSAL_ROLE,
+        &judge.name,
+        name,
+        after_files,
+    ))
+}
+
+/// A judge check's row in the dry run: `requests` control items, each asked up to `judge-tries` times.
+fn controls_estimate(
+    stage: &'static str,
+    judge: &str,
+    controls: String,
+    requests: usize,
+) -> Vec<Estimate> {
+    vec![Estimate {
+        stage,
+        model: judge.to_owned(),
+        note: format!("{controls}, up to `judge-tries` each"),
+        requests,
+        est_input_tokens: 0,
+        worst_case_cost_usd: None,
+        unbounded: 0,
+    }]
+}
+
+/// A judge check's last step: its result, from the control verdicts in `files` and from what the judge made of the
+/// run's own items (the tally kept under `tally`), gathered for the gate.
+fn gather<'a>(
+    run: &'a Run,
+    bench: Bench,
+    role: &'a str,
+    judge: &'a str,
+    tally: String,
+    files: schema::paths::ModelPaths,
+) -> impl Fn(&mut Ctx<'a>) -> anyhow::Result<()> + 'a {
+    move |ctx| {
+        let check = harness::judge_check::check_of(
+            bench.as_str(),
+            role,
+            judge,
+            &files,
+            &run.paths.root,
+            &run.cfg.judge_check.gate(),
+            ctx.tally(bench, &tally),
         )?;
         ctx.checks.extend(check);
         Ok(())
-    })
+    }
 }
 
 /// The gate: the run's `judge-check.json` from the checks gathered so far (the check off: a stale file removed).
