@@ -28,7 +28,7 @@ pub enum Bench {
     Compare(compare::CompareArgs),
     /// The inference client against a local mock with fixed latency: requests/s and client CPU per request at 64 and 256 in flight.
     Client(client::ClientBenchArgs),
-    /// The embedded model (SmolLM2 on llama.cpp via llama-cpp-2) against llama.cpp's own build: prompt and decode tok/s.
+    /// The embedded model (SmolLM2 on llama.cpp via llama-cpp-sys-2) against llama.cpp's own build: prompt and decode tok/s.
     LocalModel(local_model::LocalModelArgs),
     /// The paper-scale rehearsal: the RIFT paper grid for one model and the IFScale grid for three through the real
     /// pipeline against a mock with realistic replies; per stage wall time, CPU, peak RSS, rows and bytes; a cached rerun.

@@ -1,74 +1,30 @@
 //! The in-process engine: one loaded model, `max_parallel` worker threads each owning a llama.cpp context
 //! (two when a sequence has more than one thread: see `worker::Contexts`), and a queue in front of them.
-//! This module loads the model, checks and queues requests; [`worker`] is what a worker thread does with them.
+//! This module loads the model, checks and queues requests; [`worker`] is what a worker thread does with them, and
+//! [`ffi`] holds the owned handles on llama.cpp's C API that both use.
 
+mod ffi;
 mod worker;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Sender};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use llama_cpp_2::llama_backend::LlamaBackend;
-use llama_cpp_2::model::LlamaModel;
-use llama_cpp_2::model::params::LlamaModelParams;
-use llama_cpp_2::token::LlamaToken;
-
 use crate::threads::ThreadRule;
 use crate::{ChatMessage, ChatRequest, ChatTemplate, Completion, EngineConfig, Error};
+use ffi::{Model, Token};
 use worker::worker;
 
 /// Used when a GGUF carries no chat template: plain ChatML.
 const CHATML: &str = "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] \
                       + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
 
-/// llama.cpp's backend may be initialised once per process; it lives as long as the process.
-fn backend() -> Result<&'static LlamaBackend, Error> {
-    static BACKEND: OnceLock<Option<LlamaBackend>> = OnceLock::new();
-    BACKEND
-        .get_or_init(|| {
-            let backend = LlamaBackend::init().ok();
-            route_llama_logs();
-            backend
-        })
-        .as_ref()
-        .ok_or_else(|| {
-            Error::Engine("the llama.cpp backend was already initialised by other code".to_owned())
-        })
-}
-
-/// llama.cpp prints hundreds of lines while loading; pass its warnings and errors to `tracing` and keep the
-/// rest at trace level.
-fn route_llama_logs() {
-    unsafe extern "C" fn on_log(
-        level: llama_cpp_sys_2::ggml_log_level,
-        text: *const std::ffi::c_char,
-        _user: *mut std::ffi::c_void,
-    ) {
-        if text.is_null() {
-            return;
-        }
-        // SAFETY: llama.cpp passes a NUL-terminated string valid for the duration of the call.
-        let text = unsafe { std::ffi::CStr::from_ptr(text) }.to_string_lossy();
-        let text = text.trim_end();
-        if text.is_empty() {
-            return;
-        }
-        match level {
-            llama_cpp_sys_2::GGML_LOG_LEVEL_ERROR => tracing::error!(target: "llama.cpp", "{text}"),
-            llama_cpp_sys_2::GGML_LOG_LEVEL_WARN => tracing::warn!(target: "llama.cpp", "{text}"),
-            _ => tracing::trace!(target: "llama.cpp", "{text}"),
-        }
-    }
-    // SAFETY: the callback is a plain function that lives for the whole program and ignores `user_data`.
-    unsafe { llama_cpp_sys_2::llama_log_set(Some(on_log), std::ptr::null_mut()) }
-}
-
 /// What every worker shares.
 struct Shared {
-    model: LlamaModel,
+    model: Model,
     template: ChatTemplate,
     stopping: AtomicBool,
     /// Decode steps with the configured thread count, with one thread (when configured > 1), and switches.
@@ -91,7 +47,7 @@ pub struct ThreadUse {
 }
 
 struct Job {
-    tokens: Vec<LlamaToken>,
+    tokens: Vec<Token>,
     request: ChatRequest,
     reply: Sender<Result<Completion, Error>>,
     /// Where the text goes as it is generated (streamed requests): each piece is final (no stop string can cut
@@ -145,13 +101,8 @@ impl Engine {
         }
         let cpu = crate::cpu::CpuReport::detect();
         cpu.check()?;
-        let backend = backend()?;
         let started = Instant::now();
-        let model = LlamaModel::load_from_file(backend, &cfg.gguf, &LlamaModelParams::default())
-            .map_err(|e| Error::Load {
-                path: cfg.gguf.clone(),
-                reason: e.to_string(),
-            })?;
+        let model = Model::load(&cfg.gguf)?;
         let template = load_template(&model)?;
         let name = model_name(&cfg.gguf);
         let shared = Arc::new(Shared {
@@ -246,17 +197,18 @@ impl Engine {
         self.shared.template.render(messages)
     }
 
-    /// Token ids of a text, special tokens parsed (as used for rendered prompts).
+    /// Token ids of a text, special tokens parsed (as used for rendered prompts); none for a text llama.cpp cannot
+    /// take (over 2 GiB).
     pub fn tokenize(&self, text: &str) -> Vec<i32> {
-        self.tokens(text).into_iter().map(|t| t.0).collect()
+        self.tokens(text).unwrap_or_default()
     }
 
-    fn tokens(&self, text: &str) -> Vec<LlamaToken> {
+    fn tokens(&self, text: &str) -> Result<Vec<Token>, Error> {
         let vocab = self.shared.model.vocab();
         // Add BOS only where the model asks for it and the template did not already write it.
-        let bos = vocab.token_to_piece(vocab.bos(), true, None);
+        let bos = vocab.piece(vocab.bos(), true);
         let add_special =
-            vocab.should_add_bos() && (bos.is_empty() || !text.as_bytes().starts_with(&bos));
+            vocab.adds_bos() && (bos.is_empty() || !text.as_bytes().starts_with(&bos));
         vocab.tokenize(text.as_bytes(), add_special, true)
     }
 
@@ -286,7 +238,7 @@ impl Engine {
     ) -> Result<mpsc::Receiver<Result<Completion, Error>>, Error> {
         validate(request)?;
         let prompt = self.render_prompt(&request.messages)?;
-        let tokens = self.tokens(&prompt);
+        let tokens = self.tokens(&prompt)?;
         if tokens.is_empty() {
             return Err(Error::BadRequest("the rendered prompt is empty".to_owned()));
         }
@@ -364,13 +316,13 @@ fn validate(r: &ChatRequest) -> Result<(), Error> {
     Ok(())
 }
 
-fn load_template(model: &LlamaModel) -> Result<ChatTemplate, Error> {
+fn load_template(model: &Model) -> Result<ChatTemplate, Error> {
     let vocab = model.vocab();
-    let bos = String::from_utf8_lossy(&vocab.token_to_piece(vocab.bos(), true, None)).into_owned();
-    let eos = String::from_utf8_lossy(&vocab.token_to_piece(vocab.eos(), true, None)).into_owned();
-    match model.meta_val_str("tokenizer.chat_template") {
-        Ok(source) => ChatTemplate::new(&source, &bos, &eos),
-        Err(_) => {
+    let bos = String::from_utf8_lossy(&vocab.piece(vocab.bos(), true)).into_owned();
+    let eos = String::from_utf8_lossy(&vocab.piece(vocab.eos(), true)).into_owned();
+    match model.meta_str("tokenizer.chat_template") {
+        Some(source) => ChatTemplate::new(&source, &bos, &eos),
+        None => {
             tracing::warn!("the GGUF has no `tokenizer.chat_template`; using plain ChatML");
             ChatTemplate::new(CHATML, &bos, &eos)
         }

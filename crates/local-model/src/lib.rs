@@ -1,5 +1,6 @@
 //! The embedded, offline model: a GGUF file (SmolLM2-135M-Instruct by default) run in-process on llama.cpp
-//! (through the `llama-cpp-2` crate) and served as a small OpenAI-compatible endpoint on 127.0.0.1.
+//! (its C API through `llama-cpp-sys-2`, held in owned handles by `engine::ffi`) and served as a small
+//! OpenAI-compatible endpoint on 127.0.0.1.
 //!
 //! What this crate knows: how to load one GGUF once, render its own chat template (`tokenizer.chat_template`
 //! from the GGUF metadata, rendered with minijinja exactly as written, so SmolLM2's default system prompt is

@@ -1,23 +1,13 @@
 //! One engine worker thread: its llama.cpp contexts, the sampler a request asks for, and the generation loop
 //! (prompt evaluation, decoding with the adaptive thread count, stop strings, streamed pieces, log-probabilities).
 
-use std::num::NonZeroU32;
 use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, Sender};
 use std::time::Instant;
 
-use llama_cpp_2::LlamaStateSeqFlags;
-use llama_cpp_2::context::LlamaContext;
-use llama_cpp_2::context::params::LlamaContextParams;
-use llama_cpp_2::llama_backend::LlamaBackend;
-use llama_cpp_2::llama_batch::LlamaBatch;
-use llama_cpp_2::model::LlamaModel;
-use llama_cpp_2::sampling::LlamaSampler;
-use llama_cpp_2::token::LlamaToken;
-use llama_cpp_2::token::logit_bias::LlamaLogitBias;
-
-use super::{Job, Shared, backend};
+use super::ffi::{Batch, Context, ContextParams, Link, Model, Sampler, Token};
+use super::{Job, Shared};
 use crate::threads::{Switch, ThreadRule};
 use crate::{ChatRequest, Completion, Error, FinishReason, TokenLogprob};
 
@@ -27,9 +17,10 @@ const PENALTY_LAST_N: i32 = 64;
 const MAX_BATCH: u32 = 512;
 
 /// A worker's llama.cpp contexts: one with the configured thread count, and (made on first use) one that decodes
-/// with a single thread. llama-cpp-2 0.1.160 does not expose `llama_set_n_threads` nor the context pointer it would
-/// need, so changing the thread count means moving the sequence to the other context: its KV cells are copied
-/// with `state_seq_get`/`state_seq_set` (bit for bit, about 23 KB per token for SmolLM2-135M).
+/// with a single thread. Changing the thread count means moving the sequence to the other context: its KV cells are
+/// copied with `llama_state_seq_get_data_ext`/`llama_state_seq_set_data_ext` (bit for bit, about 23 KB per token
+/// for SmolLM2-135M). (The engine once reached llama.cpp through `llama-cpp-2`, which did not expose
+/// `llama_set_n_threads`; the C API does, and one context changing its count would save the second KV cache.)
 ///
 /// Only decoding (one token per step, `n_threads`) follows the thread rule. Prompt evaluation (a batch of tokens,
 /// `n_threads_batch`) is compute-bound work that splits well over every configured thread, so both contexts
@@ -41,51 +32,34 @@ const MAX_BATCH: u32 = 512;
 /// greedy reply changed with the load, issue 46). Without it, attention is matrix products and a softmax whose
 /// every output element one thread computes whole, so the bits are the same for any thread count.
 struct Contexts<'m> {
-    model: &'m LlamaModel,
-    backend: &'static LlamaBackend,
+    model: &'m Model,
     ctx_size: u32,
     n_batch: u32,
     configured: usize,
-    main: LlamaContext<'m>,
-    single: Option<LlamaContext<'m>>,
+    main: Context<'m>,
+    single: Option<Context<'m>>,
 }
 
 impl<'m> Contexts<'m> {
     /// A context that decodes with `threads` and evaluates prompts with `batch_threads`.
-    fn params(
-        ctx_size: u32,
-        n_batch: u32,
-        threads: usize,
-        batch_threads: usize,
-    ) -> LlamaContextParams {
-        let count = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
-        LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(ctx_size))
-            .with_n_batch(n_batch)
-            .with_n_ubatch(n_batch)
-            .with_n_threads(count(threads))
-            .with_n_threads_batch(count(batch_threads))
-            .with_flash_attention_policy(llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_DISABLED)
+    fn params(ctx_size: u32, n_batch: u32, threads: usize, batch_threads: usize) -> ContextParams {
+        ContextParams {
+            n_ctx: ctx_size,
+            n_batch,
+            threads,
+            batch_threads,
+        }
     }
 
     fn new(
-        model: &'m LlamaModel,
-        backend: &'static LlamaBackend,
+        model: &'m Model,
         ctx_size: u32,
         n_batch: u32,
         configured: usize,
     ) -> Result<Contexts<'m>, Error> {
-        let main = model
-            .new_context(
-                backend,
-                Self::params(ctx_size, n_batch, configured, configured),
-            )
-            .map_err(|e| {
-                Error::Engine(format!("cannot create a context of {ctx_size} tokens: {e}"))
-            })?;
+        let main = model.new_context(&Self::params(ctx_size, n_batch, configured, configured))?;
         Ok(Contexts {
             model,
-            backend,
             ctx_size,
             n_batch,
             configured,
@@ -95,18 +69,17 @@ impl<'m> Contexts<'m> {
     }
 
     /// The context that decodes with `threads` (the configured count, or one).
-    fn get(&mut self, threads: usize) -> Result<&mut LlamaContext<'m>, Error> {
+    fn get(&mut self, threads: usize) -> Result<&mut Context<'m>, Error> {
         if threads == self.configured {
             return Ok(&mut self.main);
         }
         if self.single.is_none() {
-            let ctx = self
-                .model
-                .new_context(
-                    self.backend,
-                    Self::params(self.ctx_size, self.n_batch, 1, self.configured),
-                )
-                .map_err(|e| engine_err("creating the one-thread context", e))?;
+            let ctx = self.model.new_context(&Self::params(
+                self.ctx_size,
+                self.n_batch,
+                1,
+                self.configured,
+            ))?;
             self.single = Some(ctx);
         }
         Ok(self.single.as_mut().unwrap_or(&mut self.main))
@@ -117,15 +90,10 @@ impl<'m> Contexts<'m> {
         if from == to {
             return Ok(());
         }
-        let state = self
-            .get(from)?
-            .state_seq_get(0, LlamaStateSeqFlags::empty())
-            .map_err(|e| engine_err("saving the sequence", e))?;
+        let state = self.get(from)?.seq_state(0)?;
         let target = self.get(to)?;
-        target.clear_kv_cache();
-        target
-            .state_seq_set(&state, 0)
-            .map_err(|e| engine_err("restoring the sequence", e))
+        target.clear();
+        target.set_seq_state(0, &state)
     }
 }
 
@@ -164,22 +132,16 @@ pub(super) fn worker(
     threads: usize,
     mut rule: ThreadRule,
 ) {
-    let backend = match backend() {
-        Ok(b) => b,
-        Err(e) => {
-            let _ = ready.send(Err(e));
-            return;
-        }
-    };
     let n_batch = ctx_size.min(MAX_BATCH);
-    let mut ctxs = match Contexts::new(&shared.model, backend, ctx_size, n_batch, threads) {
-        Ok(c) => c,
+    let made = Contexts::new(&shared.model, ctx_size, n_batch, threads)
+        .and_then(|ctxs| Ok((ctxs, Batch::new(n_batch as usize)?)));
+    let (mut ctxs, mut batch) = match made {
+        Ok(made) => made,
         Err(e) => {
             let _ = ready.send(Err(e));
             return;
         }
     };
-    let mut batch = LlamaBatch::new(n_batch as usize, 1);
     let mut logged = [false; 2];
     let _ = ready.send(Ok(()));
     loop {
@@ -207,40 +169,41 @@ pub(super) fn worker(
     }
 }
 
-fn sampler_for(request: &ChatRequest, model: &LlamaModel) -> LlamaSampler {
+fn sampler_for(request: &ChatRequest, model: &Model) -> Result<Sampler, Error> {
+    let vocab = model.vocab();
     let mut chain = Vec::new();
     let repeat = request.repeat_penalty.unwrap_or(1.0) as f32;
     if (repeat - 1.0).abs() > f32::EPSILON {
-        chain.push(LlamaSampler::penalties(
-            model.n_vocab(),
-            PENALTY_LAST_N,
+        chain.push(Link::Penalties {
+            last_n: PENALTY_LAST_N,
             repeat,
-            0.0,
-            0.0,
-        ));
+            frequency: 0.0,
+            presence: 0.0,
+        });
     }
     if request.ignore_eos {
-        let vocab = model.vocab();
-        let bans: Vec<LlamaLogitBias> = (0..model.n_vocab())
-            .map(LlamaToken)
+        let bans: Vec<(Token, f32)> = (0..vocab.n_tokens())
             .filter(|&t| vocab.is_eog(t))
-            .map(|t| LlamaLogitBias::new(t, f32::NEG_INFINITY))
+            .map(|t| (t, f32::NEG_INFINITY))
             .collect();
-        chain.push(LlamaSampler::logit_bias(model.n_vocab(), &bans));
+        chain.push(Link::LogitBias(bans));
     }
     // `Engine::submit` has set the seed of every sampled request and of no greedy one.
     match request.seed {
-        None => chain.push(LlamaSampler::greedy()),
+        None => chain.push(Link::Greedy),
         Some(seed) => {
             let top_p = request.top_p.unwrap_or(1.0) as f32;
             if top_p < 1.0 {
-                chain.push(LlamaSampler::top_p(top_p, 1));
+                chain.push(Link::TopP {
+                    p: top_p,
+                    min_keep: 1,
+                });
             }
-            chain.push(LlamaSampler::temp(request.temperature.unwrap_or(1.0) as f32));
-            chain.push(LlamaSampler::dist(sampler_seed(seed)));
+            chain.push(Link::Temp(request.temperature.unwrap_or(1.0) as f32));
+            chain.push(Link::Dist(sampler_seed(seed)));
         }
     }
-    LlamaSampler::chain_simple(chain)
+    Sampler::chain(&chain, vocab.n_tokens())
 }
 
 /// The 32-bit seed llama.cpp's sampler takes for a request's 64-bit seed (both halves folded in). llama.cpp reads
@@ -255,10 +218,10 @@ fn sampler_seed(seed: u64) -> u32 {
 }
 
 /// Natural-log probability of `token` under the raw logits (log-softmax, computed in f64).
-fn logprob_of(logits: &[f32], token: LlamaToken) -> f64 {
+fn logprob_of(logits: &[f32], token: Token) -> f64 {
     let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let sum: f64 = logits.iter().map(|&l| f64::from(l - max).exp()).sum();
-    let idx = usize::try_from(token.0).unwrap_or(0);
+    let idx = usize::try_from(token).unwrap_or(0);
     logits
         .get(idx)
         .map_or(f64::NEG_INFINITY, |&l| f64::from(l - max) - sum.ln())
@@ -273,7 +236,7 @@ fn run(
     ctxs: &mut Contexts<'_>,
     rule: &mut ThreadRule,
     logged: &mut [bool; 2],
-    batch: &mut LlamaBatch,
+    batch: &mut Batch,
     n_batch: u32,
     job: &Job,
 ) -> Result<Completion, Error> {
@@ -292,7 +255,7 @@ fn run(
     let budget = n_ctx - n_prompt;
     let max_new = request.max_tokens.map_or(budget, |m| m.min(budget));
 
-    ctx.clear_kv_cache();
+    ctx.clear();
     let started = Instant::now();
     let chunk = usize::try_from(n_batch).unwrap_or(512);
     let mut pos: i32 = 0;
@@ -301,19 +264,17 @@ fn run(
         batch.clear();
         for (i, &tok) in part.iter().enumerate() {
             let last = ci * chunk + i + 1 == total;
-            batch
-                .add(tok, pos, &[0], last)
-                .map_err(|e| engine_err("batch", e))?;
+            batch.push(tok, pos, 0, last)?;
             pos += 1;
         }
         ctx.decode(batch)
             .map_err(|e| engine_err("prompt evaluation", e))?;
     }
     let prompt_seconds = started.elapsed().as_secs_f64();
-    let mut logits_idx = batch.n_tokens() - 1;
+    let mut logits_idx = batch.len() - 1;
 
     let started = Instant::now();
-    let mut sampler = sampler_for(request, &shared.model);
+    let mut sampler = sampler_for(request, &shared.model)?;
     let stops: Vec<&[u8]> = request
         .stop_strings()
         .iter()
@@ -336,9 +297,9 @@ fn run(
             break;
         }
         generated += 1;
-        let piece = vocab.token_to_piece(token, false, None);
+        let piece = vocab.piece(token, false);
         if let Some(lp) = logprobs.as_mut() {
-            let logprob = logprob_of(ctxs.get(active)?.get_logits_ith(logits_idx), token);
+            let logprob = logprob_of(ctxs.get(active)?.logits(logits_idx)?, token);
             lp.push(TokenLogprob {
                 token: String::from_utf8_lossy(&piece).into_owned(),
                 logprob,
@@ -381,9 +342,7 @@ fn run(
             break;
         }
         batch.clear();
-        batch
-            .add(token, pos, &[0], true)
-            .map_err(|e| engine_err("batch", e))?;
+        batch.push(token, pos, 0, true)?;
         pos += 1;
         let threads = rule.threads();
         if threads != active {
@@ -446,6 +405,6 @@ mod tests {
     #[test]
     fn logprob_is_log_softmax() {
         let logits = [0.0_f32, 0.0];
-        assert!((logprob_of(&logits, LlamaToken(1)) - 0.5_f64.ln()).abs() < 1e-9);
+        assert!((logprob_of(&logits, 1) - 0.5_f64.ln()).abs() < 1e-9);
     }
 }
