@@ -152,3 +152,64 @@ fn every_member_builds_shared_crates_alike() {
         differ.join("\n")
     );
 }
+
+/// The crates that only run while building (proc macros, the build scripts' dependencies and theirs) are compiled
+/// at opt-level 0, every other dependency at 2. `[profile.dev.package."*"]` takes precedence over cargo's
+/// `build-override` (which leaves them unoptimised by default), so Cargo.toml names them one by one; this keeps that
+/// list equal to the crates `cargo tree` reaches only through build-dependency and proc-macro edges. A name that is
+/// also built for the program is given with its version, so the program's copy stays optimised.
+#[test]
+fn only_build_time_crates_are_unoptimised() {
+    // (name, version) of each registry package; a proc macro's line ends in "(proc-macro)", a workspace crate's
+    // names its folder.
+    let versions = |tree: &str| -> BTreeSet<(String, String)> {
+        tree.lines()
+            .filter_map(|line| {
+                let mut words = line.split('|').next()?.split_whitespace();
+                let (name, version) = (words.next()?, words.next()?.strip_prefix('v')?);
+                let local = words.any(|w| w.contains('/'));
+                (!local).then(|| (name.to_owned(), version.to_owned()))
+            })
+            .collect()
+    };
+    let everything = versions(&tree(&["--workspace", "--edges", "normal,build,dev"]));
+    let program = versions(&tree(&[
+        "--workspace",
+        "--edges",
+        "normal,dev,no-proc-macro",
+    ]));
+    let expected: BTreeSet<String> = everything
+        .difference(&program)
+        .map(|(name, version)| {
+            if program.iter().any(|(n, _)| n == name) {
+                format!("{name}@{version}")
+            } else {
+                name.clone()
+            }
+        })
+        .collect();
+    assert!(
+        expected.contains("syn") && expected.contains("serde_derive"),
+        "{expected:?}"
+    );
+    let manifest: toml::Value = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml"),
+    )
+    .unwrap()
+    .parse()
+    .unwrap();
+    let listed: BTreeSet<String> = manifest["profile"]["dev"]["package"]
+        .as_table()
+        .unwrap()
+        .iter()
+        .filter(|(_, o)| o.get("opt-level").and_then(toml::Value::as_integer) == Some(0))
+        .map(|(name, _)| name.clone())
+        .collect();
+    let missing: Vec<&String> = expected.difference(&listed).collect();
+    let stale: Vec<&String> = listed.difference(&expected).collect();
+    assert!(
+        missing.is_empty() && stale.is_empty(),
+        "Cargo.toml's `[profile.dev.package]` should list with `opt-level = 0` exactly the crates used only while \
+         building; add {missing:?}, remove {stale:?}"
+    );
+}
