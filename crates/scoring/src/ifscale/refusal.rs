@@ -60,7 +60,7 @@ fn cue_patterns() -> &'static [Regex] {
     CUES.get_or_init(|| {
         let modal = r"(?: can't| cant| cannot| can not| won't| will not| am unable to|'m unable to| am not able to|'m not able to| won't be able to| will not be able to| am not going to|'m not going to| must decline to| have to decline to)";
         [
-            format!(r"\bi{modal} (?:{ADVERBS} )?(?:{TASK_VERBS})\b"),
+            format!(r"\bi{modal} (?:(?:{ADVERBS}) )?(?:{TASK_VERBS})\b"),
             r"\bi(?: must| have to| will have to| need to|'ll have to|'m going to| am going to) (?:respectfully |politely )?decline\b".to_owned(),
             r"\bi (?:respectfully |politely )?(?:decline|refuse)\b".to_owned(),
             r"\bsorry\b[^.!?\n]{0,30}\bi(?: can't| cannot| can not| won't| will not| am unable|'m unable| am not able|'m not able)\b".to_owned(),
