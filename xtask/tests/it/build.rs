@@ -34,7 +34,8 @@ fn packages(tree: &str, registry_only: bool) -> BTreeSet<(String, BTreeSet<Strin
         let (Some(name), Some(version)) = (words.next(), words.next()) else {
             continue;
         };
-        if registry_only && words.next().is_some() {
+        // A workspace crate's line names its folder; a proc macro's ends in "(proc-macro)".
+        if registry_only && words.any(|w| w.contains('/')) {
             continue;
         }
         let features = features.trim_end_matches(" (*)").trim();
@@ -160,15 +161,12 @@ fn every_member_builds_shared_crates_alike() {
 /// also built for the program is given with its version, so the program's copy stays optimised.
 #[test]
 fn only_build_time_crates_are_unoptimised() {
-    // (name, version) of each registry package; a proc macro's line ends in "(proc-macro)", a workspace crate's
-    // names its folder.
     let versions = |tree: &str| -> BTreeSet<(String, String)> {
-        tree.lines()
-            .filter_map(|line| {
-                let mut words = line.split('|').next()?.split_whitespace();
-                let (name, version) = (words.next()?, words.next()?.strip_prefix('v')?);
-                let local = words.any(|w| w.contains('/'));
-                (!local).then(|| (name.to_owned(), version.to_owned()))
+        self::packages(tree, true)
+            .into_iter()
+            .map(|(package, _)| {
+                let (name, version) = package.split_once(" v").unwrap();
+                (name.to_owned(), version.to_owned())
             })
             .collect()
     };
