@@ -154,9 +154,8 @@ pub fn rift(c: &RiftCheck<'_>) -> Result<usize, Error> {
 #[derive(Debug, Clone, Copy)]
 pub struct CoherenceCheck<'a> {
     pub judge: &'a ModelConfig,
-    /// The evaluated models' IFScale responses files: the incoherent controls are made from their replies.
-    pub responses: &'a [std::path::PathBuf],
-    /// The hand-written coherent reports (JSONL of `{"id", "report"}`).
+    /// The hand-written coherent reports (JSONL of `{"id", "report"}`): the known-coherent controls, and the
+    /// material the known-incoherent ones are made from.
     pub coherent: &'a Path,
     /// The coherence rubric, the same as for the run's own attempts (`[ifscale] coherence-prompt`).
     pub rubric: &'a str,
@@ -186,22 +185,12 @@ pub fn coherence(c: &CoherenceCheck<'_>) -> Result<usize, Error> {
         .map_err(|e| Error::Input(format!("[ifscale]: {e}")))?;
     let coherent: Vec<CoherentReport> = schema::read_jsonl(c.coherent)
         .map_err(|e| Error::Input(format!("known-coherent reports: {e}")))?;
-    let mut replies: Vec<String> = Vec::new();
-    for path in c.responses.iter().filter(|p| p.is_file()) {
-        for r in schema::read_latest_responses(path)? {
-            if r.outcome == Outcome::Ok
-                && let Some(text) = r.content.filter(|t| sentences(t).len() >= 3)
-            {
-                replies.push(text);
-            }
-        }
-    }
     let mut controls: Vec<CoherenceControl> = coherent
         .iter()
         .take(c.plan.per_kind)
         .map(|r| coherence_control(ControlKind::KnownCorrect, "hand_written", &r.id, &r.report))
         .collect();
-    controls.extend(incoherent_reports(&replies, c.plan));
+    controls.extend(incoherent_reports(&coherent, c.plan));
     schema::write_jsonl_atomic(&c.files.controls(), &controls)?;
     let prompts: Vec<PromptRecord> = controls
         .iter()
@@ -332,13 +321,23 @@ const FILLER: [&str; 6] = [
     "along with",
 ];
 
-/// Known-incoherent reports from the run's replies, in three forms taken in turn: sentences of several reports in a
-/// seeded shuffle (`shuffled_across_reports`), the longer words of a report as a run padded with filler
-/// (`keyword_run`), a report's opening cut in the middle of its second sentence (`cut_mid_sentence`). At least
-/// [`MIN_INCOHERENT`] (and `plan.per_kind` when larger) when there are replies; none without.
-pub fn incoherent_reports(replies: &[String], plan: ControlPlan) -> Vec<CoherenceControl> {
-    let split: Vec<Vec<String>> = replies.iter().map(|r| sentences(r)).collect();
-    let split: Vec<&Vec<String>> = split.iter().filter(|s| s.len() >= 3).collect();
+/// Known-incoherent reports made from the hand-written coherent ones, in three forms taken in turn: sentences of
+/// several reports in a seeded shuffle (`shuffled_across_reports`), the longer words of a report as a run padded
+/// with filler (`keyword_run`), a report's opening cut in the middle of its second sentence (`cut_mid_sentence`).
+/// At least [`MIN_INCOHERENT`] (and `plan.per_kind` when larger) when a report has three sentences; none without.
+///
+/// They depend on the config alone (the reports file and the seed), never on a run's replies: a single run, a
+/// rerun, shard 0 of a split run and its merge make the same controls, so the check is sent once and its
+/// verdicts are the same wherever it ran. (They were once made from the run's replies, picked by their line in the
+/// responses file: completion order in one run, shard order after a merge, so the controls and the judge's
+/// specificity changed with the order the answers came in.) Each control's `source` names the reports it is made
+/// from.
+pub fn incoherent_reports(reports: &[CoherentReport], plan: ControlPlan) -> Vec<CoherenceControl> {
+    let split: Vec<(&str, Vec<String>)> = reports
+        .iter()
+        .map(|r| (r.id.as_str(), sentences(&r.report)))
+        .filter(|(_, s)| s.len() >= 3)
+        .collect();
     if split.is_empty() {
         return Vec::new();
     }
@@ -350,13 +349,13 @@ pub fn incoherent_reports(replies: &[String], plan: ControlPlan) -> Vec<Coherenc
             break;
         }
         let r = pick(plan.seed, i, "report") as usize % split.len();
-        let (form, text) = match i % 3 {
+        let (form, text, source) = match i % 3 {
             0 => {
                 // Twelve sentences drawn from all reports, in a seeded order.
                 let mut pool: Vec<(u64, &String)> = split
                     .iter()
                     .enumerate()
-                    .flat_map(|(a, s)| s.iter().enumerate().map(move |(b, t)| (a, b, t)))
+                    .flat_map(|(a, (_, s))| s.iter().enumerate().map(move |(b, t)| (a, b, t)))
                     .map(|(a, b, t)| (pick(plan.seed, i, &format!("s{a}.{b}")), t))
                     .collect();
                 pool.sort();
@@ -366,10 +365,11 @@ pub fn incoherent_reports(replies: &[String], plan: ControlPlan) -> Vec<Coherenc
                     .map(|(_, t)| t.as_str())
                     .collect::<Vec<_>>()
                     .join(" ");
-                ("shuffled_across_reports", text)
+                ("shuffled_across_reports", text, "every report".to_owned())
             }
             1 => {
                 let words: Vec<&str> = split[r]
+                    .1
                     .iter()
                     .flat_map(|s| s.split_whitespace())
                     .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
@@ -388,25 +388,24 @@ pub fn incoherent_reports(replies: &[String], plan: ControlPlan) -> Vec<Coherenc
                     }
                     text.push_str(&w.to_lowercase());
                 }
-                ("keyword_run", text)
+                ("keyword_run", text, split[r].0.to_owned())
             }
             _ => {
-                let s = &split[r];
+                let s = &split[r].1;
                 let second = &s[1];
                 let words: Vec<&str> = second.split_whitespace().collect();
                 let cut = words[..(words.len() / 2).max(1)].join(" ");
-                ("cut_mid_sentence", format!("{} {cut}", s[0]))
+                (
+                    "cut_mid_sentence",
+                    format!("{} {cut}", s[0]),
+                    split[r].0.to_owned(),
+                )
             }
         };
         if text.split_whitespace().count() < 5 {
             continue;
         }
-        let k = coherence_control(
-            ControlKind::KnownIncorrect,
-            form,
-            &format!("reply {r}"),
-            &text,
-        );
+        let k = coherence_control(ControlKind::KnownIncorrect, form, &source, &text);
         if seen.insert(k.id.clone()) {
             out.push(k);
         }
@@ -557,7 +556,14 @@ mod tests {
 
     #[test]
     fn incoherent_reports_come_in_three_forms_and_at_least_twenty() {
-        let replies = vec![REPLY.to_owned(), REPLY.replace("Revenue", "Income")];
+        let report = |id: &str, text: String| CoherentReport {
+            id: id.to_owned(),
+            report: text,
+        };
+        let replies = vec![
+            report("a", REPLY.to_owned()),
+            report("b", REPLY.replace("Revenue", "Income")),
+        ];
         let plan = ControlPlan {
             per_kind: 5,
             seed: 0,
@@ -574,6 +580,32 @@ mod tests {
         let cut = out.iter().find(|c| c.form == "cut_mid_sentence").unwrap();
         assert!(!cut.report.ends_with('.'), "{}", cut.report);
         assert!(incoherent_reports(&[], plan).is_empty());
+        // Each names the reports it was made from.
+        assert!(
+            out.iter()
+                .all(|c| ["a", "b", "every report"].contains(&c.source.as_str()))
+        );
+        // Another seed makes other shuffles; the same seed the same controls, whatever else happened in the run.
+        let other = incoherent_reports(&replies, ControlPlan { seed: 1, ..plan });
+        assert_ne!(out, other);
+    }
+
+    #[test]
+    fn the_committed_coherent_reports_make_enough_incoherent_controls() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../datasets/ifscale-coherence/coherent.jsonl");
+        let reports: Vec<CoherentReport> = schema::read_jsonl(&path).unwrap();
+        // The default `[judge-check] per-kind` is 50.
+        let out = incoherent_reports(
+            &reports,
+            ControlPlan {
+                per_kind: 50,
+                seed: 0,
+            },
+        );
+        assert_eq!(out.len(), 50);
+        let ids: BTreeSet<&str> = out.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids.len(), 50, "every control is distinct");
     }
 
     #[test]

@@ -10,10 +10,13 @@ use inference_client::ModelConfig;
 use prompt_gen::ifscale::IfscaleConfig;
 use prompt_gen::rift::RiftConfig;
 use schema::PromptRecord;
+use schema::paths::Bench;
+use std::collections::BTreeSet;
 
 use crate::Run;
 use crate::config::RiftPrepSection;
 use crate::outcome::Failure;
+use crate::shard::Unit;
 use crate::stage::Stage;
 
 /// What the stages' estimates share: the prompts the config makes, built once, and the notes printed under the
@@ -24,6 +27,8 @@ pub struct DryRun<'a> {
     rift: Option<RiftSample>,
     notes: Vec<String>,
     baseline: Option<String>,
+    /// In a shard: the units it sends, once computed (`None` inside: the share cannot be computed, said in a note).
+    share: Option<Option<std::rc::Rc<BTreeSet<Unit>>>>,
 }
 
 /// Where the RIFT estimate comes from.
@@ -42,7 +47,49 @@ impl<'a> DryRun<'a> {
             rift: None,
             notes: Vec::new(),
             baseline: None,
+            share: None,
         }
+    }
+
+    /// In a shard (`--shard`), the units it sends: the assignment every shard computes, over the prompts the config
+    /// makes (both benchmarks'); `None` in a whole run, and when a benchmark's prompts are not made (a vocabulary
+    /// still to build, RIFT estimated from the published counts), said in a note: the rows are then the whole run's.
+    pub fn share(&mut self) -> anyhow::Result<Option<std::rc::Rc<BTreeSet<Unit>>>> {
+        let Some(sharding) = &self.run.shard else {
+            return Ok(None);
+        };
+        if let Some(share) = &self.share {
+            return Ok(share.clone());
+        }
+        let cfg = &self.run.cfg;
+        let mut complete = true;
+        if let Some(ifs) = &cfg.ifscale {
+            complete &= self.ifscale_prompts(ifs)?.is_some();
+        }
+        if let Some(rift) = &cfg.rift {
+            complete &= matches!(self.rift_sample(rift)?, RiftSample::Prompts(_));
+        }
+        let mut lists: Vec<(Bench, &[PromptRecord])> = Vec::new();
+        if let Some(Some(p)) = &self.ifscale {
+            lists.push((Bench::Ifscale, p));
+        }
+        if let Some(RiftSample::Prompts(p)) = &self.rift {
+            lists.push((Bench::Rift, p));
+        }
+        let share = if complete {
+            let (mine, line) = crate::shard::share_of(self.run, sharding.shard, &lists);
+            self.notes.push(format!("{line}."));
+            Some(std::rc::Rc::new(mine))
+        } else {
+            self.notes.push(format!(
+                "shard {}: its share cannot be computed before every benchmark's prompts can be made; the rows are \
+                 the whole run's.",
+                sharding.shard.label()
+            ));
+            None
+        };
+        self.share = Some(share.clone());
+        Ok(share)
     }
 
     /// The run's IFScale prompts, made once; None (said in a note) while the vocabulary they sample is still to be
@@ -89,6 +136,7 @@ impl<'a> DryRun<'a> {
         let run = self.run;
         let prep = run.cfg.rift_prep.as_ref();
         let judge = prep.and_then(|p| p.judge_model.as_deref());
+        let share = self.share()?;
         match self.rift_sample(rift)? {
             RiftSample::Published => Ok(crate::rift_data::published_estimate(
                 rift,
@@ -96,7 +144,7 @@ impl<'a> DryRun<'a> {
                 std::slice::from_ref(model),
             )),
             RiftSample::Prompts(prompts) => Ok(harness::estimate::rift(
-                prompts,
+                &crate::shard::keep(share.as_deref(), Bench::Rift, &model.name, prompts),
                 std::slice::from_ref(model),
                 judge,
                 &run.client,

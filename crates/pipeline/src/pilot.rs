@@ -12,18 +12,19 @@
 //! the pilot's mean, with a range from its lightest to its heaviest unit (stratified sums for RIFT's structures).
 //! A model with prices gets a cost; one without (a local server) gets tokens and request time instead.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use inference_client::ModelConfig;
 use prompt_gen::rift::RiftConfig;
 use schema::PromptRecord;
-use schema::paths::RunPaths;
+use schema::paths::{Bench, RunPaths};
 
 use harness::estimate::expected::{Row, pick, to_markdown};
 
 use crate::Run;
 use crate::config::PipelineConfig;
+use crate::shard::Unit;
 use crate::stage::Stage;
 
 /// The sampling seed of the pilot's prompts (fixed: a rerun of the pilot is answered from the cache).
@@ -113,6 +114,10 @@ pub struct Pilot<'a> {
     /// The run's IFScale prompts and the pilot's sample of them.
     ifscale: Option<(Vec<PromptRecord>, Vec<PromptRecord>)>,
     rift: Option<Option<RiftSample>>,
+    /// In a shard: the units it sends, once computed (`None` inside: a benchmark's prompts cannot be made now).
+    share: Option<Option<std::rc::Rc<BTreeSet<Unit>>>>,
+    /// What the pilot says about a shard's share.
+    share_note: Option<String>,
 }
 
 /// The pilot's RIFT prompts: a systematic sample per structure.
@@ -126,6 +131,30 @@ pub struct RiftSample {
     /// Answers expected over the run's prompts and over the pilot's.
     pub run_answers: usize,
     pub pilot_answers: usize,
+    /// The run's prompts (for a shard's share).
+    pub all: std::rc::Rc<Vec<PromptRecord>>,
+}
+
+impl RiftSample {
+    /// The run's prompts of a structure that `model` sends: all of them, or in a shard those of its `share`.
+    pub fn run_units(&self, share: Option<&BTreeSet<Unit>>, model: &str, idx: &[usize]) -> usize {
+        idx.iter()
+            .filter(|&&i| crate::shard::contains(share, Bench::Rift, model, &self.all[i].id))
+            .count()
+    }
+
+    /// The answers expected over the run's prompts that `model` sends (a shard's share, with `share`).
+    pub fn run_answers(&self, share: Option<&BTreeSet<Unit>>, model: &str) -> usize {
+        match share {
+            None => self.run_answers,
+            Some(_) => self
+                .all
+                .iter()
+                .filter(|p| crate::shard::contains(share, Bench::Rift, model, &p.id))
+                .map(answers)
+                .sum(),
+        }
+    }
 }
 
 impl<'a> Pilot<'a> {
@@ -138,7 +167,56 @@ impl<'a> Pilot<'a> {
             paths: RunPaths::new(&root),
             ifscale: None,
             rift: None,
+            share: None,
+            share_note: None,
         })
+    }
+
+    /// In a shard (`--shard`), the units it sends, from the prompts the config makes (the same assignment as the
+    /// shard's own): the pilot scales each unit's observed cost to the shard's units instead of the run's. `None`
+    /// in a whole run, and when a benchmark's prompts cannot be made now (then the rows are the whole run's, said so).
+    pub fn share(&mut self) -> anyhow::Result<Option<std::rc::Rc<BTreeSet<Unit>>>> {
+        let Some(sharding) = &self.run.shard else {
+            return Ok(None);
+        };
+        if let Some(share) = &self.share {
+            return Ok(share.clone());
+        }
+        let cfg = &self.run.cfg;
+        if let Some(ifs) = &cfg.ifscale {
+            self.ifscale_sample(ifs)?;
+        }
+        let rift = if cfg.rift.is_some() {
+            self.rift_sample()?.map(|s| s.all.clone())
+        } else {
+            Some(std::rc::Rc::new(Vec::new()))
+        };
+        let ifscale = match (&cfg.ifscale, &self.ifscale) {
+            (None, _) => Some(&[][..]),
+            (Some(_), Some((all, _))) => Some(all.as_slice()),
+            (Some(_), None) => None,
+        };
+        let share = match (ifscale, &rift) {
+            (Some(ifscale), Some(rift)) => {
+                let (mine, line) = crate::shard::share_of(
+                    self.run,
+                    sharding.shard,
+                    &[(Bench::Ifscale, ifscale), (Bench::Rift, rift.as_slice())],
+                );
+                self.share_note = Some(format!("{line}."));
+                Some(std::rc::Rc::new(mine))
+            }
+            _ => {
+                self.share_note = Some(format!(
+                    "shard {}: its share cannot be computed before every benchmark's prompts can be made; the rows \
+                     are the whole run's.",
+                    sharding.shard.label()
+                ));
+                None
+            }
+        };
+        self.share = Some(share.clone());
+        Ok(share)
     }
 
     /// The number of the run's IFScale samples and the pilot's systematic sample of them, spread over the density
@@ -165,15 +243,20 @@ impl<'a> Pilot<'a> {
             .unwrap_or_default())
     }
 
-    /// How many of the run's IFScale prompts fit `model`'s context window (`crate::fit`): the samples the run sends.
+    /// How many of the run's IFScale prompts fit `model`'s context window (`crate::fit`): the samples the run sends
+    /// (in a shard, of its share).
     pub fn ifscale_fitting(
         &mut self,
         ifs: &prompt_gen::ifscale::IfscaleConfig,
         model: &ModelConfig,
     ) -> anyhow::Result<usize> {
+        let share = self.share()?;
         self.ifscale_sample(ifs)?;
         Ok(self.ifscale.as_ref().map_or(0, |(all, _)| {
             all.iter()
+                .filter(|p| {
+                    crate::shard::contains(share.as_deref(), Bench::Ifscale, &model.name, &p.id)
+                })
                 .filter(|p| crate::fit::check(model, p).is_none())
                 .count()
         }))
@@ -217,6 +300,7 @@ impl<'a> Pilot<'a> {
             pilot_answers: chosen.iter().map(answers).sum(),
             chosen,
             by_structure,
+            all: std::rc::Rc::new(prompts),
         })
     }
 }
@@ -228,6 +312,15 @@ pub(crate) fn prices(m: &ModelConfig) -> (f64, f64) {
 
 /// Every stage's pilot rows, in the order the stages run.
 pub fn rows<'a>(run: &'a Run, stages: &[Stage<'a>], per_stage: usize) -> anyhow::Result<Vec<Row>> {
+    Ok(rows_and_share(run, stages, per_stage)?.0)
+}
+
+/// Every stage's pilot rows, and what the pilot says about a shard's share.
+fn rows_and_share<'a>(
+    run: &'a Run,
+    stages: &[Stage<'a>],
+    per_stage: usize,
+) -> anyhow::Result<(Vec<Row>, Option<String>)> {
     let mut pilot = Pilot::new(run, per_stage)?;
     let mut rows = Vec::new();
     for stage in stages {
@@ -235,16 +328,19 @@ pub fn rows<'a>(run: &'a Run, stages: &[Stage<'a>], per_stage: usize) -> anyhow:
             rows.extend(f(&mut pilot)?);
         }
     }
-    Ok(rows)
+    Ok((rows, pilot.share_note))
 }
 
 /// Sends the pilot of `stages` and prints the expectation, and below it what was not piloted and why.
 #[allow(clippy::print_stdout)]
 pub fn pilot<'a>(run: &'a Run, stages: &[Stage<'a>], per_stage: usize) -> anyhow::Result<()> {
     let spent_before = run.client.spent_usd();
-    let rows = rows(run, stages, per_stage)?;
+    let (rows, share_note) = rows_and_share(run, stages, per_stage)?;
     let (_, notes) = rift_source(&run.cfg, run.prepared);
     println!("{}", to_markdown(&rows, per_stage));
+    if let Some(note) = share_note {
+        println!("{note}");
+    }
     for note in notes {
         println!("{note}");
     }

@@ -18,7 +18,7 @@ use prompt_gen::rift::RiftConfig;
 use crate::Run;
 use crate::config::RiftPrepSection;
 use crate::outcome::Failure;
-use crate::stage::Stage;
+use crate::stage::{Sharded, Stage};
 
 /// The provenance stamp's name (`<dataset folder>/prepared-from.json`).
 const PROVENANCE: &str = "prepared-from";
@@ -103,6 +103,7 @@ pub(crate) fn prep_stage(run: &Run) -> Option<Stage<'_>> {
     let dir = dataset_dir(rift);
     let outputs = vec![rift.dataset.clone()];
     let stage = Stage {
+        sharded: Sharded::Every,
         before: Some(Box::new(move |stamps| {
             // The run's own stamp says nothing about a file another config rewrote.
             if !belongs(rift, &prep_fingerprint(prep, rephraser)?) {

@@ -227,6 +227,11 @@ impl Run {
 /// finished incomplete or with a failed judge returns that [`Failure`].
 pub fn run(cfg: PipelineConfig, opts: &Options, client: Arc<Client>) -> anyhow::Result<()> {
     let started = Instant::now();
+    if let Some(shard) = opts.shard {
+        let base = opts.run_dir.clone().unwrap_or_else(|| cfg.run_dir());
+        crate::shard::check_split(&base, &opts.run_dir(&cfg), shard, opts.run_dir.is_none())
+            .map_err(crate::outcome::usage)?;
+    }
     let run = Run::load(cfg, opts, client)?;
     crate::routing::warn(&run);
     let stages = crate::shard::filter(&run, stages::list(&run));

@@ -27,10 +27,7 @@ use schema::paths::Bench;
 
 use crate::Run;
 use crate::outcome::usage;
-use crate::stage::{Ctx, Stage};
-
-/// The stages every shard runs (in this order, before the others): they write what the per-model stages read.
-const SHARED: [&str; 4] = ["vocab", "rift-prep", "ifscale-prompts", "rift-prompts"];
+use crate::stage::{Ctx, Sharded, Stage};
 
 /// The file a shard writes when it finishes, in its run folder.
 pub const MANIFEST: &str = "shard.json";
@@ -46,9 +43,14 @@ pub struct Shard {
 }
 
 impl Shard {
-    /// Reads `I/N` (0 ≤ I < N), `auto` (Slurm: `SLURM_ARRAY_TASK_ID` minus `SLURM_ARRAY_TASK_MIN`, of
-    /// `SLURM_ARRAY_TASK_COUNT`) or `auto/N` (Kubernetes' `JOB_COMPLETION_INDEX`, else Slurm's task id, of N), with
-    /// `var` looking up the environment.
+    /// Reads `I/N` (0 ≤ I < N) or `auto/N`: the index from Kubernetes' `JOB_COMPLETION_INDEX`, else Slurm's
+    /// `SLURM_ARRAY_TASK_ID` as it is (the array numbered from 0, `--array=0-<N-1>`), of the `N` the flag gives;
+    /// `var` looks up the environment.
+    ///
+    /// The count always comes from the flag. A scheduler's own count describes one submission, not the run: a task
+    /// resubmitted alone (`sbatch --array=1 …`) sees `SLURM_ARRAY_TASK_MIN=1` and `SLURM_ARRAY_TASK_COUNT=1`, and
+    /// reading them ran the whole run as shard 0/1 instead of shard 1 of 3. So `auto` without `/N` is refused, and
+    /// so is a Slurm array whose task ids reach past `N − 1` (`SLURM_ARRAY_TASK_MAX`).
     pub fn parse(spec: &str, var: impl Fn(&str) -> Option<String>) -> Result<Shard, String> {
         let number = |what: &str, text: &str| {
             text.trim()
@@ -58,44 +60,39 @@ impl Shard {
         let env = |name: &str| var(name).filter(|v| !v.trim().is_empty());
         let (index, count) = match spec.split_once('/') {
             None if spec == "auto" => {
-                let (Some(id), Some(n)) = (
-                    env(EnvVars::SLURM_ARRAY_TASK_ID),
-                    env(EnvVars::SLURM_ARRAY_TASK_COUNT),
-                ) else {
-                    return Err(format!(
-                        "--shard auto needs {} and {} (a Slurm job array); elsewhere give --shard auto/N with {} set, or --shard I/N",
-                        EnvVars::SLURM_ARRAY_TASK_ID,
-                        EnvVars::SLURM_ARRAY_TASK_COUNT,
-                        EnvVars::JOB_COMPLETION_INDEX
-                    ));
-                };
-                let min = match env(EnvVars::SLURM_ARRAY_TASK_MIN) {
-                    Some(m) => number(EnvVars::SLURM_ARRAY_TASK_MIN, &m)?,
-                    None => 0,
-                };
-                let id = number(EnvVars::SLURM_ARRAY_TASK_ID, &id)?;
-                let index = id.checked_sub(min).ok_or_else(|| {
-                    format!(
-                        "--shard auto: SLURM_ARRAY_TASK_ID {id} is below SLURM_ARRAY_TASK_MIN {min}"
-                    )
-                })?;
-                (index, number(EnvVars::SLURM_ARRAY_TASK_COUNT, &n)?)
+                return Err(format!(
+                    "--shard auto: give the number of shards, --shard auto/N (a scheduler's task count is that of one \
+                     submission: a task resubmitted alone sees {}=1, not the run's N)",
+                    EnvVars::SLURM_ARRAY_TASK_COUNT
+                ));
             }
-            None => return Err(format!("--shard {spec}: expected I/N, auto or auto/N")),
+            None => return Err(format!("--shard {spec}: expected I/N or auto/N")),
             Some(("auto", n)) => {
-                let Some(id) = env(EnvVars::JOB_COMPLETION_INDEX)
-                    .map(|v| (EnvVars::JOB_COMPLETION_INDEX, v))
-                    .or_else(|| {
-                        env(EnvVars::SLURM_ARRAY_TASK_ID).map(|v| (EnvVars::SLURM_ARRAY_TASK_ID, v))
-                    })
-                else {
+                let count = number("the count", n)?;
+                let index = if let Some(i) = env(EnvVars::JOB_COMPLETION_INDEX) {
+                    number(EnvVars::JOB_COMPLETION_INDEX, &i)?
+                } else if let Some(id) = env(EnvVars::SLURM_ARRAY_TASK_ID) {
+                    if let Some(max) = env(EnvVars::SLURM_ARRAY_TASK_MAX) {
+                        let max = number(EnvVars::SLURM_ARRAY_TASK_MAX, &max)?;
+                        if max >= count {
+                            return Err(format!(
+                                "--shard {spec}: this Slurm array's task ids reach {max}, but shards are numbered 0 to \
+                                 {}: submit the array as --array=0-{}",
+                                count.saturating_sub(1),
+                                count.saturating_sub(1)
+                            ));
+                        }
+                    }
+                    number(EnvVars::SLURM_ARRAY_TASK_ID, &id)?
+                } else {
                     return Err(format!(
-                        "--shard {spec} needs {} (a Kubernetes indexed Job) or {}",
+                        "--shard {spec} needs {} (a Kubernetes indexed Job) or {} (a Slurm job array); elsewhere give \
+                         --shard I/N",
                         EnvVars::JOB_COMPLETION_INDEX,
                         EnvVars::SLURM_ARRAY_TASK_ID
                     ));
                 };
-                (number(id.0, &id.1)?, number("the count", n)?)
+                (index, count)
             }
             Some((i, n)) => (number("the index", i)?, number("the count", n)?),
         };
@@ -118,6 +115,68 @@ impl Shard {
         name.push(format!("-shard-{}-of-{}", self.index, self.count));
         PathBuf::from(name)
     }
+}
+
+/// The split a shard folder's name says (`…-shard-<I>-of-<N>`), when it is one of `base`'s.
+fn split_of(base: &str, name: &str) -> Option<(usize, usize)> {
+    let rest = name.strip_prefix(base)?.strip_prefix("-shard-")?;
+    let (i, n) = rest.split_once("-of-")?;
+    Some((i.parse().ok()?, n.parse().ok()?))
+}
+
+/// Refuses a split that contradicts what the run already has: a manifest in `own` (the shard's folder) of another
+/// shard, or (when the folder was derived from the run's, `siblings`) shard folders beside `base` of another count.
+/// Either means the flag or the scheduler gave another split than the one the run was started with (a task
+/// resubmitted with the wrong `--array` or `--shard`), and running it would write a share no merge can use.
+pub fn check_split(base: &Path, own: &Path, shard: Shard, siblings: bool) -> Result<(), String> {
+    let manifest = own.join(MANIFEST);
+    if let Ok(text) = std::fs::read_to_string(&manifest) {
+        let m: Manifest =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", manifest.display()))?;
+        if (m.index, m.count) != (shard.index, shard.count) {
+            return Err(format!(
+                "--shard {}: {} is shard {}/{} of this run; give --shard {}/{} to resume it, or another --run-dir",
+                shard.label(),
+                own.display(),
+                m.index,
+                m.count,
+                m.index,
+                m.count
+            ));
+        }
+    }
+    if !siblings {
+        return Ok(());
+    }
+    let (Some(dir), Some(name)) = (base.parent(), base.file_name().and_then(|n| n.to_str())) else {
+        return Ok(());
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let mut other: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| {
+            let file = e.file_name().to_str()?.to_owned();
+            let (_, n) = split_of(name, &file)?;
+            (n != shard.count).then(|| dir.join(file).display().to_string())
+        })
+        .collect();
+    if other.is_empty() {
+        return Ok(());
+    }
+    other.sort();
+    Err(format!(
+        "--shard {}: this run is already split another way ({}); give the same N as those shards, or remove their \
+         folders to split it anew",
+        shard.label(),
+        other.join(", ")
+    ))
 }
 
 /// One benchmark item of one model.
@@ -187,17 +246,25 @@ fn expected_cost(prompt: &PromptRecord, model: &ModelConfig) -> f64 {
     (estimate_input_tokens(prompt) + out) as f64
 }
 
-/// Every unit of `run` with its expected cost, in a stable order.
+/// Every unit of `run` with its expected cost, in a stable order, from its prompt files.
 fn units(run: &Run) -> anyhow::Result<Vec<(Unit, f64)>> {
-    let mut units = Vec::new();
+    let mut prompts = Vec::new();
     for bench in [Bench::Ifscale, Bench::Rift] {
-        let file = bench_prompts(run, bench);
-        let Some(file) = file.filter(|f| f.is_file()) else {
-            continue;
-        };
-        let prompts = harness::read_prompts(&file)?;
+        if let Some(file) = bench_prompts(run, bench).filter(|f| f.is_file()) {
+            prompts.push((bench, harness::read_prompts(&file)?));
+        }
+    }
+    let lists: Vec<(Bench, &[PromptRecord])> =
+        prompts.iter().map(|(b, p)| (*b, p.as_slice())).collect();
+    Ok(units_of(run, &lists))
+}
+
+/// Every unit of `run`'s models over the prompts of each benchmark, with its expected cost, in a stable order.
+fn units_of(run: &Run, prompts: &[(Bench, &[PromptRecord])]) -> Vec<(Unit, f64)> {
+    let mut units = Vec::new();
+    for (bench, prompts) in prompts {
         for model in &run.models {
-            for p in &prompts {
+            for p in prompts.iter() {
                 let unit = Unit {
                     bench: bench.as_str(),
                     model: model.name.clone(),
@@ -208,7 +275,69 @@ fn units(run: &Run) -> anyhow::Result<Vec<(Unit, f64)>> {
         }
     }
     units.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(units)
+    units
+}
+
+/// What a shard of `run` would send, from prompts made in memory (the dry run's and the pilot's, before any prompt
+/// file exists): its units, and its share of the run's units and of their expected cost. The same assignment as
+/// the shard's own (`Run::prompts_for`).
+pub fn share_of(
+    run: &Run,
+    shard: Shard,
+    prompts: &[(Bench, &[PromptRecord])],
+) -> (BTreeSet<Unit>, String) {
+    let all = units_of(run, prompts);
+    let to = assign(&all, shard.count);
+    let (mut mine, mut cost, mut total) = (BTreeSet::new(), 0.0, 0.0);
+    for ((unit, c), s) in all.iter().zip(&to) {
+        total += c;
+        if *s == shard.index {
+            mine.insert(unit.clone());
+            cost += c;
+        }
+    }
+    let line = format!(
+        "shard {}: {} of {} units ({:.1} % of the expected cost); the rows are this shard's share",
+        shard.label(),
+        mine.len(),
+        all.len(),
+        if total > 0.0 {
+            100.0 * cost / total
+        } else {
+            0.0
+        }
+    );
+    (mine, line)
+}
+
+/// Whether `model` sends prompt `id` of `bench`: always in a whole run, or when a shard's `share` holds it.
+pub fn contains(share: Option<&BTreeSet<Unit>>, bench: Bench, model: &str, id: &str) -> bool {
+    share.is_none_or(|share| {
+        share.contains(&Unit {
+            bench: bench.as_str(),
+            model: model.to_owned(),
+            id: id.to_owned(),
+        })
+    })
+}
+
+/// The prompts of `bench` that `model` sends: all of `prompts`, or those of a shard's `share`.
+pub fn keep<'p>(
+    share: Option<&BTreeSet<Unit>>,
+    bench: Bench,
+    model: &str,
+    prompts: &'p [PromptRecord],
+) -> std::borrow::Cow<'p, [PromptRecord]> {
+    let Some(share) = share else {
+        return std::borrow::Cow::Borrowed(prompts);
+    };
+    std::borrow::Cow::Owned(
+        prompts
+            .iter()
+            .filter(|p| contains(Some(share), bench, model, &p.id))
+            .cloned()
+            .collect(),
+    )
 }
 
 /// The run's prompts file of `bench`, when the config has that benchmark.
@@ -295,16 +424,20 @@ impl Run {
     }
 }
 
-/// The stages a shard runs: the shared ones first, then the per-model ones, and the judge checks in shard 0; the
-/// whole list when the run is not sharded.
+/// The stages a shard runs, by their [`Sharded`] scope: the ones every shard runs first, then the per-model ones
+/// (each sending the shard's share), and those run once per run in shard 0; the whole list when the run is not
+/// sharded.
 pub fn filter<'a>(run: &Run, stages: Vec<Stage<'a>>) -> Vec<Stage<'a>> {
     let Some(sharding) = &run.shard else {
         return stages;
     };
-    let (mut shared, rest): (Vec<_>, Vec<_>) =
-        stages.into_iter().partition(|s| SHARED.contains(&s.name));
-    shared.extend(rest.into_iter().filter(|s| {
-        s.model.is_some() || (s.name.ends_with("-judge-check") && sharding.shard.index == 0)
+    let (mut shared, rest): (Vec<_>, Vec<_>) = stages
+        .into_iter()
+        .partition(|s| s.sharded == Sharded::Every);
+    shared.extend(rest.into_iter().filter(|s| match s.sharded {
+        Sharded::Every | Sharded::Share => true,
+        Sharded::First => sharding.shard.index == 0,
+        Sharded::Whole => false,
     }));
     shared
 }
@@ -417,17 +550,38 @@ mod tests {
         assert!(
             Shard::parse("auto", none)
                 .unwrap_err()
-                .contains("SLURM_ARRAY_TASK_ID")
+                .contains("--shard auto/N")
         );
-        let slurm = |k: &str| match k {
-            "SLURM_ARRAY_TASK_ID" => Some("5".to_owned()),
-            "SLURM_ARRAY_TASK_MIN" => Some("4".to_owned()),
-            "SLURM_ARRAY_TASK_COUNT" => Some("3".to_owned()),
-            _ => None,
-        };
+        // The variables Slurm sets on a task of `sbatch --array=0-2`, and on task 1 resubmitted alone with
+        // `sbatch --array=1`: the submission's own minimum and count, which once made it shard 0/1.
+        let slurm =
+            |id: &'static str, min: &'static str, max: &'static str, count: &'static str| {
+                move |k: &str| match k {
+                    "SLURM_ARRAY_TASK_ID" => Some(id.to_owned()),
+                    "SLURM_ARRAY_TASK_MIN" => Some(min.to_owned()),
+                    "SLURM_ARRAY_TASK_MAX" => Some(max.to_owned()),
+                    "SLURM_ARRAY_TASK_COUNT" => Some(count.to_owned()),
+                    "SLURM_ARRAY_JOB_ID" => Some("41".to_owned()),
+                    _ => None,
+                }
+            };
         assert_eq!(
-            Shard::parse("auto", slurm),
+            Shard::parse("auto/3", slurm("2", "0", "2", "3")),
+            Ok(Shard { index: 2, count: 3 })
+        );
+        assert_eq!(
+            Shard::parse("auto/3", slurm("1", "1", "1", "1")),
             Ok(Shard { index: 1, count: 3 })
+        );
+        let resubmitted = Shard::parse("auto", slurm("1", "1", "1", "1")).unwrap_err();
+        assert!(resubmitted.contains("--shard auto/N"), "{resubmitted}");
+        // An array numbered from 1 would leave shard 0 out and give task N a shard that does not exist.
+        let from_one = Shard::parse("auto/3", slurm("2", "1", "3", "3")).unwrap_err();
+        assert!(from_one.contains("--array=0-2"), "{from_one}");
+        assert!(
+            Shard::parse("auto/3", slurm("x", "0", "2", "3"))
+                .unwrap_err()
+                .contains("not a whole number")
         );
         let k8s = |k: &str| (k == "JOB_COMPLETION_INDEX").then(|| "2".to_owned());
         assert_eq!(
@@ -470,5 +624,57 @@ mod tests {
             let i = units.iter().position(|x| x.0 == u.0).unwrap();
             assert_eq!(*t, to[i], "{u:?}");
         }
+    }
+
+    #[test]
+    fn a_split_that_contradicts_the_runs_shard_folders_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("runs/x");
+        let three = |i| Shard { index: i, count: 3 };
+        // Nothing there yet: any split starts.
+        assert_eq!(
+            check_split(&base, &three(1).run_dir(&base), three(1), true),
+            Ok(())
+        );
+        for i in 0..3 {
+            std::fs::create_dir_all(three(i).run_dir(&base)).unwrap();
+        }
+        // The same split resumes; a similar name of another run is not this run's.
+        std::fs::create_dir_all(dir.path().join("runs/x2-shard-0-of-1")).unwrap();
+        assert_eq!(
+            check_split(&base, &three(1).run_dir(&base), three(1), true),
+            Ok(())
+        );
+        // What a task resubmitted alone once ran: shard 0 of 1, beside shards of 3.
+        let whole = Shard { index: 0, count: 1 };
+        let err = check_split(&base, &whole.run_dir(&base), whole, true).unwrap_err();
+        assert!(
+            err.contains("x-shard-0-of-3") && err.contains("x-shard-2-of-3"),
+            "{err}"
+        );
+        assert!(!err.contains("x2-shard"), "{err}");
+        // A folder given with --run-dir that holds another shard's manifest.
+        let own = three(2).run_dir(&base);
+        let manifest = Manifest {
+            ifstress_version: version(),
+            config_sha256: String::new(),
+            models_sha256: String::new(),
+            index: 2,
+            count: 3,
+            units: 1,
+            units_total: 3,
+            cost_share: 0.3,
+            assignment_sha256: String::new(),
+            cache: PathBuf::from("cache.sqlite"),
+            complete: true,
+        };
+        std::fs::write(
+            own.join(MANIFEST),
+            serde_json::to_string(&manifest).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(check_split(&base, &own, three(2), false), Ok(()));
+        let err = check_split(&base, &own, three(1), false).unwrap_err();
+        assert!(err.contains("is shard 2/3"), "{err}");
     }
 }

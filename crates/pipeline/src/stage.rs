@@ -30,12 +30,29 @@ pub type Step<'a, C, T> = Box<dyn Fn(&mut C) -> anyhow::Result<T> + 'a>;
 /// A fallible check of a stage's freshness stamps.
 pub type StampCheck<'a> = Box<dyn Fn(&Stamps) -> anyhow::Result<()> + 'a>;
 
+/// Which shards of a run split with `--shard` run a stage; the merge and an unsplit run run every stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sharded {
+    /// Every shard, identically, before the others: what the per-model stages read (the vocabulary, the Jeopardy!
+    /// preparation, the prompt files).
+    Every,
+    /// Every shard, each sending only its share of the units (generation, retries, judges).
+    Share,
+    /// Shard 0 alone, so the run sends it once whatever the number of shards (the judge checks: their control
+    /// items depend on the config alone, never on a shard's answers).
+    First,
+    /// No shard: the merged run makes it from every shard's answers (joins, analysis, explorer, report).
+    Whole,
+}
+
 /// One stage of a run.
 pub struct Stage<'a> {
     /// What the stage does (`ifscale-generate`, `rift-judge`, `report`, ...).
     pub name: &'static str,
     /// The model whose requests it sends, for stages that run once per model.
     pub model: Option<String>,
+    /// Which shards of a split run run it (`crate::shard::filter`).
+    pub sharded: Sharded,
     /// Whether a stamp of its inputs keeps it from running again. An unstamped step (the vocabulary, which is built
     /// only when its file is missing; the judge-check gate) runs every time and is not counted among the stages.
     pub stamped: bool,
@@ -70,6 +87,7 @@ impl<'a> Stage<'a> {
         Stage {
             name,
             model: None,
+            sharded: Sharded::Whole,
             stamped: true,
             inputs: Box::new(inputs),
             outputs,
@@ -82,9 +100,17 @@ impl<'a> Stage<'a> {
         }
     }
 
-    /// The stage runs once per model: this one is `model`'s.
+    /// The stage runs once per model: this one is `model`'s. In a split run each shard sends its share of it.
     pub fn for_model(mut self, model: &str) -> Stage<'a> {
         self.model = Some(model.to_owned());
+        self.sharded = Sharded::Share;
+        self
+    }
+
+    /// In a split run, which shards run it (by default: a per-model stage its share in every shard, any other
+    /// stage only the whole run or the merge).
+    pub fn sharded(mut self, sharded: Sharded) -> Stage<'a> {
+        self.sharded = sharded;
         self
     }
 

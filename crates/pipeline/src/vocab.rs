@@ -19,7 +19,7 @@ use vocab_pipeline::pipeline::{Extractor, Resources, VocabConfig};
 use crate::Run;
 use crate::assets::{self, Asset};
 use crate::outcome::Failure;
-use crate::stage::Stage;
+use crate::stage::{Sharded, Stage};
 
 /// What to build, and with what.
 pub struct Build<'a> {
@@ -65,6 +65,7 @@ pub(crate) fn stage(run: &Run) -> Option<Stage<'_>> {
     let section = run.cfg.vocab.as_ref();
     Some(Stage {
         stamped: false,
+        sharded: Sharded::Every,
         ..Stage::new(
             "vocab",
             || Ok(Fingerprint::new("vocab")),

@@ -83,17 +83,26 @@ pub(crate) fn each_line_lenient<T: serde::de::DeserializeOwned>(
     }
 }
 
-/// The first non-empty reply of a responses file (clipped to 1 500 characters): a label and the text.
+/// The example reply of a responses file (clipped to 1 500 characters): a label and the text. It is the non-empty
+/// reply with the smallest prompt id and sample index (the latest line of that answer), chosen by its stable id
+/// rather than its line: the lines come in completion order in one run and in shard order after a merge, and the
+/// same answers must show the same example.
 pub fn first_reply(path: &Path) -> Result<Option<(String, String)>, Error> {
     if !path.is_file() {
         return Ok(None);
     }
-    let mut first = None;
+    let mut best: Option<ResponseRecord> = None;
     each_line_lenient(path, |r: ResponseRecord| {
-        first = first_text(r);
-        first.is_none()
+        let non_empty = r.content.as_deref().is_some_and(|c| !c.trim().is_empty());
+        let earlier = best
+            .as_ref()
+            .is_none_or(|b| (r.id.as_str(), r.sample_index) <= (b.id.as_str(), b.sample_index));
+        if non_empty && earlier {
+            best = Some(r);
+        }
+        true
     })?;
-    Ok(first)
+    Ok(best.and_then(first_text))
 }
 
 fn first_text(r: ResponseRecord) -> Option<(String, String)> {

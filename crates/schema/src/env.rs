@@ -38,9 +38,10 @@ impl EnvVars {
     pub const IFSTRESS_REAL_SERVER_URL: &'static str = "IFSTRESS_REAL_SERVER_URL";
     /// The model id the real-server tests request from `IFSTRESS_REAL_SERVER_URL`.
     pub const IFSTRESS_REAL_SERVER_MODEL: &'static str = "IFSTRESS_REAL_SERVER_MODEL";
-    /// Slurm job arrays: this task's id, the array's lowest id and its number of tasks (`--shard auto`).
+    /// Slurm job arrays: this task's id (`--shard auto/N`), the highest id of its submission (checked against N),
+    /// and the submission's number of tasks (never read as the run's shard count: a resubmitted task sees its own).
     pub const SLURM_ARRAY_TASK_ID: &'static str = "SLURM_ARRAY_TASK_ID";
-    pub const SLURM_ARRAY_TASK_MIN: &'static str = "SLURM_ARRAY_TASK_MIN";
+    pub const SLURM_ARRAY_TASK_MAX: &'static str = "SLURM_ARRAY_TASK_MAX";
     pub const SLURM_ARRAY_TASK_COUNT: &'static str = "SLURM_ARRAY_TASK_COUNT";
     /// Kubernetes indexed Jobs: this pod's index (`--shard auto/N`).
     pub const JOB_COMPLETION_INDEX: &'static str = "JOB_COMPLETION_INDEX";

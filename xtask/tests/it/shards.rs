@@ -53,7 +53,7 @@ pub(crate) fn workspace(dir: &Path, mock: &MockServer, writer_id: &str) {
          [rift-prep]\ninputs = [\"{}\"]\njudge-model = \"grader\"\n\n\
          [rift]\nseed = 7\ndataset = \"artifacts/jeopardy/questions.jsonl\"\nlinear-prompts = 2\njumping-prompts = 2\n\
          baseline-prompts = 6\nnum-min = 10\nnum-max = 12\nmax-jump-distance = 18\nmax-tokens = 200\n\n\
-         [judge-check]\nenabled = false\n",
+         [judge-check]\nkeep-failed-judge = true\n",
         repo("datasets/vocab/ifscale-paper.txt"),
         repo("configs/prompts/ifscale-report.txt"),
         repo("datasets/jeopardy/team-clues.json"),
@@ -63,6 +63,11 @@ pub(crate) fn workspace(dir: &Path, mock: &MockServer, writer_id: &str) {
 
 /// IFScale reports, coherence verdicts and RIFT grades, the same for every request.
 pub(crate) fn mock() -> MockServer {
+    MockServer::start(mock_config(), 0).unwrap()
+}
+
+/// The configuration of [`mock`], for a test that adds to it (`slurm.rs` adds a responder).
+pub(crate) fn mock_config() -> MockConfig {
     let mut cfg = MockConfig::new();
     cfg.replies = vec![
         (
@@ -78,7 +83,7 @@ pub(crate) fn mock() -> MockServer {
             vec!["CORRECT".to_owned()],
         ),
     ];
-    MockServer::start(cfg, 0).unwrap()
+    cfg
 }
 
 /// Every file under `root/sub`, by path relative to `root`.
@@ -102,7 +107,7 @@ fn files(root: &Path, sub: &str, into: &mut BTreeMap<PathBuf, Vec<u8>>) {
 /// columns of the cost table taken out of the summary: output tokens per second (measured latency), and how many
 /// requests the cache answered (shards running at once on one cache may each send a request that another shard is
 /// about to cache, so the count depends on timing; the answers do not).
-fn outputs(run: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+pub(crate) fn outputs(run: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut all = BTreeMap::new();
     files(run, "tables", &mut all);
     files(run, "figures", &mut all);
@@ -122,6 +127,9 @@ fn outputs(run: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
         })
         .collect();
     all.insert("summary.md".into(), summary.join("\n").into_bytes());
+    if let Ok(check) = std::fs::read(run.join("judge-check.json")) {
+        all.insert("judge-check.json".into(), check);
+    }
     all
 }
 
@@ -171,14 +179,70 @@ fn three_shards_at_once_merge_into_the_single_run_and_a_missing_or_doubled_shard
             output(&out)
         );
     }
-    // Every answer was asked for by one shard, except that a judge prompt common to items of two shards (the same
-    // answer to the same question) may be sent by both when they run at the same time; the merge keeps one.
+    // Every answer was asked for by one shard, and the judge checks' control items by shard 0 alone, except that a
+    // judge prompt common to items of two shards (the same answer to the same question) may be sent by both when
+    // they run at the same time; the merge keeps one.
     let sharded = mock.requests() - single;
     assert!(
         (single..=single + 4).contains(&sharded),
         "{sharded} requests for {single}"
     );
     let shard = |i: usize| format!("artifacts/runs/split-shard-{i}-of-3");
+
+    // A task resubmitted alone (`sbatch --array=1 …`) sees the submission's own minimum and count. `--shard auto`
+    // once read them and ran the whole run as shard 0/1; without N it is refused, and `auto/3` resumes shard 1.
+    let resubmitted = |spec: &str| {
+        xtask(
+            split.path(),
+            &[
+                "pipeline",
+                "--config",
+                "run.toml",
+                "--no-progress",
+                "--shard",
+                spec,
+            ],
+        )
+        .envs([
+            ("SLURM_ARRAY_JOB_ID", "41"),
+            ("SLURM_ARRAY_TASK_ID", "1"),
+            ("SLURM_ARRAY_TASK_MIN", "1"),
+            ("SLURM_ARRAY_TASK_MAX", "1"),
+            ("SLURM_ARRAY_TASK_COUNT", "1"),
+        ])
+        .output()
+        .unwrap()
+    };
+    let before = mock.requests();
+    let out = resubmitted("auto");
+    assert_eq!(out.status.code(), Some(2), "{}", output(&out));
+    assert!(output(&out).contains("--shard auto/N"), "{}", output(&out));
+    let out = resubmitted("auto/3");
+    assert!(out.status.success(), "{}", output(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("shard 1/3:"),
+        "{}",
+        output(&out)
+    );
+    // A split that contradicts the run's shard folders is refused before anything is written.
+    let out = resubmitted("0/1");
+    assert_eq!(out.status.code(), Some(2), "{}", output(&out));
+    assert!(
+        output(&out).contains("already split another way"),
+        "{}",
+        output(&out)
+    );
+    assert!(
+        !split
+            .path()
+            .join("artifacts/runs/split-shard-0-of-1")
+            .exists()
+    );
+    assert_eq!(
+        mock.requests(),
+        before,
+        "resuming a finished shard sends nothing"
+    );
     let merge = |shards: &[String]| {
         let mut args = vec![
             "merge",
@@ -222,4 +286,73 @@ fn three_shards_at_once_merge_into_the_single_run_and_a_missing_or_doubled_shard
             String::from_utf8_lossy(&b[path])
         );
     }
+}
+
+/// The requests of each dry-run row (stage, model), summed over rows with the same name.
+fn dry_rows(text: &str) -> BTreeMap<(String, String), u64> {
+    let mut rows = BTreeMap::new();
+    for line in text.lines().filter(|l| l.starts_with('|')) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if let (Some(stage), Some(model), Some(Ok(n))) = (
+            cells.get(1),
+            cells.get(2),
+            cells.get(3).map(|c| c.parse::<u64>()),
+        ) {
+            *rows
+                .entry((stage.to_string(), model.to_string()))
+                .or_insert(0) += n;
+        }
+    }
+    rows
+}
+
+#[test]
+fn a_shards_dry_run_estimates_its_share_and_the_shares_add_up_to_the_run() {
+    let mock = mock();
+    let dir = tempfile::tempdir().unwrap();
+    workspace(dir.path(), &mock, "mock");
+    let dry = |shard: Option<&str>| {
+        let mut args = vec![
+            "pipeline",
+            "--config",
+            "run.toml",
+            "--dry-run",
+            "--no-progress",
+        ];
+        if let Some(s) = shard {
+            args.extend(["--shard", s]);
+        }
+        let out = xtask(dir.path(), &args).output().unwrap();
+        assert!(out.status.success(), "{}", output(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let whole = dry_rows(&dry(None));
+    let generation: Vec<&(String, String)> = whole
+        .keys()
+        .filter(|(stage, _)| stage.contains("generation") || stage.contains("generate"))
+        .collect();
+    assert!(!generation.is_empty(), "{whole:?}");
+    let mut sum: BTreeMap<(String, String), u64> = BTreeMap::new();
+    for i in 0..3 {
+        let text = dry(Some(&format!("{i}/3")));
+        assert!(text.contains(&format!("shard {i}/3: ")), "{text}");
+        assert!(text.contains("the rows are this shard's share"), "{text}");
+        for (key, n) in dry_rows(&text) {
+            if generation.contains(&&key) {
+                assert!(
+                    n < whole[&key],
+                    "shard {i}/3 {key:?}: {n} of {}",
+                    whole[&key]
+                );
+            }
+            *sum.entry(key).or_insert(0) += n;
+        }
+    }
+    for key in generation {
+        assert_eq!(
+            sum[key], whole[key],
+            "{key:?}: the shards' rows add up to the run's"
+        );
+    }
+    assert_eq!(mock.requests(), 0, "a dry run sends nothing");
 }

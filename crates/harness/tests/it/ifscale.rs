@@ -547,7 +547,9 @@ fn the_judge_check_controls_get_the_configured_rubric() {
     std::fs::write(
         &coherent,
         format!(
-            "{{\"id\": \"c1\", \"report\": \"{GOOD}\"}}\n{{\"id\": \"c2\", \"report\": \"A second report.\"}}\n"
+            "{{\"id\": \"c1\", \"report\": \"{GOOD}\"}}\n{{\"id\": \"c2\", \"report\": \"A second report.\"}}\n\
+             {{\"id\": \"c3\", \"report\": \"Sales grew in every region this year. The new plant opened on time and on \
+             budget. Costs fell as the supply contracts were renewed. We expect the same pace next year.\"}}\n"
         ),
     )
     .unwrap();
@@ -555,7 +557,6 @@ fn the_judge_check_controls_get_the_configured_rubric() {
     let rubric = "A configured rubric, not the default one.";
     harness::judge_check::coherence(&harness::judge_check::CoherenceCheck {
         judge: &model(&mock, "judge"),
-        responses: &[],
         coherent: &coherent,
         rubric,
         call: &HelperCall {
@@ -574,7 +575,16 @@ fn the_judge_check_controls_get_the_configured_rubric() {
     let controls: Vec<schema::judge_check::CoherenceControl> =
         schema::read_jsonl(&files.controls()).unwrap();
     let prompts: Vec<PromptRecord> = schema::read_jsonl(&files.judge_prompts()).unwrap();
-    assert_eq!((controls.len(), prompts.len()), (2, 2));
+    // Three known-coherent reports, and the known-incoherent ones made from the one with three sentences or more.
+    assert_eq!(controls.len(), prompts.len());
+    assert!(controls.len() > 3, "{}", controls.len());
+    assert_eq!(
+        controls
+            .iter()
+            .filter(|k| k.kind == schema::judge_check::ControlKind::KnownCorrect)
+            .count(),
+        3
+    );
     for (k, p) in controls.iter().zip(&prompts) {
         assert_eq!(
             p.messages,

@@ -2,15 +2,13 @@
 //! coherence judge and refusal judge), after the stages whose data they are made from, then the gate that writes the
 //! run's `judge-check.json` (or removes a stale one when the check is off).
 
-use std::path::PathBuf;
-
 use harness::estimate::Estimate;
 use harness::fresh::Fingerprint;
 use schema::paths::Bench;
 
 use crate::Run;
 use crate::config::{ifscale_judge_call, rift_judge_call, rift_judge_template};
-use crate::stage::{Ctx, Stage};
+use crate::stage::{Ctx, Sharded, Stage};
 
 /// The judge-check stages of `run` and their gate.
 pub(crate) fn stages(run: &Run) -> Vec<Stage<'_>> {
@@ -59,6 +57,7 @@ pub(crate) fn stages(run: &Run) -> Vec<Stage<'_>> {
                 },
             )
             .for_model(&judge.name)
+            .sharded(Sharded::First)
             .estimate(move |_| {
                 let n = jc.per_kind;
                 Ok(controls_estimate(
@@ -81,37 +80,28 @@ pub(crate) fn stages(run: &Run) -> Vec<Stage<'_>> {
     if let (Some(ifs), Some(judge)) = (&cfg.ifscale, run.ifscale_judge.as_ref()) {
         let files = paths.judge_check_dir(Bench::Ifscale, &judge.name);
         let call = ifscale_judge_call(ifs);
-        let responses = move || -> Vec<PathBuf> {
-            run.models
-                .iter()
-                .map(|m| paths.model(Bench::Ifscale, &m.name).responses())
-                .collect()
-        };
         let fp_call = call.clone();
         let after_files = files.clone();
         stages.push(
             Stage::new(
                 "ifscale-judge-check",
                 move || {
-                    let mut fp = Fingerprint::new("ifscale-judge-check")
+                    // The controls depend on the config alone (never on the run's replies), so the check is the
+                    // same in a single run, shard 0 and the merge.
+                    Ok(Fingerprint::new("ifscale-judge-check")
                         .value("judge", judge)?
                         .value("judge-call", &fp_call)?
                         .value("per-kind", &jc.per_kind)?
                         .value("seed", &jc.seed)?
                         .value("threshold", &ifs.coherence_threshold)?
                         .file(&ifs.coherence_prompt)?
-                        .file(&jc.coherent_reports)?;
-                    for r in responses() {
-                        fp = fp.file(&r)?;
-                    }
-                    Ok(fp)
+                        .file(&jc.coherent_reports)?)
                 },
                 vec![files.control_verdicts()],
                 move |ctx| {
                     let sent =
                         harness::judge_check::coherence(&harness::judge_check::CoherenceCheck {
                             judge,
-                            responses: &responses(),
                             coherent: &jc.coherent_reports,
                             rubric: &run.rubric,
                             call: &call,
@@ -125,6 +115,7 @@ pub(crate) fn stages(run: &Run) -> Vec<Stage<'_>> {
                 },
             )
             .for_model(&judge.name)
+            .sharded(Sharded::First)
             .estimate(move |_| {
                 let n = jc.per_kind;
                 let coherent = std::fs::read_to_string(&jc.coherent_reports)
@@ -198,6 +189,7 @@ fn refusal<'a>(
         },
     )
     .for_model(&judge.name)
+    .sharded(Sharded::First)
     .estimate(move |_| {
         let n = jc.per_kind;
         let controls = harness::judge_check::refusal_controls(&jc.refusal_controls, n)

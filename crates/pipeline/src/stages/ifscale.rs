@@ -11,38 +11,41 @@ use schema::paths::{Bench, ModelPaths};
 
 use crate::Run;
 use crate::config::ifscale_judge_call;
-use crate::stage::Stage;
+use crate::stage::{Sharded, Stage};
 
 /// The IFScale stages of `run`.
 pub(crate) fn stages<'a>(run: &'a Run, ifs: &'a IfscaleConfig) -> Vec<Stage<'a>> {
     let paths = &run.paths;
     let prompts = paths.ifscale_prompts();
-    let mut stages = vec![Stage::new(
-        "ifscale-prompts",
-        move || {
-            let mut fp = Fingerprint::new("ifscale-prompts")
-                .value("ifscale", ifs)?
-                .file(&ifs.template)?;
-            if let Some(v) = &ifs.vocab {
-                fp = fp.file(v)?;
-            }
-            crate::sequential::grid::fingerprint(fp, run, Bench::Ifscale)
-        },
-        vec![prompts.clone()],
-        move |_| {
-            let mut n = harness::ifscale::write_prompts(ifs, None, &paths.ifscale_prompts())?;
-            if let Some(prefix) = run.sequential.prefix() {
-                n = crate::sequential::grid::keep_prefix(
-                    &paths.ifscale_prompts(),
-                    Bench::Ifscale,
-                    &prefix,
-                    &ifs.seeds,
-                )?;
-            }
-            tracing::info!(prompts = n, "Wrote the IFScale prompts.");
-            Ok(())
-        },
-    )];
+    let mut stages = vec![
+        Stage::new(
+            "ifscale-prompts",
+            move || {
+                let mut fp = Fingerprint::new("ifscale-prompts")
+                    .value("ifscale", ifs)?
+                    .file(&ifs.template)?;
+                if let Some(v) = &ifs.vocab {
+                    fp = fp.file(v)?;
+                }
+                crate::sequential::grid::fingerprint(fp, run, Bench::Ifscale)
+            },
+            vec![prompts.clone()],
+            move |_| {
+                let mut n = harness::ifscale::write_prompts(ifs, None, &paths.ifscale_prompts())?;
+                if let Some(prefix) = run.sequential.prefix() {
+                    n = crate::sequential::grid::keep_prefix(
+                        &paths.ifscale_prompts(),
+                        Bench::Ifscale,
+                        &prefix,
+                        &ifs.seeds,
+                    )?;
+                }
+                tracing::info!(prompts = n, "Wrote the IFScale prompts.");
+                Ok(())
+            },
+        )
+        .sharded(Sharded::Every),
+    ];
     let judge = run.ifscale_judge.as_ref();
     let refusal = run.ifscale_refusal_judge.as_ref();
     let samples = (ifs.grid.len() * ifs.seeds.len()) as u64;
@@ -82,9 +85,11 @@ pub(crate) fn stages<'a>(run: &'a Run, ifs: &'a IfscaleConfig) -> Vec<Stage<'a>>
         .for_model(&model.name)
         .requests(samples)
         .estimate(move |dry| {
+            let share = dry.share()?;
             let Some(all) = dry.ifscale_prompts(ifs)? else {
                 return Ok(Vec::new());
             };
+            let all = &*crate::shard::keep(share.as_deref(), Bench::Ifscale, &model.name, all);
             let (prompts, not) = crate::fit::split(model, all);
             if let Some(s) = crate::fit::sentence("IFScale", model, all.len(), &not) {
                 dry.note(s);

@@ -12,37 +12,40 @@ use schema::paths::Bench;
 use crate::Run;
 use crate::config::{rift_judge_call, rift_judge_template};
 use crate::pilot::{Pilot, create_parent, prices};
-use crate::stage::Stage;
+use crate::stage::{Sharded, Stage};
 
 /// The RIFT stages of `run`.
 pub(crate) fn stages<'a>(run: &'a Run, rift: &'a RiftConfig) -> Vec<Stage<'a>> {
     let paths = &run.paths;
     let prompts = paths.rift_prompts();
-    let mut stages = vec![Stage::new(
-        "rift-prompts",
-        move || {
-            let fp = Fingerprint::new("rift-prompts")
-                .value("rift", rift)?
-                .file(&rift.dataset)?
-                .file(&rift.system_prompt)?
-                .file(&rift.baseline_system_prompt)?;
-            crate::sequential::grid::fingerprint(fp, run, Bench::Rift)
-        },
-        vec![prompts.clone()],
-        move |_| {
-            let mut n = harness::rift::write_prompts(rift, &paths.rift_prompts())?;
-            if let Some(prefix) = run.sequential.prefix() {
-                n = crate::sequential::grid::keep_prefix(
-                    &paths.rift_prompts(),
-                    Bench::Rift,
-                    &prefix,
-                    &[],
-                )?;
-            }
-            tracing::info!(prompts = n, "Wrote the RIFT prompts.");
-            Ok(())
-        },
-    )];
+    let mut stages = vec![
+        Stage::new(
+            "rift-prompts",
+            move || {
+                let fp = Fingerprint::new("rift-prompts")
+                    .value("rift", rift)?
+                    .file(&rift.dataset)?
+                    .file(&rift.system_prompt)?
+                    .file(&rift.baseline_system_prompt)?;
+                crate::sequential::grid::fingerprint(fp, run, Bench::Rift)
+            },
+            vec![prompts.clone()],
+            move |_| {
+                let mut n = harness::rift::write_prompts(rift, &paths.rift_prompts())?;
+                if let Some(prefix) = run.sequential.prefix() {
+                    n = crate::sequential::grid::keep_prefix(
+                        &paths.rift_prompts(),
+                        Bench::Rift,
+                        &prefix,
+                        &[],
+                    )?;
+                }
+                tracing::info!(prompts = n, "Wrote the RIFT prompts.");
+                Ok(())
+            },
+        )
+        .sharded(Sharded::Every),
+    ];
     let prep = run.cfg.rift_prep.as_ref();
     let template = rift_judge_template(prep);
     let judge = run.rift_judge.as_ref();
@@ -210,18 +213,19 @@ fn parts(run: &Run) -> (Vec<PathBuf>, Vec<PathBuf>, Vec<PathBuf>) {
 
 /// The pilot of one model's RIFT generation: its per-structure sample answered, scaled to the run by structure.
 fn pilot_generate(p: &mut Pilot<'_>, model: &ModelConfig) -> anyhow::Result<Vec<Row>> {
+    let share = p.share()?;
     let Some(sample) = p.rift_sample()?.cloned() else {
         return Ok(Vec::new());
     };
     let files = p.paths.model(Bench::Rift, &model.name);
     create_parent(&files.responses())?;
-    let (chosen, by_structure) = (sample.chosen, sample.by_structure);
-    harness::rift::run(model, &chosen, &files.responses(), &p.run.client)?;
+    let (chosen, by_structure) = (&sample.chosen, &sample.by_structure);
+    harness::rift::run(model, chosen, &files.responses(), &p.run.client)?;
     let (units, requests) = per_unit(&files.responses())?;
     let strata = by_structure
         .iter()
         .map(|(s, idx)| Stratum {
-            run_units: idx.len(),
+            run_units: sample.run_units(share.as_deref(), &model.name, idx),
             observed: chosen
                 .iter()
                 .filter(|q| crate::pilot::structure(q) == *s)
@@ -246,11 +250,12 @@ fn pilot_judge(
     judge: &ModelConfig,
     template: &std::path::Path,
 ) -> anyhow::Result<Vec<Row>> {
+    let share = p.share()?;
     let Some(sample) = p.rift_sample()?.cloned() else {
         return Ok(Vec::new());
     };
-    let (prompts, run_answers, pilot_answers) =
-        (sample.prompts, sample.run_answers, sample.pilot_answers);
+    let run_answers = sample.run_answers(share.as_deref(), &model.name);
+    let (prompts, pilot_answers) = (sample.prompts, sample.pilot_answers);
     let files = p.paths.model(Bench::Rift, &model.name);
     let template = harness::read_text(template)?;
     harness::rift::judge(&harness::rift::Judge {
