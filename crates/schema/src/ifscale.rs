@@ -60,11 +60,16 @@ pub enum RejectReason {
     /// Ten or more comma-separated bare words (as the whole reply, or as a run inside it under
     /// [`ConstraintListRule::RunInReport`]): the model listed the constraints.
     ConstraintList,
-    /// Fewer than 20 words: a refusal.
+    /// Fewer than 20 words with no refusal or decline found: the paper's rule (b) ("response refusals (<20 words)").
     TooShort,
-    /// The refusal detector (`scoring::ifscale::refusal`) found the model declining the task, or, for a reply it
-    /// could not settle, the optional refusal judge did ([`AttemptLog::refusal_judge`]).
+    /// The refusal detector (`scoring::ifscale::refusal`) found the model refusing the task (objecting to its
+    /// content, or declining it without calling it impractical), or, for a reply it could not settle, the optional
+    /// refusal judge did ([`AttemptLog::refusal_judge`]).
     Refused,
+    /// The refusal detector found the model declining the task as impractical, with no objection to its content:
+    /// too many words for one reply, beyond its output limit, an offer to do it in chunks, "rather than produce
+    /// something low-quality I'll stop here". Kept apart from [`RejectReason::Refused`]; retried like it.
+    DeclinedImpractical,
     /// The coherence judge scored below the threshold.
     Incoherent,
     /// The response hit `max_tokens`.
@@ -156,8 +161,12 @@ pub enum KeywordStatus {
 pub enum SampleStatus {
     /// An accepted generation was scored (the paper's accuracy counts only these).
     Scored,
-    /// The model declined the task (the refusal detector, `scoring::ifscale::refusal`).
+    /// The model refused the task: it objected to the content, or declined without calling the task impractical
+    /// (the refusal detector, `scoring::ifscale::refusal`, or the optional refusal judge).
     Refused,
+    /// The model declined the task as impractical (too many words for one reply, beyond its output limit, "break it
+    /// into chunks"), with no objection to its content (the refusal detector).
+    DeclinedImpractical,
     /// Empty or whitespace visible text after the model spent reasoning tokens: the budget went to thinking.
     NoVisibleOutputWithReasoning,
     /// Empty or whitespace visible text, no reasoning tokens reported.
@@ -168,7 +177,8 @@ pub enum SampleStatus {
     Incoherent,
     /// A list of the keywords instead of a report (the paper's constraint-list rule).
     KeywordList,
-    /// Fewer than 20 words that the refusal detector does not call a refusal (the paper's rule (b) still rejects it).
+    /// Fewer than 20 words that the refusal detector calls neither a refusal nor a decline (the paper's rule (b)
+    /// still rejects it).
     TooShort,
     /// The request failed after the client's retries.
     RequestFailed,
@@ -178,9 +188,10 @@ pub enum SampleStatus {
 
 impl SampleStatus {
     /// Every outcome, in the order tables and figures show them.
-    pub const ALL: [SampleStatus; 10] = [
+    pub const ALL: [SampleStatus; 11] = [
         SampleStatus::Scored,
         SampleStatus::Refused,
+        SampleStatus::DeclinedImpractical,
         SampleStatus::NoVisibleOutputWithReasoning,
         SampleStatus::NoVisibleOutputWithoutReasoning,
         SampleStatus::Truncated,
@@ -191,11 +202,13 @@ impl SampleStatus {
         SampleStatus::Failed,
     ];
 
-    /// The spelling in `scores.jsonl` (`scored`, `refused`, `no-visible-output-with-reasoning`, …).
+    /// The spelling in `scores.jsonl` (`scored`, `refused`, `declined-impractical`, `no-visible-output-with-reasoning`,
+    /// …).
     pub fn name(self) -> &'static str {
         match self {
             SampleStatus::Scored => "scored",
             SampleStatus::Refused => "refused",
+            SampleStatus::DeclinedImpractical => "declined-impractical",
             SampleStatus::NoVisibleOutputWithReasoning => "no-visible-output-with-reasoning",
             SampleStatus::NoVisibleOutputWithoutReasoning => "no-visible-output-without-reasoning",
             SampleStatus::Truncated => "truncated",
@@ -217,6 +230,7 @@ impl SampleStatus {
         match self {
             SampleStatus::Scored => false,
             SampleStatus::Refused
+            | SampleStatus::DeclinedImpractical
             | SampleStatus::NoVisibleOutputWithReasoning
             | SampleStatus::NoVisibleOutputWithoutReasoning
             | SampleStatus::Truncated
@@ -276,7 +290,7 @@ pub struct KeywordLabel {
 
 #[cfg(test)]
 mod tests {
-    use super::SampleStatus;
+    use super::{RejectReason, SampleStatus};
 
     #[test]
     fn outcome_names_are_their_json_spelling() {
@@ -292,5 +306,22 @@ mod tests {
             SampleStatus::Failed
         );
         assert_eq!(SampleStatus::Scored.name(), "scored");
+        // `ALL` is in declaration order, so the tables' `BTreeMap`s keyed by outcome list them in `ALL` order.
+        assert!(SampleStatus::ALL.windows(2).all(|w| w[0] < w[1]));
+        // Names older files hold are unchanged; the decline has its own spelling in both records.
+        for (s, name) in [
+            (SampleStatus::Refused, "refused"),
+            (SampleStatus::TooShort, "too-short"),
+            (SampleStatus::DeclinedImpractical, "declined-impractical"),
+        ] {
+            assert_eq!(serde_json::to_string(&s).unwrap(), format!("\"{name}\""));
+        }
+        for (r, name) in [
+            (RejectReason::Refused, "refused"),
+            (RejectReason::TooShort, "too_short"),
+            (RejectReason::DeclinedImpractical, "declined_impractical"),
+        ] {
+            assert_eq!(serde_json::to_string(&r).unwrap(), format!("\"{name}\""));
+        }
     }
 }

@@ -32,7 +32,8 @@
 //! - `strict`: strict mode.
 //! - `marks`: where the labelled keywords occur in a text (for showing a report).
 //! - `retry`: the generation retry rules ([`check_response`]) and the coherence judge's prompt and answer.
-//! - [`refusal`]: the deterministic refusal detector ([`detect_refusal`]).
+//! - [`refusal`]: the deterministic refusal detector ([`detect_refusal`]): content refusals, declines of the task as
+//!   impractical, reports.
 //! - `refusal_judge`: the optional refusal judge's prompt and the strict reading of its answer, for the replies the
 //!   detector leaves uncertain ([`refusal_judge_prompt`], [`parse_refusal_verdict`]).
 //! - `outcome`: the one outcome a sample ends in ([`sample_outcome`]).
@@ -58,7 +59,7 @@ use schema::ifscale::{KeywordLabel, KeywordStatus, MatchMode, SampleScore, Sampl
 
 pub use marks::{Mark, marks};
 pub use outcome::{attempt_outcome, sample_outcome};
-pub use refusal::{RefusalVerdict, detect_refusal};
+pub use refusal::{RefusalVerdict, detect_refusal, refusal_kind};
 pub use refusal_judge::{RefusalJudgeVerdict, parse_refusal_verdict, refusal_judge_prompt};
 pub use retry::{
     CONSTRAINT_LIST_MIN_PARTS, CoherenceVerdict, MIN_WORDS, check_response, coherence_judge_prompt,

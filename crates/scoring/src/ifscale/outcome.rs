@@ -5,7 +5,8 @@
 //! `with-reasoning` when the provider reported reasoning tokens (the budget went to thinking), else
 //! `without-reasoning`, whatever rule rejected it (a truncated empty reply is no visible output, not truncated);
 //! then the rule that rejected it: `truncated`, `keyword-list` (a constraint list), `refused` (the refusal
-//! detector), `too-short` (the paper's rule (b) without a refusal found), `incoherent`.
+//! detector's content refusal, or the refusal judge's verdict), `declined-impractical` (the detector's decline of the
+//! task as impractical), `too-short` (the paper's rule (b) with neither found), `incoherent`.
 
 use schema::ifscale::{AttemptLog, RejectReason, SampleStatus};
 
@@ -28,6 +29,7 @@ pub fn attempt_outcome(log: &AttemptLog) -> SampleStatus {
         Some(RejectReason::Truncated) => SampleStatus::Truncated,
         Some(RejectReason::ConstraintList) => SampleStatus::KeywordList,
         Some(RejectReason::Refused) => SampleStatus::Refused,
+        Some(RejectReason::DeclinedImpractical) => SampleStatus::DeclinedImpractical,
         Some(RejectReason::TooShort) => SampleStatus::TooShort,
         Some(RejectReason::Incoherent) => SampleStatus::Incoherent,
         Some(RejectReason::RequestFailed) => SampleStatus::RequestFailed,
@@ -88,6 +90,10 @@ mod tests {
             (log(Some(R::Truncated), 900, Some(10)), S::Truncated),
             (log(Some(R::ConstraintList), 12, None), S::KeywordList),
             (log(Some(R::Refused), 9, None), S::Refused),
+            (
+                log(Some(R::DeclinedImpractical), 30, None),
+                S::DeclinedImpractical,
+            ),
             (log(Some(R::TooShort), 9, None), S::TooShort),
             (log(Some(R::Incoherent), 400, None), S::Incoherent),
         ];

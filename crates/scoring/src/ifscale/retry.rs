@@ -1,5 +1,5 @@
-//! The generation retry rules: a response is asked for again when it is a list of the constraint words or too
-//! short to be a report (a refusal), and the coherence judge's prompt (around a rubric the caller passes in) and
+//! The generation retry rules: a response is asked for again when it is a list of the constraint words, a refusal
+//! or a decline of the task (the refusal detector), or too short to be a report (the paper's rule (b)), and the coherence judge's prompt (around a rubric the caller passes in) and
 //! the reading of its answer. Pure functions: the loop that applies them and calls the models lives outside this
 //! crate (scoring never calls a model nor reads a file).
 //!
@@ -13,7 +13,8 @@ use schema::ifscale::{ConstraintListRule, RejectReason};
 
 use super::Error;
 
-/// Fewer whitespace-separated words than this is a refusal.
+/// Fewer whitespace-separated words than this is too short to be a report (the paper's rule (b), "response refusals
+/// (<20 words)").
 pub const MIN_WORDS: usize = 20;
 /// This many comma-separated bare words (or more) is a constraint list.
 pub const CONSTRAINT_LIST_MIN_PARTS: usize = 10;
@@ -149,14 +150,15 @@ pub fn is_constraint_list_under(text: &str, rule: ConstraintListRule) -> bool {
     }
 }
 
-/// Rule (a) (under `rule`), a refusal ([`super::refusal::detect_refusal`] says `Refused`) and rule (b), in that
-/// order: the reason to reject a response text, or None when it passes. The paper's rule (b) is its refusal rule;
-/// the detector also finds refusals of 20 words or more, and names the short ones.
+/// Rule (a) (under `rule`), a refusal or a decline ([`super::refusal::detect_refusal`] says `Refused` or
+/// `DeclinedImpractical`) and rule (b), in that order: the reason to reject a response text, or None when it passes.
+/// The paper's rule (b) is its refusal rule; the detector also finds refusals and declines of 20 words or more, and
+/// names the short ones (`refused` or `declined_impractical` instead of `too_short`).
 pub fn check_response(text: &str, rule: ConstraintListRule) -> Option<RejectReason> {
     if is_constraint_list_under(text, rule) {
         Some(RejectReason::ConstraintList)
-    } else if super::refusal::detect_refusal(text) == super::refusal::RefusalVerdict::Refused {
-        Some(RejectReason::Refused)
+    } else if let Some(reason) = super::refusal::detect_refusal(text).reject_reason() {
+        Some(reason)
     } else if word_count(text) < MIN_WORDS {
         Some(RejectReason::TooShort)
     } else {
