@@ -53,10 +53,11 @@ pub(crate) fn workspace(dir: &Path, mock: &MockServer, writer_id: &str) {
          [rift-prep]\ninputs = [\"{}\"]\njudge-model = \"grader\"\n\n\
          [rift]\nseed = 7\ndataset = \"artifacts/jeopardy/questions.jsonl\"\nlinear-prompts = 2\njumping-prompts = 2\n\
          baseline-prompts = 6\nnum-min = 10\nnum-max = 12\nmax-jump-distance = 18\nmax-tokens = 200\n\n\
-         [judge-check]\nkeep-failed-judge = true\n",
+         [judge-check]\nkeep-failed-judge = true\ncoherent-reports = \"{}\"\n",
         repo("datasets/vocab/ifscale-paper.txt"),
         repo("configs/prompts/ifscale-report.txt"),
         repo("datasets/jeopardy/team-clues.json"),
+        repo("datasets/ifscale-coherence/coherent.jsonl"),
     );
     std::fs::write(dir.join("run.toml"), config).unwrap();
 }
