@@ -1,9 +1,12 @@
-//! The in-process engine: one loaded model, `max_parallel` worker threads each owning a llama.cpp context
-//! (two when a sequence has more than one thread: see `worker::Contexts`), and a queue in front of them.
-//! This module loads the model, checks and queues requests; [`worker`] is what a worker thread does with them, and
-//! [`ffi`] holds the owned handles on llama.cpp's C API that both use.
+//! The in-process engine: one loaded model, `max_parallel` worker threads each owning two llama.cpp contexts (one
+//! evaluates prompts with flash attention, one decodes without it: see `worker::Contexts`; one context with flash
+//! attention off), and a queue in front of them.
+//! This module loads the model, checks and queues requests; [`worker`] is what a worker thread does with them,
+//! [`ffi`] holds the owned handles on llama.cpp's C API that both use, and [`kv`] rewrites a sequence's saved KV
+//! cells from the prompt context's layout to the decoding context's.
 
 mod ffi;
+mod kv;
 mod worker;
 
 use std::path::Path;
@@ -14,7 +17,9 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use crate::threads::ThreadRule;
-use crate::{ChatMessage, ChatRequest, ChatTemplate, Completion, EngineConfig, Error};
+use crate::{
+    ChatMessage, ChatRequest, ChatTemplate, Completion, EngineConfig, Error, FlashAttention,
+};
 use ffi::{Model, Token};
 use worker::worker;
 
@@ -26,6 +31,7 @@ const CHATML: &str = "{% for message in messages %}{{'<|im_start|>' + message['r
 struct Shared {
     model: Model,
     template: ChatTemplate,
+    flash: FlashAttention,
     stopping: AtomicBool,
     /// Decode steps with the configured thread count, with one thread (when configured > 1), and switches.
     steps_configured: AtomicU64,
@@ -63,6 +69,7 @@ pub struct Engine {
     name: String,
     ctx_size: u32,
     threads_per_sequence: usize,
+    flash: FlashAttention,
 }
 
 impl std::fmt::Debug for Engine {
@@ -72,6 +79,7 @@ impl std::fmt::Debug for Engine {
             .field("ctx_size", &self.ctx_size)
             .field("workers", &self.workers.len())
             .field("threads_per_sequence", &self.threads_per_sequence)
+            .field("flash", &self.flash)
             .finish_non_exhaustive()
     }
 }
@@ -79,13 +87,24 @@ impl std::fmt::Debug for Engine {
 impl Engine {
     /// Load the GGUF once and start `max_parallel` workers. A worker with more than one thread adapts its
     /// thread count to the measured decode speed (`crate::threads`).
+    /// Prompts are evaluated with flash attention ([`FlashAttention::Prompts`]).
     pub fn load(cfg: &EngineConfig) -> Result<Engine, Error> {
-        Engine::load_with(cfg, ThreadRule::new)
+        Engine::load_with(cfg, FlashAttention::Prompts, ThreadRule::new)
     }
 
-    /// [`Engine::load`] with each worker's thread rule made by `rule` from the threads per sequence.
+    /// [`Engine::load`] with flash attention as `flash` says (`cargo xtask bench local-model` measures both).
+    pub fn load_with_flash_attention(
+        cfg: &EngineConfig,
+        flash: FlashAttention,
+    ) -> Result<Engine, Error> {
+        Engine::load_with(cfg, flash, ThreadRule::new)
+    }
+
+    /// [`Engine::load_with_flash_attention`] with each worker's thread rule made by `rule` from the threads per
+    /// sequence.
     pub(crate) fn load_with(
         cfg: &EngineConfig,
+        flash: FlashAttention,
         rule: fn(usize) -> ThreadRule,
     ) -> Result<Engine, Error> {
         if cfg.threads == 0 || cfg.max_parallel == 0 || cfg.ctx_size < 16 {
@@ -108,6 +127,7 @@ impl Engine {
         let shared = Arc::new(Shared {
             model,
             template,
+            flash,
             stopping: AtomicBool::new(false),
             steps_configured: AtomicU64::new(0),
             steps_one: AtomicU64::new(0),
@@ -140,6 +160,7 @@ impl Engine {
             name,
             ctx_size: cfg.ctx_size,
             threads_per_sequence,
+            flash,
         };
         for _ in 0..cfg.max_parallel {
             match ready_rx.recv() {
@@ -159,6 +180,7 @@ impl Engine {
             threads_per_sequence,
             adaptive = threads_per_sequence > 1,
             ctx = cfg.ctx_size,
+            flash_attention = ?flash,
             cpu = %cpu.summary(),
             "embedded model loaded in {:.1} s",
             started.elapsed().as_secs_f64()
@@ -179,6 +201,11 @@ impl Engine {
     /// CPU threads each sequence uses.
     pub fn threads_per_sequence(&self) -> usize {
         self.threads_per_sequence
+    }
+
+    /// Where the engine uses flash attention.
+    pub fn flash_attention(&self) -> FlashAttention {
+        self.flash
     }
 
     /// How decode steps were spread over thread counts so far.
@@ -341,7 +368,7 @@ mod tests {
     use super::*;
 
     /// The fetched SmolLM2 GGUF (as the integration tests find it).
-    fn gguf() -> std::path::PathBuf {
+    pub(super) fn gguf() -> std::path::PathBuf {
         let path = std::env::var_os(schema::env::EnvVars::IFSTRESS_GGUF)
             .filter(|p| !p.is_empty())
             .map_or_else(
@@ -361,7 +388,7 @@ mod tests {
     }
 
     fn engine(rule: fn(usize) -> ThreadRule) -> Engine {
-        Engine::load_with(&config(1), rule).unwrap()
+        Engine::load_with(&config(1), FlashAttention::Prompts, rule).unwrap()
     }
 
     /// Two threads shared by `max_parallel` sequences, with room for [`long`]'s prompt.
@@ -374,9 +401,9 @@ mod tests {
         }
     }
 
-    /// A prompt of more than 512 tokens: once a sequence holds more than 256 cells, llama.cpp's attention spans 512
-    /// or more KV cells, where its CPU flash-attention kernel would split the sum between threads (the case that
-    /// made replies differ).
+    /// A prompt of more than 512 tokens: it is evaluated in two batches, and once a sequence holds more than 256
+    /// cells llama.cpp's attention spans 512 or more KV cells, where its CPU flash-attention kernel splits a
+    /// one-token step's sum between threads (the case that made replies differ while decoding used it).
     fn long(tokens: u32) -> ChatRequest {
         let items: Vec<String> = (1..=150).map(|i| format!("item {i}")).collect();
         let prompt = format!(
@@ -399,23 +426,57 @@ mod tests {
     }
 
     /// The tokens do not depend on the thread count: llama.cpp's CPU kernels give every output element to one
-    /// thread, so one and two threads compute the same bits, and moving a sequence between the one- and
-    /// two-thread contexts (as the adaptive rule does) copies its KV cells exactly. Greedy output equals the
-    /// committed one-thread text with two threads and with a switch every three tokens; seeded sampling and
-    /// the log-probabilities are identical too. (Timing-free: the rule is fixed or scripted here.)
-    /// The same, past the 512 KV cells where a thread-split attention sum would show (see [`long`]).
+    /// thread (flash attention too, for the prompt batches it is used for), so one and two threads compute the same
+    /// bits, and changing a sequence's decode thread count (as the adaptive rule does) changes nothing else. Greedy
+    /// output equals the committed one-thread text with two threads and with a switch every three tokens; seeded
+    /// sampling and the log-probabilities are identical too. (Timing-free: the rule is fixed or scripted here.)
+    /// The same, past the 512 KV cells where a thread-split attention sum would show (see [`long`]), for both
+    /// flash-attention settings: one thread for everything, two threads for the prompt and one or two for decoding,
+    /// and the fallback to one thread taken and left again every three tokens.
     #[test]
     fn a_long_greedy_reply_is_the_same_with_one_two_and_switching_threads() {
         let request = long(24);
-        let reply = |rule: fn(usize) -> ThreadRule| {
-            let engine = engine(rule);
-            let c = engine.generate(&request).unwrap();
-            assert!(c.prompt_tokens > 512, "{} prompt tokens", c.prompt_tokens);
-            (c.text, c.logprobs)
-        };
-        let one = reply(|t| ThreadRule::fixed(t, 1));
-        assert_eq!(reply(|t| ThreadRule::fixed(t, 2)), one);
-        assert_eq!(reply(|t| ThreadRule::alternating(t, 3)), one);
+        for flash in [FlashAttention::Prompts, FlashAttention::Off] {
+            let reply = |threads: usize, rule: fn(usize) -> ThreadRule| {
+                let cfg = EngineConfig {
+                    threads,
+                    ..config(1)
+                };
+                let engine = Engine::load_with(&cfg, flash, rule).unwrap();
+                assert_eq!(engine.threads_per_sequence(), threads);
+                let c = engine.generate(&request).unwrap();
+                assert!(c.prompt_tokens > 512, "{} prompt tokens", c.prompt_tokens);
+                assert_eq!(c.completion_tokens, 24, "{flash:?}");
+                (c.text, c.logprobs, engine.thread_use())
+            };
+            let (text, logprobs, _) = reply(1, ThreadRule::new);
+            let one = (text, logprobs);
+            for rule in [
+                (|t| ThreadRule::fixed(t, 1)) as fn(usize) -> ThreadRule,
+                |t| ThreadRule::fixed(t, 2),
+            ] {
+                let (text, logprobs, _) = reply(2, rule);
+                assert_eq!((text, logprobs), one, "{flash:?}");
+            }
+            let (text, logprobs, used) = reply(2, |t| ThreadRule::alternating(t, 3));
+            assert!(
+                used.steps_one >= 9 && used.steps_configured >= 9,
+                "{used:?}"
+            );
+            assert_eq!((text, logprobs), one, "{flash:?}");
+        }
+    }
+
+    /// A prompt is cut into batches of at most the batch size, in order, with no one-token batch after the first.
+    #[test]
+    fn prompt_batches_never_end_with_a_single_token() {
+        let cut = |total, max| worker::prompt_chunks(total, max);
+        assert_eq!(cut(1, 512), vec![0..1]);
+        assert_eq!(cut(512, 512), vec![0..512]);
+        assert_eq!(cut(513, 512), vec![0..511, 511..513]);
+        assert_eq!(cut(1025, 512), vec![0..512, 512..1023, 1023..1025]);
+        assert_eq!(cut(1100, 512), vec![0..512, 512..1024, 1024..1100]);
+        assert!(cut(0, 512).is_empty());
     }
 
     /// A greedy reply does not depend on the requests around it: alone on an engine with one sequence of two
@@ -434,6 +495,7 @@ mod tests {
         assert_eq!(after.logprobs, reference.logprobs);
 
         let shared = Engine::load(&config(2)).unwrap();
+        assert_eq!(shared.flash_attention(), FlashAttention::Prompts);
         assert_eq!(shared.threads_per_sequence(), 1);
         let (beside, with_other) = std::thread::scope(|s| {
             let first = s.spawn(|| shared.generate(&other).unwrap());

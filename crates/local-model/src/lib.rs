@@ -8,9 +8,11 @@
 //! seeded sampling (temperature, top-p, repeat penalty), honour `max_tokens` and stop strings, report usage,
 //! `finish_reason` and per-token log-probabilities, and queue requests so at most `max_parallel` sequences
 //! share the CPU. Replies are reproducible: a greedy reply has the same bits whatever the thread count, the other
-//! requests in flight or the requests before it (each request starts from an empty KV cache; flash attention is
-//! off because its CPU kernel splits the sum by thread), and a sampled one is seeded by the request's `seed` or,
-//! without one, by a hash of what it asks ([`ChatRequest::sampling_seed`]); the seed is returned with the reply.
+//! requests in flight or the requests before it (each request starts from an empty KV cache), and a sampled one is
+//! seeded by the request's `seed` or, without one, by a hash of what it asks ([`ChatRequest::sampling_seed`]); the
+//! seed is returned with the reply. Flash attention is used where its result does not depend on the thread count:
+//! for prompt evaluation (several tokens per batch), not for decoding, where ggml's CPU kernel splits a long
+//! sequence's sum between the threads ([`FlashAttention`]; `engine::worker` says how).
 //! [`Engine`] is the in-process interface; [`LocalServer`] wraps it in
 //! `/v1/chat/completions` + `/v1/models` on a free port (hyper's HTTP/1.1 server on a tokio runtime of its own,
 //! generation on its blocking pool; request bodies up to [`MAX_BODY_BYTES`]) and, when dropped, fails the
@@ -34,6 +36,18 @@ pub use api::{ChatMessage, ChatRequest, Completion, FinishReason, StopStrings, T
 pub use engine::{Engine, ThreadUse};
 pub use server::{LocalServer, MAX_BODY_BYTES};
 pub use template::ChatTemplate;
+
+/// Where the engine uses llama.cpp's flash attention. Either way a reply has the same bits for any thread count
+/// (see the crate docs); the two differ in speed and, slightly, in the numbers (a greedy reply may differ).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FlashAttention {
+    /// For prompt evaluation (batches of tokens), where its result does not depend on the thread count; decoding
+    /// (one token per step) attends without it. The default: long prompts are evaluated faster.
+    #[default]
+    Prompts,
+    /// Nowhere: attention is matrix products and a softmax throughout (one llama.cpp context per sequence).
+    Off,
+}
 
 /// How to run the embedded model.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,7 +10,7 @@
 //!
 //! - **Window**: the last [`WINDOW`] single-token decode times with the current count; its median is "now".
 //! - **Probe**: when [`ThreadRule::threads`] names the other count, the next steps are a probe: the first one is
-//!   not counted (the other context's buffers are cold), then [`PROBE_STEPS`] are. A probe step slower than
+//!   not counted (it pays for the change: new threads, cold caches), then [`PROBE_STEPS`] are. A probe step slower than
 //!   [`ABORT_FACTOR`] × the window's median ends the probe at once (the collapsed case costs two steps).
 //! - **Decision**: the other count wins when its probe median is at least [`MARGIN`] below the window's median;
 //!   then it becomes current and the probe's times its window. Otherwise nothing changes.
@@ -57,7 +57,7 @@ struct Probe {
     times: Vec<f64>,
 }
 
-/// The thread-count decision for one sequence (one worker's contexts).
+/// The thread-count decision for one sequence (one worker's decoding context).
 #[derive(Debug, Clone)]
 pub(crate) struct ThreadRule {
     configured: usize,
@@ -95,7 +95,7 @@ impl ThreadRule {
         }
     }
 
-    /// A rule that always uses `threads` (prompt and decoding) and never measures.
+    /// A rule that always decodes with `threads` and never measures.
     #[cfg(test)]
     pub(crate) fn fixed(configured: usize, threads: usize) -> ThreadRule {
         ThreadRule {
@@ -106,7 +106,7 @@ impl ThreadRule {
     }
 
     /// Tests only: decode `every` steps with the configured count, then `every` with one thread, and so on,
-    /// so that a sequence moves between the two contexts many times.
+    /// so that a sequence changes its thread count many times.
     #[cfg(test)]
     pub(crate) fn alternating(configured: usize, every: u32) -> ThreadRule {
         ThreadRule {
@@ -141,7 +141,8 @@ impl ThreadRule {
         }
     }
 
-    /// The count that is not being probed (used for prompt evaluation).
+    /// The count that is not being probed.
+    #[cfg(test)]
     pub(crate) fn current(&self) -> usize {
         self.current
     }

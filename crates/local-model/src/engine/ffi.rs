@@ -151,7 +151,11 @@ impl Model {
         params.n_ubatch = p.n_batch;
         params.n_threads = count(p.threads);
         params.n_threads_batch = count(p.batch_threads);
-        params.flash_attn_type = sys::LLAMA_FLASH_ATTN_TYPE_DISABLED;
+        params.flash_attn_type = if p.flash_attention {
+            sys::LLAMA_FLASH_ATTN_TYPE_ENABLED
+        } else {
+            sys::LLAMA_FLASH_ATTN_TYPE_DISABLED
+        };
         let ptr = {
             let _creating = self.creating.lock().unwrap_or_else(PoisonError::into_inner);
             // SAFETY: the model is alive and outlives the context (`Context` borrows it); no other context is being
@@ -290,7 +294,7 @@ impl Vocab<'_> {
     }
 }
 
-/// What a [`Context`] is made with; flash attention is always off (see `worker::Contexts`).
+/// What a [`Context`] is made with (which contexts use flash attention: see `worker::Contexts`).
 pub(super) struct ContextParams {
     /// Context length (KV cells).
     pub(super) n_ctx: u32,
@@ -300,6 +304,8 @@ pub(super) struct ContextParams {
     pub(super) threads: usize,
     /// Threads for prompt batches.
     pub(super) batch_threads: usize,
+    /// Flash attention on (its KV cache keeps V row by row) or off (matrix products and a softmax; V transposed).
+    pub(super) flash_attention: bool,
 }
 
 /// What `llama_decode` returned when it failed.
@@ -365,11 +371,19 @@ impl Context<'_> {
         unsafe { sys::llama_memory_clear(sys::llama_get_memory(self.ptr.as_ptr()), true) }
     }
 
-    /// A copy of sequence `seq`'s state (its KV cells), for [`Context::set_seq_state`].
-    pub(super) fn seq_state(&mut self, seq: i32) -> Result<Vec<u8>, Error> {
+    /// Change the thread counts of single-token decoding and of prompt batches (used from the next decode on).
+    pub(super) fn set_threads(&mut self, threads: usize, batch_threads: usize) {
+        let count = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
+        // SAFETY: the context is alive and borrowed mutably; llama.cpp only stores the two counts.
+        unsafe { sys::llama_set_n_threads(self.ptr.as_ptr(), count(threads), count(batch_threads)) }
+    }
+
+    /// Sequence `seq`'s state (its KV cells), for [`Context::set_seq_state`], written into `state` (resized to fit;
+    /// the allocation is kept for the next call).
+    pub(super) fn seq_state_into(&mut self, seq: i32, state: &mut Vec<u8>) -> Result<(), Error> {
         // SAFETY: the context is alive and borrowed mutably.
         let size = unsafe { sys::llama_state_seq_get_size_ext(self.ptr.as_ptr(), seq, NO_FLAGS) };
-        let mut state = vec![0u8; size];
+        state.resize(size, 0);
         // SAFETY: `state` is writable for `size` bytes, the size llama.cpp just asked for.
         let written = unsafe {
             sys::llama_state_seq_get_data_ext(
@@ -381,7 +395,7 @@ impl Context<'_> {
             )
         };
         if written == size {
-            Ok(state)
+            Ok(())
         } else {
             Err(Error::Engine(format!(
                 "saving sequence {seq}: {written} of {size} bytes written"
@@ -389,7 +403,7 @@ impl Context<'_> {
         }
     }
 
-    /// Load a state saved by [`Context::seq_state`] into sequence `seq`.
+    /// Load a state saved by [`Context::seq_state_into`] into sequence `seq`.
     pub(super) fn set_seq_state(&mut self, seq: i32, state: &[u8]) -> Result<(), Error> {
         // SAFETY: the context is alive and borrowed mutably; `state` is readable for its length.
         let read = unsafe {
@@ -581,5 +595,123 @@ impl Drop for Sampler {
     fn drop(&mut self) {
         // SAFETY: the chain came from `llama_sampler_chain_init` and is freed once, here, with the links it owns.
         unsafe { sys::llama_sampler_free(self.ptr.as_ptr()) }
+    }
+}
+
+/// A ggml context that holds tensor descriptions and one graph, no tensor data (freed when dropped).
+struct GgmlScratch(NonNull<sys::ggml_context>);
+
+impl Drop for GgmlScratch {
+    fn drop(&mut self) {
+        // SAFETY: the pointer came from `ggml_init` and is freed once, here.
+        unsafe { sys::ggml_free(self.0.as_ptr()) }
+    }
+}
+
+/// Copy the `rows` × `cols` matrix of `el`-byte elements that `src` holds row after row into `dst` column after
+/// column (its transpose), with ggml's CPU copy on `threads` threads. The bytes are moved, never converted, so the
+/// result is exact whatever the thread count.
+pub(super) fn transpose(
+    src: &[u8],
+    dst: &mut [u8],
+    rows: usize,
+    cols: usize,
+    el: usize,
+    threads: usize,
+) -> Result<(), Error> {
+    let failed = |what: &str| Error::Engine(format!("transposing a {rows}×{cols} matrix: {what}"));
+    // Only the element size matters to ggml's same-type copy (it moves bytes).
+    let ty = match el {
+        2 => sys::GGML_TYPE_F16,
+        4 => sys::GGML_TYPE_F32,
+        _ => return Err(failed(&format!("no ggml type has {el}-byte elements"))),
+    };
+    let len = rows
+        .checked_mul(cols)
+        .and_then(|n| n.checked_mul(el))
+        .ok_or_else(|| failed("too large"))?;
+    if src.len() != len || dst.len() != len {
+        return Err(failed(&format!(
+            "{} and {} bytes given for {len}",
+            src.len(),
+            dst.len()
+        )));
+    }
+    if len == 0 {
+        return Ok(());
+    }
+    init_backend();
+    let (Ok(r), Ok(c)) = (i64::try_from(rows), i64::try_from(cols)) else {
+        return Err(failed("too large"));
+    };
+    // SAFETY: both report fixed sizes of ggml's bookkeeping.
+    let mem_size = unsafe { 8 * sys::ggml_tensor_overhead() + sys::ggml_graph_overhead() };
+    let params = sys::ggml_init_params {
+        mem_size,
+        mem_buffer: std::ptr::null_mut(),
+        no_alloc: true,
+    };
+    // SAFETY: plain parameters; ggml allocates `mem_size` bytes for the descriptions and allocates no tensor data.
+    let ctx = NonNull::new(unsafe { sys::ggml_init(params) }).ok_or_else(|| failed("ggml_init"))?;
+    let ctx = GgmlScratch(ctx);
+    let threads = i32::try_from(threads.max(1)).unwrap_or(1);
+    // SAFETY: every tensor lives in `ctx`, which outlives the computation. `a` describes `src` (`cols` elements per
+    // row, `rows` rows) and `b` describes `dst` (`rows` per row, `cols` rows); both lengths were checked above. The
+    // data pointers are set before the views are made, since a view copies its parent's pointer when created.
+    // ggml only reads through `a` (the copy's source), and writes `dst`, which is borrowed mutably, through the
+    // transposed view of `b`. The work buffer is as large as the plan asks and outlives the computation.
+    let status = unsafe {
+        let a = sys::ggml_new_tensor_2d(ctx.0.as_ptr(), ty, c, r);
+        let b = sys::ggml_new_tensor_2d(ctx.0.as_ptr(), ty, r, c);
+        if a.is_null() || b.is_null() {
+            return Err(failed("ggml_new_tensor_2d"));
+        }
+        (*a).data = src.as_ptr().cast_mut().cast::<c_void>();
+        (*b).data = dst.as_mut_ptr().cast::<c_void>();
+        let bt = sys::ggml_transpose(ctx.0.as_ptr(), b);
+        let copy = sys::ggml_cpy(ctx.0.as_ptr(), a, bt);
+        let graph = sys::ggml_new_graph(ctx.0.as_ptr());
+        if bt.is_null() || copy.is_null() || graph.is_null() {
+            return Err(failed("building the copy"));
+        }
+        sys::ggml_build_forward_expand(graph, copy);
+        let mut plan = sys::ggml_graph_plan(graph, threads, std::ptr::null_mut());
+        let mut work = vec![0u8; plan.work_size];
+        if plan.work_size > 0 {
+            plan.work_data = work.as_mut_ptr();
+        }
+        sys::ggml_graph_compute(graph, &mut plan)
+    };
+    if status == sys::GGML_STATUS_SUCCESS {
+        Ok(())
+    } else {
+        Err(failed(&format!("ggml_graph_compute returned {status}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ggml's copy through a transposed view is the transpose, for both element sizes and a shape that fills no
+    /// SIMD register evenly.
+    #[test]
+    fn transpose_moves_every_element_to_its_mirror_place() {
+        for el in [2usize, 4] {
+            let (rows, cols) = (37usize, 5usize);
+            let src: Vec<u8> = (0..rows * cols * el).map(|i| (i * 7 % 251) as u8).collect();
+            let mut dst = vec![0u8; src.len()];
+            transpose(&src, &mut dst, rows, cols, el, 2).unwrap();
+            for r in 0..rows {
+                for c in 0..cols {
+                    let from = (r * cols + c) * el;
+                    let to = (c * rows + r) * el;
+                    assert_eq!(dst[to..to + el], src[from..from + el], "row {r} col {c}");
+                }
+            }
+        }
+        let mut short = vec![0u8; 3];
+        assert!(transpose(&[0u8; 4], &mut short, 2, 1, 2, 1).is_err());
+        assert!(transpose(&[0u8; 6], &mut [0u8; 6], 1, 2, 3, 1).is_err());
     }
 }

@@ -6,95 +6,128 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, Sender};
 use std::time::Instant;
 
-use super::ffi::{Batch, Context, ContextParams, Link, Model, Sampler, Token};
-use super::{Job, Shared};
+use super::ffi::{self, Batch, Context, ContextParams, Link, Model, Sampler, Token};
+use super::{Job, Shared, kv};
 use crate::threads::{Switch, ThreadRule};
-use crate::{ChatRequest, Completion, Error, FinishReason, TokenLogprob};
+use crate::{ChatRequest, Completion, Error, FinishReason, FlashAttention, TokenLogprob};
 
 /// How many recent generated tokens the repeat penalty looks at (llama.cpp's default).
 const PENALTY_LAST_N: i32 = 64;
 /// Largest prompt chunk handed to one `llama_decode` call.
 const MAX_BATCH: u32 = 512;
 
-/// A worker's llama.cpp contexts: one with the configured thread count, and (made on first use) one that decodes
-/// with a single thread. Changing the thread count means moving the sequence to the other context: its KV cells are
-/// copied with `llama_state_seq_get_data_ext`/`llama_state_seq_set_data_ext` (bit for bit, about 23 KB per token
-/// for SmolLM2-135M). (The engine once reached llama.cpp through `llama-cpp-2`, which did not expose
-/// `llama_set_n_threads`; the C API does, and one context changing its count would save the second KV cache.)
+/// A worker's llama.cpp contexts. In the default mode ([`FlashAttention::Prompts`]) there are two: one evaluates
+/// prompts with flash attention, the other decodes one token per step without it; after each prompt the sequence's
+/// KV cells move from the first to the second (`kv::transpose_values`: the two keep V in different layouts). With
+/// flash attention off ([`FlashAttention::Off`]) the decoding context evaluates the prompts too and nothing moves.
 ///
-/// Only decoding (one token per step, `n_threads`) follows the thread rule. Prompt evaluation (a batch of tokens,
-/// `n_threads_batch`) is compute-bound work that splits well over every configured thread, so both contexts
-/// evaluate prompts with the configured count: the one-thread context once evaluated them with one thread too, and
-/// prompt processing ran at 0.62× llama.cpp's own build (`cargo xtask bench local-model`, issue 28).
+/// Why the split: ggml's CPU flash attention (`ggml_compute_forward_flash_attn_ext_f16` in the vendored ggml) takes
+/// one of two paths. For a batch of several tokens it gives each query row (token × head) to one thread, which runs
+/// over every KV cell in order (in 64 × 64 tiles once the batch has 64 tokens; a row's arithmetic is the same
+/// whichever tile or thread it falls to), so the bits do not depend on the thread count. For a one-token batch
+/// whose KV view spans 512 cells or more (once a sequence holds more than 256 cells: llama.cpp pads the view to
+/// 256) it splits the cells into one chunk per thread and adds the chunks' partial sums, so the result depends on
+/// the thread count, and a greedy reply changed with the load (issue 46). Without flash attention, attention is
+/// matrix products and a softmax whose every output element one thread computes whole, the same bits for any count.
+/// So prompts (several tokens per batch; never a one-token batch, see [`prompt_chunks`]) use flash attention, which
+/// evaluates long prompts faster, and decoding does not.
 ///
-/// Flash attention is off: ggml's CPU flash attention splits a single-token step's KV cells between the threads
-/// once the KV view reaches 512 cells and adds the partial sums, so its result depends on the thread count (a
-/// greedy reply changed with the load, issue 46). Without it, attention is matrix products and a softmax whose
-/// every output element one thread computes whole, so the bits are the same for any thread count.
+/// Only decoding (one token per step, `n_threads`) follows the thread rule: the decoding context's count is changed
+/// in place (`llama_set_n_threads`). Prompt evaluation (`n_threads_batch`) is compute-bound work that splits well
+/// over every configured thread, so it always uses the configured count: evaluating prompts with one thread under
+/// load once ran at 0.62× llama.cpp's own build (`cargo xtask bench local-model`, issue 28).
 struct Contexts<'m> {
-    model: &'m Model,
-    ctx_size: u32,
-    n_batch: u32,
     configured: usize,
-    main: Context<'m>,
-    single: Option<Context<'m>>,
+    /// Evaluates prompts with flash attention; `None` when it is off (`decode` evaluates them).
+    prompt: Option<Context<'m>>,
+    /// Decodes without flash attention, with `decode_threads` threads.
+    decode: Context<'m>,
+    decode_threads: usize,
+    /// Buffers of the move from `prompt` to `decode`, kept between requests.
+    state: Vec<u8>,
+    scratch: Vec<u8>,
 }
 
 impl<'m> Contexts<'m> {
-    /// A context that decodes with `threads` and evaluates prompts with `batch_threads`.
-    fn params(ctx_size: u32, n_batch: u32, threads: usize, batch_threads: usize) -> ContextParams {
-        ContextParams {
-            n_ctx: ctx_size,
-            n_batch,
-            threads,
-            batch_threads,
-        }
-    }
-
     fn new(
         model: &'m Model,
         ctx_size: u32,
         n_batch: u32,
         configured: usize,
+        flash: FlashAttention,
     ) -> Result<Contexts<'m>, Error> {
-        let main = model.new_context(&Self::params(ctx_size, n_batch, configured, configured))?;
-        Ok(Contexts {
-            model,
-            ctx_size,
+        let params = |flash_attention| ContextParams {
+            n_ctx: ctx_size,
             n_batch,
+            threads: configured,
+            batch_threads: configured,
+            flash_attention,
+        };
+        let prompt = match flash {
+            FlashAttention::Prompts => Some(model.new_context(&params(true))?),
+            FlashAttention::Off => None,
+        };
+        Ok(Contexts {
             configured,
-            main,
-            single: None,
+            prompt,
+            decode: model.new_context(&params(false))?,
+            decode_threads: configured,
+            state: Vec::new(),
+            scratch: Vec::new(),
         })
     }
 
-    /// The context that decodes with `threads` (the configured count, or one).
-    fn get(&mut self, threads: usize) -> Result<&mut Context<'m>, Error> {
-        if threads == self.configured {
-            return Ok(&mut self.main);
-        }
-        if self.single.is_none() {
-            let ctx = self.model.new_context(&Self::params(
-                self.ctx_size,
-                self.n_batch,
-                1,
-                self.configured,
-            ))?;
-            self.single = Some(ctx);
-        }
-        Ok(self.single.as_mut().unwrap_or(&mut self.main))
+    /// The context prompts are evaluated in (the source of the first generated token's logits).
+    fn prompt(&mut self) -> &mut Context<'m> {
+        self.prompt.as_mut().unwrap_or(&mut self.decode)
     }
 
-    /// Move sequence 0 from the context with `from` threads to the one with `to` threads.
-    fn migrate(&mut self, from: usize, to: usize) -> Result<(), Error> {
-        if from == to {
-            return Ok(());
+    /// The decoding context, set to decode with `threads`.
+    fn decoder(&mut self, threads: usize) -> &mut Context<'m> {
+        if threads != self.decode_threads {
+            self.decode.set_threads(threads, self.configured);
+            self.decode_threads = threads;
         }
-        let state = self.get(from)?.seq_state(0)?;
-        let target = self.get(to)?;
-        target.clear();
-        target.set_seq_state(0, &state)
+        &mut self.decode
     }
+
+    /// Give the decoding context the cells of the prompt just evaluated (nothing to do without a prompt context).
+    /// The cells are copied bit for bit, only V's layout changes.
+    fn hand_over(&mut self) -> Result<(), Error> {
+        let Some(prompt) = self.prompt.as_mut() else {
+            return Ok(());
+        };
+        prompt.seq_state_into(0, &mut self.state)?;
+        let threads = self.configured;
+        kv::transpose_values(
+            &mut self.state,
+            &mut self.scratch,
+            |src, dst, rows, cols, el| ffi::transpose(src, dst, rows, cols, el, threads),
+        )?;
+        self.decode.clear();
+        self.decode.set_seq_state(0, &self.state)
+    }
+}
+
+/// How a prompt of `total` tokens is cut into `llama_decode` calls of at most `max` tokens (`max` >= 2): in order,
+/// and no call after the first has a single token (a 511 + 2 ending instead of 512 + 1). llama.cpp evaluates a
+/// one-token batch as a decoding step, with the decode thread count and, past 512 KV cells, flash attention's
+/// thread-split sum (see [`Contexts`]).
+pub(super) fn prompt_chunks(total: usize, max: usize) -> Vec<std::ops::Range<usize>> {
+    let max = max.max(2);
+    let mut chunks = Vec::with_capacity(total.div_ceil(max));
+    let mut start = 0;
+    while start < total {
+        let left = total - start;
+        let len = if left == max + 1 {
+            max - 1
+        } else {
+            left.min(max)
+        };
+        chunks.push(start..start + len);
+        start += len;
+    }
+    chunks
 }
 
 /// Log a thread-count switch: the first one in each direction at info level, later ones at debug level.
@@ -133,7 +166,7 @@ pub(super) fn worker(
     mut rule: ThreadRule,
 ) {
     let n_batch = ctx_size.min(MAX_BATCH);
-    let made = Contexts::new(&shared.model, ctx_size, n_batch, threads)
+    let made = Contexts::new(&shared.model, ctx_size, n_batch, threads, shared.flash)
         .and_then(|ctxs| Ok((ctxs, Batch::new(n_batch as usize)?)));
     let (mut ctxs, mut batch) = match made {
         Ok(made) => made,
@@ -242,9 +275,7 @@ fn run(
 ) -> Result<Completion, Error> {
     let request = &job.request;
     let vocab = shared.model.vocab();
-    // The prompt is evaluated with the current count; decoding may probe or switch per token.
-    let mut active = rule.current();
-    let ctx = ctxs.get(active)?;
+    let ctx = ctxs.prompt();
     let n_ctx = ctx.n_ctx();
     let n_prompt = u32::try_from(job.tokens.len()).unwrap_or(u32::MAX);
     if n_prompt >= n_ctx {
@@ -257,21 +288,26 @@ fn run(
 
     ctx.clear();
     let started = Instant::now();
-    let chunk = usize::try_from(n_batch).unwrap_or(512);
-    let mut pos: i32 = 0;
     let total = job.tokens.len();
-    for (ci, part) in job.tokens.chunks(chunk).enumerate() {
+    let chunks = prompt_chunks(total, usize::try_from(n_batch).unwrap_or(512));
+    for part in chunks {
         batch.clear();
-        for (i, &tok) in part.iter().enumerate() {
-            let last = ci * chunk + i + 1 == total;
-            batch.push(tok, pos, 0, last)?;
-            pos += 1;
+        for i in part {
+            let pos = i32::try_from(i).unwrap_or(i32::MAX);
+            batch.push(job.tokens[i], pos, 0, i + 1 == total)?;
         }
         ctx.decode(batch)
             .map_err(|e| engine_err("prompt evaluation", e))?;
     }
+    if max_new > 1 {
+        // The first token comes from the prompt's logits; decoding the next ones needs the cells.
+        ctxs.hand_over()?;
+    }
     let prompt_seconds = started.elapsed().as_secs_f64();
+    let mut pos = i32::try_from(total).unwrap_or(i32::MAX);
     let mut logits_idx = batch.len() - 1;
+    // Until the first decoding step, the logits are the prompt's (in the prompt's context).
+    let mut decoded_any = false;
 
     let started = Instant::now();
     let mut sampler = sampler_for(request, &shared.model)?;
@@ -291,7 +327,12 @@ fn run(
         if shared.stopping.load(Ordering::Relaxed) {
             return Err(Error::ShuttingDown);
         }
-        let token = sampler.sample(ctxs.get(active)?, logits_idx);
+        let source = if decoded_any {
+            &mut ctxs.decode
+        } else {
+            ctxs.prompt()
+        };
+        let token = sampler.sample(source, logits_idx);
         if vocab.is_eog(token) {
             finish = FinishReason::Stop;
             break;
@@ -299,7 +340,7 @@ fn run(
         generated += 1;
         let piece = vocab.piece(token, false);
         if let Some(lp) = logprobs.as_mut() {
-            let logprob = logprob_of(ctxs.get(active)?.logits(logits_idx)?, token);
+            let logprob = logprob_of(source.logits(logits_idx)?, token);
             lp.push(TokenLogprob {
                 token: String::from_utf8_lossy(&piece).into_owned(),
                 logprob,
@@ -344,15 +385,13 @@ fn run(
         batch.clear();
         batch.push(token, pos, 0, true)?;
         pos += 1;
+        // Decoding may probe or switch the thread count per token.
         let threads = rule.threads();
-        if threads != active {
-            ctxs.migrate(active, threads)?;
-            active = threads;
-        }
         let step = Instant::now();
-        ctxs.get(active)?
+        ctxs.decoder(threads)
             .decode(batch)
             .map_err(|e| engine_err("decoding", e))?;
+        decoded_any = true;
         let counter = if threads == 1 && ctxs.configured > 1 {
             &shared.steps_one
         } else {
@@ -388,6 +427,67 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Evaluate `tokens` as a prompt in `ctxs`' prompt context.
+    fn evaluate(ctxs: &mut Contexts<'_>, tokens: &[Token]) {
+        let mut batch = Batch::new(512).unwrap();
+        let prompt = ctxs.prompt();
+        prompt.clear();
+        for part in prompt_chunks(tokens.len(), 512) {
+            batch.clear();
+            for i in part {
+                let pos = i32::try_from(i).unwrap();
+                batch
+                    .push(tokens[i], pos, 0, i + 1 == tokens.len())
+                    .unwrap();
+            }
+            prompt.decode(&batch).unwrap();
+        }
+    }
+
+    /// The move of a prompt's cells to the decoding context is exact, for a prompt of two batches. What the
+    /// decoding context holds afterwards, saved by llama.cpp itself in its own (transposed) layout, is byte for byte
+    /// the state the move built. And the first layer's K and V, which come before any attention and so have the
+    /// same bits with flash attention or without, equal those of a context without flash attention that evaluated
+    /// the same prompt itself: a V block moved in the wrong order would not. A state in the row layout is refused.
+    #[test]
+    fn the_decoding_context_holds_exactly_the_prompt_cells() {
+        let model = Model::load(&crate::engine::tests::gguf()).unwrap();
+        let tokens: Vec<Token> = (0..700).map(|i| 100 + (i * 37) % 5000).collect();
+        let mut ctxs = Contexts::new(&model, 1024, 512, 2, FlashAttention::Prompts).unwrap();
+        evaluate(&mut ctxs, &tokens);
+        ctxs.hand_over().unwrap();
+        let mut held = Vec::new();
+        ctxs.decode.seq_state_into(0, &mut held).unwrap();
+        assert_eq!(held.len(), ctxs.state.len());
+        assert!(
+            held == ctxs.state,
+            "the decoding context holds other bytes than the move built"
+        );
+
+        let mut plain = Contexts::new(&model, 1024, 512, 2, FlashAttention::Off).unwrap();
+        evaluate(&mut plain, &tokens);
+        let mut own = Vec::new();
+        plain.decode.seq_state_into(0, &mut own).unwrap();
+        let (moved, own_layout) = (kv::layout(&held).unwrap(), kv::layout(&own).unwrap());
+        assert!(moved.v_trans && own_layout.v_trans);
+        assert_eq!((moved.cells, own_layout.cells), (700, 700));
+        let first_k = (
+            &held[moved.keys[0].data.clone()],
+            &own[own_layout.keys[0].data.clone()],
+        );
+        assert!(first_k.0 == first_k.1, "layer 0's K differs");
+        let first_v = (
+            &held[moved.values[0].data.clone()],
+            &own[own_layout.values[0].data.clone()],
+        );
+        assert!(first_v.0.iter().any(|&b| b != 0));
+        assert!(first_v.0 == first_v.1, "layer 0's V differs");
+
+        let mut rows = Vec::new();
+        ctxs.prompt().seq_state_into(0, &mut rows).unwrap();
+        assert!(ctxs.decode.set_seq_state(0, &rows).is_err());
+    }
 
     #[test]
     fn find_locates_first_match() {
