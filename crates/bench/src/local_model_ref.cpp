@@ -1,12 +1,15 @@
 // Reference side of `cargo xtask bench local-model`: llama.cpp's C API driven directly from C++, built by
-// llama.cpp's own CMake (Release, GGML_NATIVE, its default threading) from the source llama-cpp-sys-2 vendors.
-// It evaluates a prompt in one batch, then generates greedily (arg-max over the logits, end-of-generation
-// ignored) one token per llama_decode call, and prints the timings as one JSON object.
+// llama.cpp's own CMake (Release, the engine's GGML_* options, its default threading) from the source
+// llama-cpp-sys-2 vendors. It evaluates a prompt in batches of at most 512 tokens (cut as the engine cuts them: no
+// one-token batch after the first), then generates greedily (arg-max over the logits, end-of-generation ignored)
+// one token per llama_decode call, with flash attention on or off throughout, and prints the timings as one JSON
+// object.
 //
-// usage: ifstress-llama-ref MODEL.gguf THREADS N_GEN PROMPT_FILE
+// usage: ifstress-llama-ref MODEL.gguf THREADS N_GEN PROMPT_FILE on|off N_CTX
 
 #include "llama.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -26,17 +29,19 @@ static double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 int main(int argc, char ** argv) {
-    if (argc != 5) {
-        std::fprintf(stderr, "usage: %s MODEL.gguf THREADS N_GEN PROMPT_FILE\n", argv[0]);
+    if (argc != 7) {
+        std::fprintf(stderr, "usage: %s MODEL.gguf THREADS N_GEN PROMPT_FILE on|off N_CTX\n", argv[0]);
         return 2;
     }
     const int threads = std::atoi(argv[2]);
     const int n_gen = std::atoi(argv[3]);
+    const std::string flash = argv[5];
+    const int n_ctx = std::atoi(argv[6]);
     std::ifstream in(argv[4], std::ios::binary);
     std::stringstream buf;
     buf << in.rdbuf();
     const std::string prompt = buf.str();
-    if (threads < 1 || n_gen < 1 || prompt.empty()) {
+    if (threads < 1 || n_gen < 1 || prompt.empty() || (flash != "on" && flash != "off") || n_ctx < 16) {
         std::fprintf(stderr, "bad arguments\n");
         return 2;
     }
@@ -61,11 +66,17 @@ int main(int argc, char ** argv) {
     tokens.resize(n_prompt);
 
     llama_context_params cp = llama_context_default_params();
-    cp.n_ctx = 1024;
-    cp.n_batch = 512;
-    cp.n_ubatch = 512;
+    const int n_batch = 512;
+    if (n_prompt + n_gen > n_ctx) {
+        std::fprintf(stderr, "%d prompt and %d generated tokens exceed the context of %d\n", n_prompt, n_gen, n_ctx);
+        return 2;
+    }
+    cp.n_ctx = n_ctx;
+    cp.n_batch = n_batch;
+    cp.n_ubatch = n_batch;
     cp.n_threads = threads;
     cp.n_threads_batch = threads;
+    cp.flash_attn_type = flash == "on" ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
     llama_context * ctx = llama_init_from_model(model, cp);
     if (ctx == nullptr) {
         std::fprintf(stderr, "cannot create a context\n");
@@ -73,9 +84,14 @@ int main(int argc, char ** argv) {
     }
 
     auto t0 = std::chrono::steady_clock::now();
-    if (llama_decode(ctx, llama_batch_get_one(tokens.data(), n_prompt)) != 0) {
-        std::fprintf(stderr, "prompt decode failed\n");
-        return 1;
+    for (int start = 0; start < n_prompt;) {
+        const int left = n_prompt - start;
+        const int len = left == n_batch + 1 ? n_batch - 1 : std::min(left, n_batch);
+        if (llama_decode(ctx, llama_batch_get_one(tokens.data() + start, len)) != 0) {
+            std::fprintf(stderr, "prompt decode failed at token %d\n", start);
+            return 1;
+        }
+        start += len;
     }
     const double prompt_seconds = seconds_since(t0);
 
