@@ -1,7 +1,8 @@
-//! xtask's integration tests: the pipeline against the mock and against a real llama.cpp `llama-server`, the
-//! rehearsal, the default run's reproducibility on the embedded model, the IFScale-XL grid on the embedded model up
-//! to its context window (`xl_embedded`), and repository-wide checks that no compiler or lint enforces (in the
-//! spirit of rust-analyzer's `tidy`). `.ci/run` runs them with every other test.
+//! xtask's integration tests: the pipeline against the mock and against a real llama.cpp `llama-server`, a job
+//! array of shards on a real single-node Slurm from Debian's packages (`slurm`), the rehearsal, the default run's
+//! reproducibility on the embedded model, the IFScale-XL grid on the embedded model up to its context window
+//! (`xl_embedded`), and repository-wide checks that no compiler or lint enforces (in the spirit of rust-analyzer's
+//! `tidy`). `.ci/run` runs them with every other test.
 
 mod build;
 mod compare;
@@ -15,6 +16,7 @@ mod rehearsal;
 mod reproducible;
 mod served;
 mod shards;
+mod slurm;
 mod tidy;
 mod vocab_stage;
 mod workspace_root;
