@@ -320,7 +320,9 @@ impl Slurm {
         }
     }
 
-    /// Waits until the job has ended, and returns its final state.
+    /// Waits until the job has ended, and its processes with it, and returns its final state. `scontrol` shows a
+    /// cancelled job CANCELLED at once, while its processes may still be finishing (they drain their requests in
+    /// flight); `squeue` shows it COMPLETING until slurmd has seen them all exit.
     fn wait_ended(&self, id: &str, jobs: &Path) -> String {
         self.wait_job(id, jobs, |state, _| {
             matches!(
@@ -334,7 +336,14 @@ impl Slurm {
                     | "BOOT_FAIL"
                     | "DEADLINE"
                     | "OUT_OF_MEMORY"
-            )
+            ) && self
+                .run(
+                    "squeue",
+                    &["--noheader", "--states=all", "--jobs", id, "--format=%T"],
+                    None,
+                )
+                .trim()
+                != "COMPLETING"
         })
     }
 
@@ -673,6 +682,19 @@ fn a_slurm_job_array_with_a_cancelled_resubmitted_and_a_requeued_task_merges_int
         "{}",
         job_outputs(dir)
     );
+    // The judge checks ran in shard 0 alone (a check run in another shard too would mostly be answered from the
+    // shared cache, so the request count below could not show it; its folder does).
+    for i in 0..3 {
+        for bench in ["rift", "ifscale"] {
+            let checked = shard(i).join(bench).join("judge-check");
+            assert_eq!(
+                checked.is_dir(),
+                i == 0,
+                "{}: judge checks belong to shard 0 alone",
+                checked.display()
+            );
+        }
+    }
     // Every answer and every control item was asked for once over the shards, the cancelled tasks' included
     // (their requests in flight were answered and written, and the resumed tasks sent only the rest), except the
     // race of `shards.rs`: a judge prompt common to items of two shards running at the same time may be sent by
