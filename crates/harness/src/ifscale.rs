@@ -120,8 +120,8 @@ pub struct GenerationSummary {
     /// a rerun continues them.
     pub not_sent: usize,
     pub attempts: usize,
-    /// Rejected attempts per reason (`constraint_list`, `refused`, `too_short`, `incoherent`, `truncated`,
-    /// `request_failed`).
+    /// Rejected attempts per reason (`constraint_list`, `refused`, `declined_impractical`, `too_short`, `incoherent`,
+    /// `truncated`, `request_failed`).
     pub rejected: BTreeMap<String, usize>,
     /// A judge model was given (the coherence check ran).
     pub judge_configured: bool,
@@ -489,6 +489,7 @@ fn reason_name(r: RejectReason) -> &'static str {
         RejectReason::ConstraintList => "constraint_list",
         RejectReason::TooShort => "too_short",
         RejectReason::Refused => "refused",
+        RejectReason::DeclinedImpractical => "declined_impractical",
         RejectReason::Incoherent => "incoherent",
         RejectReason::Truncated => "truncated",
         RejectReason::RequestFailed => "request_failed",

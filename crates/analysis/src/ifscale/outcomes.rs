@@ -1,6 +1,6 @@
 //! How IFScale samples ended, per (model, N): the count and share of each outcome (`schema::ifscale::SampleStatus`),
 //! and accuracy two ways: the paper's, the mean over the scored samples only, and the mean over all samples with
-//! every failure (refused, no visible output, truncated, …) counted as 0.
+//! every failure (refused, declined as impractical, no visible output, truncated, …) counted as 0.
 //!
 //! The table `ifscale_outcomes` is written only when some sample did not end `scored`: a run without failures
 //! keeps exactly the tables it had before outcomes were recorded. It shows a column per outcome that occurs.
@@ -195,5 +195,36 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert!(write_tables(&rows[1..], dir.path()).unwrap().is_empty());
         assert_eq!(write_tables(&rows, dir.path()).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn declines_as_impractical_have_their_own_column_after_refusals() {
+        let df = df!(
+            "model" => ["m", "m", "m", "m"],
+            "num_rules" => [1000i64, 1000, 1000, 1000],
+            "accuracy" => [Some(40.0), None, None, None],
+            "status" => ["scored", "too-short", "declined-impractical", "refused"],
+        )
+        .unwrap();
+        let rows = outcome_rows(&df).unwrap();
+        assert_eq!(
+            occurring(&rows),
+            [
+                SampleStatus::Scored,
+                SampleStatus::Refused,
+                SampleStatus::DeclinedImpractical,
+                SampleStatus::TooShort
+            ]
+        );
+        assert_eq!(rows[0].share(SampleStatus::DeclinedImpractical), 25.0);
+        assert_eq!(rows[0].failures(), 3);
+        let md = table(&rows).to_markdown();
+        assert!(
+            md.contains(
+                "| scored | refused | declined-impractical | too-short |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n\
+                 | m | 1000 | 4 | 40.0 | 10.0 | 1 (25 %) | 1 (25 %) | 1 (25 %) | 1 (25 %) |"
+            ),
+            "{md}"
+        );
     }
 }

@@ -7,6 +7,9 @@
 //! keywords are adjusted together by Holm's step-down method (family-wise error). The table lists up to
 //! [`ROWS_PER_MODEL`] keywords per model, lowest p first, among those more frequent in refused samples than in
 //! scored ones. It is written only when some sample was refused.
+//!
+//! Only content refusals (`refused`) count: a sample `declined-impractical` declined the size of the task, not its
+//! words, so its keywords say nothing about what the model objects to.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};

@@ -2,8 +2,10 @@
 //! (`scoring::ifscale::RefusalVerdict::Uncertain`: a long reply with one declining cue and no report after a pivot)
 //! go to a judge model, with the configured rubric and the fixed answer format
 //! (`scoring::ifscale::refusal_judge_prompt`), before the coherence judge. A reply it calls a refusal is rejected
-//! as `refused` (and retried like any refusal); one it calls an attempt stays accepted; one it gives no readable
-//! verdict for after every try stands as not refused, its `refusal_judge.error` saying why (never a guess).
+//! as `refused`, or as `declined_impractical` when the detector's kind rules say it calls the task impractical
+//! without objecting to its content (`scoring::ifscale::refusal_kind`), and retried like any refusal; one it calls
+//! an attempt stays accepted; one it gives no readable verdict for after every try stands as not refused, its
+//! `refusal_judge.error` saying why (never a guess).
 //!
 //! Its requests are `<prompt id>#a<attempt>` in the model's `refusal-judge.jsonl` (`ModelPaths::refusal_judge`),
 //! through the run's client (cached, budgeted, resumable), with the coherence judge's request settings
@@ -15,7 +17,7 @@ use inference_client::ModelConfig;
 use schema::ifscale::{AttemptLog, RefusalJudgement, RejectReason};
 use schema::{Message, Outcome, PromptRecord};
 use scoring::ifscale::{
-    RefusalVerdict, detect_refusal, parse_refusal_verdict, refusal_judge_prompt,
+    RefusalVerdict, detect_refusal, parse_refusal_verdict, refusal_judge_prompt, refusal_kind,
 };
 
 use super::{Decision, Generation};
@@ -78,7 +80,7 @@ pub(super) fn judge_uncertain(
         |text| parse_refusal_verdict(text).map_err(|e| e.to_string()),
     )?;
     for (d, r) in open.into_iter().zip(read) {
-        let log = &mut decisions[d].log;
+        let Decision { response, log, .. } = &mut decisions[d];
         let judgement = match r {
             Ok(v) => RefusalJudgement {
                 refused: Some(v.refused),
@@ -93,7 +95,12 @@ pub(super) fn judge_uncertain(
         };
         if judgement.refused == Some(true) {
             log.accepted = false;
-            log.reason = Some(RejectReason::Refused);
+            let reply = response.content.as_deref().unwrap_or_default();
+            log.reason = Some(
+                refusal_kind(reply)
+                    .reject_reason()
+                    .unwrap_or(RejectReason::Refused),
+            );
         }
         log.refusal_judge = Some(judgement);
     }

@@ -22,6 +22,7 @@ fn outcome_color(s: SampleStatus) -> RGBColor {
     match s {
         SampleStatus::Scored => RGBColor(90, 170, 90),
         SampleStatus::Refused => RGBColor(214, 39, 40),
+        SampleStatus::DeclinedImpractical => RGBColor(247, 129, 191),
         SampleStatus::NoVisibleOutputWithReasoning => RGBColor(148, 103, 189),
         SampleStatus::NoVisibleOutputWithoutReasoning => RGBColor(196, 156, 148),
         SampleStatus::Truncated => RGBColor(255, 127, 14),

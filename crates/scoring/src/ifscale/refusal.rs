@@ -37,7 +37,10 @@
 //!    it repeats its cues ([`REPEATED_CUES`] or more: a long explanation of declining), and is
 //!    [`RefusalVerdict::Uncertain`] otherwise: the rules cannot settle it (one cue, then a long text with no report
 //!    after a pivot: a caveat and a report, or an explanation of declining), an optional judge may, and without one
-//!    it is treated as not refused (its report is scored). The judge check's committed controls are such replies.
+//!    it is treated as not refused (its report is scored). The task-talk rule below is not applied here, so a long
+//!    decline with one stock cue stays uncertain where the same text without the cue would be settled: the judge
+//!    check's committed controls (`datasets/ifscale-refusal/controls.jsonl`, held uncertain by a test in
+//!    `harness::judge_check`) are such replies, and settling them would first need new controls.
 //! 3. Without a cue in the opening (the **task-talk rule**), a reply with fewer than [`REPORT_PROSE_WORDS`] words of
 //!    report prose declines when it has a decline sentence or a cue later on: it has no report in it and talks
 //!    about the task. Under [`super::MIN_WORDS`] words (the paper's rule (b) rejects such a reply anyway) an

@@ -486,6 +486,18 @@ mod tests {
                 check_response("I cannot help with that request.", rule),
                 Some(RejectReason::Refused)
             );
+            // A decline of the task as impractical is named as such, not `too_short`, short or long.
+            assert_eq!(
+                check_response("That's too many terms for one reply.", rule),
+                Some(RejectReason::DeclinedImpractical)
+            );
+            assert_eq!(
+                check_response(
+                    "Regrettably, I am not in a position to produce this report.",
+                    rule
+                ),
+                Some(RejectReason::Refused)
+            );
             assert_eq!(
                 check_response("Revenue grew.", rule),
                 Some(RejectReason::TooShort)
