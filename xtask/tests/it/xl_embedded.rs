@@ -1,10 +1,12 @@
 //! The IFScale-XL grid on the embedded model, up to its context (issue 43): `configs/ifscale-xl.toml`'s vocabulary,
 //! template and grid narrowed to one seed, the densities up to 1 000, one attempt and a small output cap, run on
 //! SmolLM2-135M (8 192-token context). The prompts up to N = 500 are sent and each ends in one outcome; those of
-//! N = 750 and 1 000 do not fit, are listed in `does-not-fit.jsonl` and never sent.
+//! N = 750 and 1 000 do not fit, are listed in `does-not-fit.jsonl` and never sent. The fit check's estimate of
+//! every XL prompt, N = 10 to 10 000 and seeds 0–4, is at least the embedded model's own count of its tokens (chat
+//! template included), so no prompt the check lets through can overflow the window.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::repo;
@@ -125,4 +127,80 @@ fn the_xl_grid_runs_on_the_embedded_model_up_to_its_context_window() {
             "N = {n}:\n{outcomes}"
         );
     }
+}
+
+/// The SmolLM2 GGUF fetched by `cargo xtask setup` (or `$IFSTRESS_GGUF`), as the pipeline resolves it.
+fn gguf_path() -> PathBuf {
+    if let Some(p) = std::env::var_os(schema::env::EnvVars::IFSTRESS_GGUF).filter(|p| !p.is_empty())
+    {
+        return PathBuf::from(p);
+    }
+    schema::env::cache_dir()
+        .join("assets")
+        .join("smollm2-135m-instruct-q4_1.gguf")
+}
+
+#[test]
+fn the_fit_estimate_of_every_xl_prompt_is_at_least_the_embedded_models_token_count() {
+    let gguf = gguf_path();
+    assert!(
+        gguf.is_file(),
+        "the embedded model {} is missing: run `cargo xtask setup` (or `cargo xtask test`, which fetches it first)",
+        gguf.display()
+    );
+    // Only the tokenizer and the chat template are used: the smallest context, one thread.
+    let engine = local_model::Engine::load(&local_model::EngineConfig {
+        threads: 1,
+        ctx_size: 64,
+        max_parallel: 1,
+        ..local_model::EngineConfig::new(gguf)
+    })
+    .unwrap();
+    let cfg = pipeline::PipelineConfig::load(Path::new(&repo("configs/ifscale-xl.toml"))).unwrap();
+    let mut ifs = cfg.ifscale.unwrap();
+    ifs.vocab = Some(repo("datasets/vocab/xl.tsv").into());
+    ifs.template = repo("configs/prompts/ifscale-report.txt").into();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("prompts.jsonl");
+    assert_eq!(
+        harness::ifscale::write_prompts(&ifs, None, &file).unwrap(),
+        65
+    );
+    let prompts: Vec<PromptRecord> = schema::read_jsonl(&file).unwrap();
+    let mut counted = BTreeMap::new();
+    for p in &prompts {
+        let messages: Vec<local_model::ChatMessage> = p
+            .messages
+            .iter()
+            .map(|m| local_model::ChatMessage::new(m.role.clone(), m.content.clone()))
+            .collect();
+        let rendered = engine.render_prompt(&messages).unwrap();
+        let real = engine.tokenize(&rendered).len() as u64;
+        let estimate = pipeline::fit::prompt_tokens(p);
+        assert!(real > 0, "{}", p.id);
+        assert!(
+            estimate >= real,
+            "{}: the fit check estimates {estimate} prompt tokens, SmolLM2's tokenizer counts {real} ({} characters)",
+            p.id,
+            p.messages
+                .iter()
+                .map(|m| m.content.chars().count())
+                .sum::<usize>()
+        );
+        counted.insert(p.id.clone(), (real, estimate));
+    }
+    // Conservative, not wildly so: at most a fifth and 100 tokens over, and N = 500 still fits the window with 32
+    // output tokens (the test above sends it).
+    for (id, (real, estimate)) in &counted {
+        eprintln!("{id}: {real} tokens, estimated {estimate}");
+        assert!(
+            estimate * 5 <= real * 6 + 500,
+            "{id}: {estimate} for {real}"
+        );
+    }
+    let (_, estimate) = counted["ifscale-n500-s0"];
+    assert!(
+        estimate + 32 <= u64::from(inference_client::EMBEDDED_CONTEXT),
+        "{estimate}"
+    );
 }
