@@ -446,7 +446,9 @@ const DECLINES: &[(RefusalVerdict, &str)] = &[
     ),
 ];
 
-include!("refusal_reports.rs");
+#[path = "refusal_reports.rs"]
+mod reports;
+use reports::REPORTS;
 
 /// Short business sentences with a reason word ("too many", "not practical", "batches", "unfortunately") that name
 /// no task: too short for the paper's rule (b), but never refusals or declines.

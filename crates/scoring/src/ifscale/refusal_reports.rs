@@ -1,9 +1,9 @@
-// The detector's written reports (all ours), included by `refusal_cases.rs`: split out to keep each file under
-// the line limit.
+//! The refusal detector's written reports (all ours), for the tests in `refusal_cases.rs`: a file of their own to
+//! keep each under the line limit.
 
 /// Reports (and other replies that are not refusals), including ones that merely mention safety words, open with a
 /// caveat, or talk about declines, refusals and impractical plans in business terms.
-const REPORTS: &[&str] = &[
+pub(super) const REPORTS: &[&str] = &[
     "The company closed the year with revenue of 4.2 billion dollars, up eight percent, as demand for its \
      safety equipment rose across every region it serves.",
     "I'm sorry to report that third-quarter revenue fell short of guidance, as customers were unable to take \
