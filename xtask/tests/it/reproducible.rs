@@ -1,50 +1,91 @@
-//! The offline default run is reproducible (issue 46): two runs of `configs/default.toml` on the embedded model, at
-//! once, each in a folder of its own with an empty response cache, give byte-identical replies and tables. Greedy
-//! RIFT replies carry no seed; every sampled IFScale reply carries the seed it was sampled with.
+//! The offline default run is reproducible (issues 46 and 53): one run of `configs/default.toml` on the embedded
+//! model, in a folder of its own with an empty response cache, gives the replies and tables whose SHA-256 digests are
+//! committed for the machine's architecture (`reproducible/<arch>.json` beside this file). The digests were
+//! recorded by another run, on another day and possibly another machine, so a pass shows that the replies depend
+//! neither on the run nor on the machine. Greedy RIFT replies carry no seed; every sampled IFScale reply carries
+//! the seed it was sampled with, and no two share one.
+//!
+//! A change to the engine, the prompts or the scoring that changes replies or tables on purpose is recorded again
+//! with one command, `IFSTRESS_RECORD_DIGESTS=1 cargo test -p xtask --test it reproducible` (docs/testing.md): it
+//! writes the file from the fresh run instead of comparing. Without a file for the running architecture the test
+//! fails and says so; it never skips.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use crate::repo;
 use schema::{Outcome, ResponseRecord, Usage};
+use serde::{Deserialize, Serialize};
 
-/// Starts the default config in a fresh folder: the repository's `configs` and `datasets` linked in, everything the
-/// run writes (the response cache included) inside the folder.
-fn start_default_run() -> (tempfile::TempDir, Child) {
+/// Set to 1 to write the running architecture's digest file from the fresh run instead of comparing with it.
+const RECORD: &str = "IFSTRESS_RECORD_DIGESTS";
+
+/// The committed digests of one architecture: `reproducible/<arch>.json`.
+#[derive(Debug, Serialize, Deserialize)]
+struct Digests {
+    /// How the file was made (not compared): the command, and the CPU features the engine was built for.
+    recorded_with: String,
+    recorded_on: String,
+    /// Per benchmark, each reply by `<prompt id>#<sample index>`: the SHA-256 of its [`Reply`] as one JSON line.
+    replies: BTreeMap<String, BTreeMap<String, String>>,
+    /// Each table file below the run's `tables/`, by relative path: the SHA-256 of its bytes as [`tables`] reads them.
+    tables: BTreeMap<String, String>,
+}
+
+/// Where the digests of the running architecture are committed.
+fn digest_file() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/it/reproducible")
+        .join(format!("{}.json", std::env::consts::ARCH))
+}
+
+/// The command that records the digests again.
+const RECORD_COMMAND: &str = "IFSTRESS_RECORD_DIGESTS=1 cargo test -p xtask --test it reproducible";
+
+/// Runs the default config in a fresh folder, the repository's `configs` and `datasets` linked in, everything the
+/// run writes (the response cache included) inside the folder, and checks that it succeeded.
+fn default_run() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for d in ["configs", "datasets"] {
         std::os::unix::fs::symlink(repo(d), dir.path().join(d)).unwrap();
     }
-    let child = Command::new(env!("CARGO_BIN_EXE_xtask"))
+    let status = Command::new(env!("CARGO_BIN_EXE_xtask"))
         .current_dir(dir.path())
         .args(["pipeline", "--no-progress"])
         .env("NO_COLOR", "1")
         // No screenshot of the report: a test does not need Chromium.
         .env("PATH", "/nonexistent")
-        .stdout(Stdio::null())
+        .stdout(std::process::Stdio::null())
         .stderr(std::fs::File::create(dir.path().join("pipeline.log")).unwrap())
-        .spawn()
+        .status()
         .unwrap();
-    (dir, child)
-}
-
-/// Waits for a run started by [`start_default_run`] and checks that it succeeded.
-fn finish(dir: &Path, mut child: Child) {
-    let status = child.wait().unwrap();
-    let log = std::fs::read_to_string(dir.join("pipeline.log")).unwrap_or_default();
+    let log = std::fs::read_to_string(dir.path().join("pipeline.log")).unwrap_or_default();
     assert_eq!(status.code(), Some(0), "{log}");
+    dir
 }
 
 /// What a reply is, without how long it took or whether it came from the cache.
-type Reply = (
-    String,
-    u32,
-    Outcome,
-    Option<String>,
-    Option<String>,
-    Usage,
-    Option<u64>,
-);
+#[derive(Debug, Serialize)]
+struct Reply {
+    id: String,
+    sample_index: u32,
+    outcome: Outcome,
+    content: Option<String>,
+    finish_reason: Option<String>,
+    usage: Usage,
+    seed: Option<u64>,
+}
+
+impl Reply {
+    fn key(&self) -> String {
+        format!("{}#{}", self.id, self.sample_index)
+    }
+
+    fn digest(&self) -> String {
+        schema::sha256_hex(serde_json::to_string(self).unwrap().as_bytes())
+    }
+}
 
 /// A benchmark's replies in a run, by prompt id and sample index (the responses file is in the order the answers
 /// came, which the engine's parallel sequences may change from run to run).
@@ -59,26 +100,26 @@ fn replies(run: &Path, benchmark: &str) -> Vec<Reply> {
         .into_iter()
         .map(|r| {
             assert!(!r.cached, "{}: served from a cache", r.id);
-            (
-                r.id,
-                r.sample_index,
-                r.outcome,
-                r.content,
-                r.finish_reason,
-                r.usage,
-                r.served.and_then(|s| s.seed),
-            )
+            Reply {
+                id: r.id,
+                sample_index: r.sample_index,
+                outcome: r.outcome,
+                content: r.content,
+                finish_reason: r.finish_reason,
+                usage: r.usage,
+                seed: r.served.and_then(|s| s.seed),
+            }
         })
         .collect();
-    replies.sort_by(|x, y| (&x.0, x.1).cmp(&(&y.0, y.1)));
+    replies.sort_by(|x, y| (&x.id, x.sample_index).cmp(&(&y.id, y.sample_index)));
     replies
 }
 
 /// Every table file (Markdown, CSV, JSON) below `dir`, by path relative to it, with its bytes as compared: measured
 /// times differ from run to run, so the `latency` and `acc_per_latency` columns of a CSV are left out, and the
 /// Markdown and JSON renderings of a table with a latency column are not compared (its CSV holds the rest).
-fn tables(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
+fn tables(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
     let mut todo = vec![dir.to_owned()];
     while let Some(d) = todo.pop() {
         for entry in std::fs::read_dir(&d).unwrap() {
@@ -98,10 +139,10 @@ fn tables(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
                 "md" | "json" if !timed => text.into_bytes(),
                 _ => continue,
             };
-            out.push((path.strip_prefix(dir).unwrap().to_owned(), bytes));
+            let rel = path.strip_prefix(dir).unwrap().display().to_string();
+            out.insert(rel, bytes);
         }
     }
-    out.sort();
     out
 }
 
@@ -125,47 +166,137 @@ fn without_timing(csv: &str) -> String {
         .join("\n")
 }
 
+/// The seeds the replies carry: IFScale samples at temperature 0.7, so every reply says its seed and no two
+/// samples share one; RIFT decodes greedily, so none has a seed.
+fn check_seeds(benchmark: &str, replies: &[Reply]) {
+    let seeds: Vec<u64> = replies.iter().filter_map(|r| r.seed).collect();
+    match benchmark {
+        "ifscale" => {
+            assert_eq!(seeds.len(), replies.len(), "{replies:?}");
+            let mut distinct = seeds.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            assert_eq!(distinct.len(), replies.len(), "{replies:?}");
+        }
+        _ => assert!(seeds.is_empty(), "{replies:?}"),
+    }
+}
+
+/// The keys on which two digest maps differ: changed, only in the recorded ones, only in the fresh ones.
+fn differences(
+    recorded: &BTreeMap<String, String>,
+    fresh: &BTreeMap<String, String>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (k, v) in recorded {
+        match fresh.get(k) {
+            Some(f) if f == v => {}
+            Some(_) => out.push(format!("{k} differs")),
+            None => out.push(format!("{k} is missing from the fresh run")),
+        }
+    }
+    for k in fresh.keys().filter(|k| !recorded.contains_key(*k)) {
+        out.push(format!("{k} is new (not recorded)"));
+    }
+    out
+}
+
+/// The first problems in full, then how many more there are.
+fn shown(problems: &[String]) -> String {
+    const SHOWN: usize = 12;
+    let mut text = problems[..problems.len().min(SHOWN)].join("\n");
+    if problems.len() > SHOWN {
+        text.push_str(&format!("\n… and {} more", problems.len() - SHOWN));
+    }
+    text
+}
+
 #[test]
-fn two_fresh_default_runs_give_the_same_replies_and_tables() {
-    // Both at once: each run's engine competes with the other's for the cores, as under any other load.
-    let (first, a) = start_default_run();
-    let (second, b) = start_default_run();
-    finish(first.path(), a);
-    finish(second.path(), b);
+fn a_fresh_default_run_gives_the_recorded_replies_and_tables() {
+    let file = digest_file();
+    let record = std::env::var(RECORD).is_ok_and(|v| v == "1");
+    // Read before the run, so a missing file is said at once rather than after the run's minutes.
+    let recorded: Option<Digests> = (!record).then(|| {
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| {
+            panic!(
+                "no digests are recorded for this architecture ({}): {}: {e}. Record them from a fresh default run \
+                 with `{RECORD_COMMAND}` and commit the file.",
+                std::env::consts::ARCH,
+                file.display(),
+            )
+        });
+        serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{}: not a digest file: {e}", file.display()))
+    });
+    let run = default_run();
+    let mut fresh = Digests {
+        recorded_with: RECORD_COMMAND.to_owned(),
+        recorded_on: local_model::cpu::CpuReport::detect().summary(),
+        replies: BTreeMap::new(),
+        tables: BTreeMap::new(),
+    };
+    let mut contents: BTreeMap<String, Option<String>> = BTreeMap::new();
     for benchmark in ["ifscale", "rift"] {
-        let a = replies(first.path(), benchmark);
-        let b = replies(second.path(), benchmark);
-        for (x, y) in a.iter().zip(&b) {
-            assert_eq!(x, y, "{benchmark}: the two runs replied differently");
-        }
-        assert_eq!(a.len(), b.len(), "{benchmark}");
-        let seeded = a.iter().filter(|r| r.6.is_some()).count();
-        match benchmark {
-            // IFScale samples at temperature 0.7: every reply says its seed, and no two samples share one.
-            "ifscale" => {
-                assert_eq!(seeded, a.len(), "{a:?}");
-                let mut seeds: Vec<u64> = a.iter().filter_map(|r| r.6).collect();
-                seeds.sort_unstable();
-                seeds.dedup();
-                assert_eq!(seeds.len(), a.len(), "{a:?}");
-            }
-            // RIFT decodes greedily: no seed.
-            _ => assert_eq!(seeded, 0, "{a:?}"),
+        let replies = replies(run.path(), benchmark);
+        check_seeds(benchmark, &replies);
+        let digests = replies.iter().map(|r| (r.key(), r.digest())).collect();
+        fresh.replies.insert(benchmark.to_owned(), digests);
+        for r in replies {
+            contents.insert(format!("{benchmark}/{}", r.key()), r.content);
         }
     }
-    let tables_of =
-        |run: &tempfile::TempDir| tables(&run.path().join("artifacts/runs/default/tables"));
-    let (a, b) = (tables_of(&first), tables_of(&second));
-    assert!(a.len() > 20, "{} table files", a.len());
-    for ((pa, x), (pb, y)) in a.iter().zip(&b) {
-        assert_eq!(pa, pb);
-        assert!(
-            x == y,
-            "{} differs:\n{}\n---\n{}",
-            pa.display(),
-            String::from_utf8_lossy(x),
-            String::from_utf8_lossy(y)
+    let tables = tables(&run.path().join("artifacts/runs/default/tables"));
+    assert!(tables.len() > 20, "{} table files", tables.len());
+    fresh.tables = tables
+        .iter()
+        .map(|(path, bytes)| (path.clone(), schema::sha256_hex(bytes)))
+        .collect();
+
+    let Some(recorded) = recorded else {
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let mut text = serde_json::to_string_pretty(&fresh).unwrap();
+        text.push('\n');
+        std::fs::write(&file, text).unwrap();
+        eprintln!("recorded the digests of this run in {}", file.display());
+        return;
+    };
+
+    let mut problems = Vec::new();
+    let benchmarks: std::collections::BTreeSet<&String> = recorded
+        .replies
+        .keys()
+        .chain(fresh.replies.keys())
+        .collect();
+    let empty = BTreeMap::new();
+    for b in benchmarks {
+        let (r, f) = (
+            recorded.replies.get(b).unwrap_or(&empty),
+            fresh.replies.get(b).unwrap_or(&empty),
         );
+        for d in differences(r, f) {
+            let key = d.split(' ').next().unwrap_or_default();
+            let reply = contents.get(&format!("{b}/{key}")).cloned().flatten();
+            problems.push(format!("reply {b}/{d}; the fresh run's reply: {reply:?}"));
+        }
     }
-    assert_eq!(a.len(), b.len());
+    for d in differences(&recorded.tables, &fresh.tables) {
+        let path = d.split(' ').next().unwrap_or_default();
+        let now = tables
+            .get(path)
+            .map(|b| String::from_utf8_lossy(b).into_owned());
+        problems.push(format!(
+            "table {d}; the fresh run's:\n{}",
+            now.unwrap_or_default()
+        ));
+    }
+    assert!(
+        problems.is_empty(),
+        "the fresh default run differs from the digests recorded in {} (on {}) in {} places:\n{}\n\nIf the engine, \
+         the prompts or the scoring changed on purpose, record the digests again with `{RECORD_COMMAND}` and commit \
+         the file.",
+        file.display(),
+        recorded.recorded_on,
+        problems.len(),
+        shown(&problems),
+    );
 }
