@@ -192,7 +192,6 @@ fn the_fit_estimate_of_every_xl_prompt_is_at_least_the_embedded_models_token_cou
     // Conservative, not wildly so: at most a fifth and 100 tokens over, and N = 500 still fits the window with 32
     // output tokens (the test above sends it).
     for (id, (real, estimate)) in &counted {
-        eprintln!("{id}: {real} tokens, estimated {estimate}");
         assert!(
             estimate * 5 <= real * 6 + 500,
             "{id}: {estimate} for {real}"
