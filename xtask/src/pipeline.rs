@@ -44,9 +44,10 @@ pub(crate) struct PipelineArgs {
     /// A difference within this margin counts as none for `--until decided` (default 1pp).
     #[arg(long, value_name = "POINTS")]
     margin: Option<String>,
-    /// Run one share of the run into a folder of its own: `I/N` (from 0), `auto` (a Slurm job array) or `auto/N`
-    /// (a Kubernetes indexed Job's `JOB_COMPLETION_INDEX`); see docs/scaling.md.
-    #[arg(long, value_name = "I/N|auto|auto/N")]
+    /// Run one share of the run into a folder of its own: `I/N` (from 0) or `auto/N` (the index from a Kubernetes
+    /// indexed Job's `JOB_COMPLETION_INDEX` or a Slurm array's `SLURM_ARRAY_TASK_ID`, the array numbered from 0);
+    /// see docs/scaling.md.
+    #[arg(long, value_name = "I/N|auto/N")]
     shard: Option<String>,
     /// The run folder [default: artifacts/runs/<name>, a shard's with `-shard-<I>-of-<N>` appended].
     #[arg(long)]
