@@ -76,18 +76,9 @@ impl<'a> DryRun<'a> {
         if let Some(RiftSample::Prompts(p)) = &self.rift {
             lists.push((Bench::Rift, p));
         }
-        let share = if complete {
-            let (mine, line) = crate::shard::share_of(self.run, sharding.shard, &lists);
-            self.notes.push(format!("{line}."));
-            Some(std::rc::Rc::new(mine))
-        } else {
-            self.notes.push(format!(
-                "shard {}: its share cannot be computed before every benchmark's prompts can be made; the rows are \
-                 the whole run's.",
-                sharding.shard.label()
-            ));
-            None
-        };
+        let (share, line) =
+            crate::shard::share_of(self.run, sharding.shard, complete.then_some(&lists[..]));
+        self.notes.push(line);
         self.share = Some(share.clone());
         Ok(share)
     }

@@ -196,25 +196,15 @@ impl<'a> Pilot<'a> {
             (Some(_), Some((all, _))) => Some(all.as_slice()),
             (Some(_), None) => None,
         };
-        let share = match (ifscale, &rift) {
+        let lists = match (ifscale, &rift) {
             (Some(ifscale), Some(rift)) => {
-                let (mine, line) = crate::shard::share_of(
-                    self.run,
-                    sharding.shard,
-                    &[(Bench::Ifscale, ifscale), (Bench::Rift, rift.as_slice())],
-                );
-                self.share_note = Some(format!("{line}."));
-                Some(std::rc::Rc::new(mine))
+                Some([(Bench::Ifscale, ifscale), (Bench::Rift, rift.as_slice())])
             }
-            _ => {
-                self.share_note = Some(format!(
-                    "shard {}: its share cannot be computed before every benchmark's prompts can be made; the rows \
-                     are the whole run's.",
-                    sharding.shard.label()
-                ));
-                None
-            }
+            _ => None,
         };
+        let (share, line) =
+            crate::shard::share_of(self.run, sharding.shard, lists.as_ref().map(|l| &l[..]));
+        self.share_note = Some(line);
         self.share = Some(share.clone());
         Ok(share)
     }

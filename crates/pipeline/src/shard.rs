@@ -279,13 +279,24 @@ fn units_of(run: &Run, prompts: &[(Bench, &[PromptRecord])]) -> Vec<(Unit, f64)>
 }
 
 /// What a shard of `run` would send, from prompts made in memory (the dry run's and the pilot's, before any prompt
-/// file exists): its units, and its share of the run's units and of their expected cost. The same assignment as
-/// the shard's own (`Run::prompts_for`).
+/// file exists): its units (the same assignment as the shard's own, `Run::prompts_for`) and the line that says its
+/// share of the run's units and expected cost. `None` when a benchmark's prompts cannot be made yet (`prompts` is
+/// `None`): the line then says the estimate is the whole run's.
 pub fn share_of(
     run: &Run,
     shard: Shard,
-    prompts: &[(Bench, &[PromptRecord])],
-) -> (BTreeSet<Unit>, String) {
+    prompts: Option<&[(Bench, &[PromptRecord])]>,
+) -> (Option<std::rc::Rc<BTreeSet<Unit>>>, String) {
+    let Some(prompts) = prompts else {
+        return (
+            None,
+            format!(
+                "shard {}: its share cannot be computed before every benchmark's prompts can be made; the rows are \
+                 the whole run's.",
+                shard.label()
+            ),
+        );
+    };
     let all = units_of(run, prompts);
     let to = assign(&all, shard.count);
     let (mut mine, mut cost, mut total) = (BTreeSet::new(), 0.0, 0.0);
@@ -297,7 +308,7 @@ pub fn share_of(
         }
     }
     let line = format!(
-        "shard {}: {} of {} units ({:.1} % of the expected cost); the rows are this shard's share",
+        "shard {}: {} of {} units ({:.1} % of the expected cost); the rows are this shard's share.",
         shard.label(),
         mine.len(),
         all.len(),
@@ -307,7 +318,7 @@ pub fn share_of(
             0.0
         }
     );
-    (mine, line)
+    (Some(std::rc::Rc::new(mine)), line)
 }
 
 /// Whether `model` sends prompt `id` of `bench`: always in a whole run, or when a shard's `share` holds it.
