@@ -16,7 +16,10 @@
 //! `llama-cpp-sys-2` crate vendors in the cargo registry, into the cache folder, at bench time only (reused
 //! afterwards; the CMake step is `crate::llama_cpp`'s). The crate's package strips llama.cpp's tools and examples
 //! (only their READMEs remain), so `llama-bench` itself cannot be built from that source.
-//! Rounds alternate between the two sides so background load hits both alike; medians are reported.
+//! Rounds alternate between the two sides so background load hits both alike; medians are reported. A prompt
+//! shorter than [`PROMPT_SPAN`] tokens is evaluated repeatedly in each measurement, on both sides, until the
+//! repetitions hold that many tokens, and the prompt time is their sum: one 56-token prompt takes about 0.15 s,
+//! short enough for a scheduler's hiccup to move a single timing by a tenth.
 //!
 //! The run fails unless the default engine's prompt speed is at least [`MIN_PROMPT_RATIO`] of llama.cpp's with
 //! flash attention at every length, and its decode speed after the shortest prompt at least [`MIN_DECODE_RATIO`]
@@ -34,6 +37,8 @@ use crate::llama_cpp;
 const MIN_PROMPT_RATIO: f64 = 0.97;
 /// Decode speed the default engine must reach relative to llama.cpp with flash attention, after the shortest prompt.
 const MIN_DECODE_RATIO: f64 = 0.9;
+/// Prompt tokens one measurement evaluates at least (a short prompt is repeated until they add up to this many).
+const PROMPT_SPAN: u32 = 1500;
 /// Context of both sides: SmolLM2's training context, as the inference client starts the engine with.
 const CTX_SIZE: u32 = 8192;
 
@@ -256,8 +261,14 @@ pub fn run(
     for round in 1..=args.rounds {
         for length in &mut lengths {
             for (i, flash) in Flash::BOTH.into_iter().enumerate() {
-                let ours =
-                    measure_engine(&engines[i], &length.request, length.tokens, args.gen_tokens)?;
+                let reps = reps_of(length.tokens);
+                let ours = measure_engine(
+                    &engines[i],
+                    &length.request,
+                    length.tokens,
+                    args.gen_tokens,
+                    reps,
+                )?;
                 let reference = run_reference(
                     &bench_bin,
                     &gguf,
@@ -265,6 +276,7 @@ pub fn run(
                     args.gen_tokens,
                     &length.prompt_file,
                     flash,
+                    reps,
                 )?;
                 if reference.0 != length.tokens {
                     bail!(
@@ -399,26 +411,50 @@ fn below(ratio: f64, min: f64) -> bool {
     ratio.is_nan() || ratio < min
 }
 
-/// One generation on the engine, checked for its lengths, as prompt and decode speeds.
+/// How many times one measurement evaluates a prompt of `tokens` tokens: enough to hold [`PROMPT_SPAN`] tokens.
+fn reps_of(tokens: u32) -> u32 {
+    PROMPT_SPAN.div_ceil(tokens.max(1)).max(1)
+}
+
+/// One measurement on the engine, checked for its lengths: `reps` evaluations of the prompt (all but the last
+/// followed by two generated tokens only, so that each includes the move to the decoding context the default
+/// engine makes), then one full generation; the prompt speed over all of them, the decode speed of the last.
 fn measure_engine(
     engine: &Engine,
     request: &ChatRequest,
     prompt_tokens: u32,
     gen_tokens: u32,
+    reps: u32,
 ) -> anyhow::Result<Speed> {
-    let c = engine.generate(request)?;
-    if c.completion_tokens != gen_tokens || c.prompt_tokens != prompt_tokens {
-        bail!(
-            "the engine evaluated {} prompt tokens and generated {} instead of {prompt_tokens} and {gen_tokens}",
-            c.prompt_tokens,
-            c.completion_tokens,
-        );
+    let short = ChatRequest {
+        max_tokens: Some(2),
+        ..request.clone()
+    };
+    let mut prompt_seconds = 0.0;
+    for rep in 1..=reps {
+        let (asked, want) = if rep == reps {
+            (request, gen_tokens)
+        } else {
+            (&short, 2)
+        };
+        let c = engine.generate(asked)?;
+        if c.completion_tokens != want || c.prompt_tokens != prompt_tokens {
+            bail!(
+                "the engine evaluated {} prompt tokens and generated {} instead of {prompt_tokens} and {want}",
+                c.prompt_tokens,
+                c.completion_tokens,
+            );
+        }
+        prompt_seconds += c.prompt_seconds;
+        if rep == reps {
+            return Ok(Speed {
+                prompt_tps: f64::from(prompt_tokens) * f64::from(reps) / prompt_seconds,
+                // The first generated token comes from the prompt's logits, so decoding evaluated one token fewer.
+                decode_tps: f64::from(c.completion_tokens.saturating_sub(1)) / c.decode_seconds,
+            });
+        }
     }
-    Ok(Speed {
-        prompt_tps: f64::from(c.prompt_tokens) / c.prompt_seconds,
-        // The first generated token comes from the prompt's logits, so decoding evaluated one token fewer.
-        decode_tps: f64::from(c.completion_tokens.saturating_sub(1)) / c.decode_seconds,
-    })
+    bail!("a measurement needs at least one evaluation")
 }
 
 fn threads_from_env() -> anyhow::Result<usize> {
@@ -540,6 +576,7 @@ fn run_reference(
     n_gen: u32,
     prompt_file: &Path,
     flash: Flash,
+    reps: u32,
 ) -> anyhow::Result<(u32, Speed)> {
     let out = Command::new(bin)
         .arg(gguf)
@@ -548,6 +585,7 @@ fn run_reference(
         .arg(prompt_file)
         .arg(flash.label())
         .arg(CTX_SIZE.to_string())
+        .arg(reps.to_string())
         .output()
         .with_context(|| format!("running {}", bin.display()))?;
     if !out.status.success() {
@@ -565,6 +603,9 @@ fn run_reference(
             .with_context(|| format!("reference output lacks {k}"))
     };
     let prompt_tokens = field("prompt_tokens")?;
+    if v["prompt_reps"].as_u64() != Some(u64::from(reps)) {
+        bail!("the reference did not evaluate the prompt {reps} times: {v}");
+    }
     let gen_tokens = field("gen_tokens")?;
     let n_prompt = v["prompt_tokens"]
         .as_u64()
@@ -573,8 +614,23 @@ fn run_reference(
     Ok((
         n_prompt,
         Speed {
-            prompt_tps: prompt_tokens / field("prompt_seconds")?,
+            prompt_tps: prompt_tokens * f64::from(reps) / field("prompt_seconds")?,
             decode_tps: (gen_tokens - 1.0) / field("decode_seconds")?,
         },
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_prompt_is_repeated_until_the_span_is_reached_and_a_long_one_is_not() {
+        assert_eq!(reps_of(56), 27);
+        assert!(reps_of(56) * 56 >= PROMPT_SPAN && (reps_of(56) - 1) * 56 < PROMPT_SPAN);
+        assert_eq!(reps_of(500), 3);
+        assert_eq!(reps_of(PROMPT_SPAN), 1);
+        assert_eq!(reps_of(7002), 1);
+        assert_eq!(reps_of(0), PROMPT_SPAN);
+    }
 }

@@ -3,9 +3,10 @@
 // llama-cpp-sys-2 vendors. It evaluates a prompt in batches of at most 512 tokens (cut as the engine cuts them: no
 // one-token batch after the first), then generates greedily (arg-max over the logits, end-of-generation ignored)
 // one token per llama_decode call, with flash attention on or off throughout, and prints the timings as one JSON
-// object.
+// object. The prompt is evaluated REPS times (the cache emptied between, untimed) and the prompt time is their sum,
+// so a short prompt is timed over more than a scheduler's time slice; the last evaluation is decoded from.
 //
-// usage: ifstress-llama-ref MODEL.gguf THREADS N_GEN PROMPT_FILE on|off N_CTX
+// usage: ifstress-llama-ref MODEL.gguf THREADS N_GEN PROMPT_FILE on|off N_CTX REPS
 
 #include "llama.h"
 
@@ -29,19 +30,20 @@ static double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 int main(int argc, char ** argv) {
-    if (argc != 7) {
-        std::fprintf(stderr, "usage: %s MODEL.gguf THREADS N_GEN PROMPT_FILE on|off N_CTX\n", argv[0]);
+    if (argc != 8) {
+        std::fprintf(stderr, "usage: %s MODEL.gguf THREADS N_GEN PROMPT_FILE on|off N_CTX REPS\n", argv[0]);
         return 2;
     }
     const int threads = std::atoi(argv[2]);
     const int n_gen = std::atoi(argv[3]);
     const std::string flash = argv[5];
     const int n_ctx = std::atoi(argv[6]);
+    const int reps = std::atoi(argv[7]);
     std::ifstream in(argv[4], std::ios::binary);
     std::stringstream buf;
     buf << in.rdbuf();
     const std::string prompt = buf.str();
-    if (threads < 1 || n_gen < 1 || prompt.empty() || (flash != "on" && flash != "off") || n_ctx < 16) {
+    if (threads < 1 || n_gen < 1 || prompt.empty() || (flash != "on" && flash != "off") || n_ctx < 16 || reps < 1) {
         std::fprintf(stderr, "bad arguments\n");
         return 2;
     }
@@ -83,24 +85,28 @@ int main(int argc, char ** argv) {
         return 1;
     }
 
-    auto t0 = std::chrono::steady_clock::now();
-    for (int start = 0; start < n_prompt;) {
-        const int left = n_prompt - start;
-        const int len = left == n_batch + 1 ? n_batch - 1 : std::min(left, n_batch);
-        if (llama_decode(ctx, llama_batch_get_one(tokens.data() + start, len)) != 0) {
-            std::fprintf(stderr, "prompt decode failed at token %d\n", start);
-            return 1;
+    double prompt_seconds = 0.0;
+    for (int rep = 0; rep < reps; ++rep) {
+        llama_memory_clear(llama_get_memory(ctx), false);
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int start = 0; start < n_prompt;) {
+            const int left = n_prompt - start;
+            const int len = left == n_batch + 1 ? n_batch - 1 : std::min(left, n_batch);
+            if (llama_decode(ctx, llama_batch_get_one(tokens.data() + start, len)) != 0) {
+                std::fprintf(stderr, "prompt decode failed at token %d\n", start);
+                return 1;
+            }
+            start += len;
         }
-        start += len;
+        prompt_seconds += seconds_since(t0);
     }
-    const double prompt_seconds = seconds_since(t0);
 
     std::vector<bool> eog(n_vocab);
     for (int t = 0; t < n_vocab; ++t) {
         eog[t] = llama_vocab_is_eog(vocab, t);
     }
 
-    t0 = std::chrono::steady_clock::now();
+    const auto t0 = std::chrono::steady_clock::now();
     llama_token next = 0;
     for (int i = 0; i < n_gen; ++i) {
         const float * logits = llama_get_logits_ith(ctx, -1);
@@ -121,8 +127,9 @@ int main(int argc, char ** argv) {
     }
     const double decode_seconds = seconds_since(t0);
 
-    std::printf("{\"prompt_tokens\": %d, \"prompt_seconds\": %.6f, \"gen_tokens\": %d, \"decode_seconds\": %.6f}\n",
-                n_prompt, prompt_seconds, n_gen, decode_seconds);
+    std::printf("{\"prompt_tokens\": %d, \"prompt_reps\": %d, \"prompt_seconds\": %.6f, \"gen_tokens\": %d, "
+                "\"decode_seconds\": %.6f}\n",
+                n_prompt, reps, prompt_seconds, n_gen, decode_seconds);
     llama_free(ctx);
     llama_model_free(model);
     llama_backend_free();

@@ -487,10 +487,15 @@ mod tests {
         let request = long(24);
         let other = lighthouse(24);
         let alone = Engine::load(&config(1)).unwrap();
+        let short_first = alone.generate(&other).unwrap();
         let reference = alone.generate(&request).unwrap();
-        alone.generate(&other).unwrap();
+        // The long prompt's cells stay behind in both contexts (emptying the cache frees cells, it does not zero
+        // them): the short reply must not see them.
+        let short_after = alone.generate(&other).unwrap();
         let after = alone.generate(&request).unwrap();
         drop(alone);
+        assert_eq!(short_after.text, short_first.text);
+        assert_eq!(short_after.logprobs, short_first.logprobs);
         assert_eq!(after.text, reference.text);
         assert_eq!(after.logprobs, reference.logprobs);
 
