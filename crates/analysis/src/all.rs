@@ -11,6 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
+use schema::judge::JudgeRole;
 use schema::paths::{Bench, RunPaths};
 
 use crate::Error;
@@ -112,10 +113,7 @@ pub fn analyse(inputs: &Inputs) -> Result<Analysed, Error> {
         None => None,
     };
     let mark = |bench: Bench| {
-        let marks = checks
-            .as_ref()
-            .map(|c| c.marks(bench.as_str()))
-            .unwrap_or_default();
+        let marks = checks.as_ref().map(|c| c.marks(bench)).unwrap_or_default();
         (!marks.is_empty()).then(|| marks.join("; "))
     };
     let mut analysed = Analysed {
@@ -264,11 +262,7 @@ fn ifscale_records(
         let rows = crate::ifscale::coherence::aggregate(&attempts, &cfg)?;
         analysed.tables += crate::ifscale::coherence::write_tables(&rows, &cfg, &tables_dir)?.len();
         // The accepted share corrected for the coherence judge, when its control reports measured it (issue 44).
-        let judge = checks.and_then(|c| {
-            c.checks.iter().find(|c| {
-                c.bench == Bench::Ifscale.as_str() && c.role == schema::judge_check::COHERENCE_ROLE
-            })
-        });
+        let judge = checks.and_then(|c| c.of(JudgeRole::Coherence));
         if let Some(check) = judge {
             let cal = crate::judge_correction::Calibration::from_check(check);
             crate::ifscale::coherence::write_corrected(
@@ -282,11 +276,7 @@ fn ifscale_records(
         }
         analysed.coherence = Some((rows, cfg));
         // The refused share of the replies the refusal judge decided, corrected for it likewise.
-        let refusal = checks.and_then(|c| {
-            c.checks
-                .iter()
-                .find(|c| c.role == schema::judge_check::REFUSAL_ROLE)
-        });
+        let refusal = checks.and_then(|c| c.of(JudgeRole::Refusal));
         if let Some(check) = refusal {
             let cal = crate::judge_correction::Calibration::from_check(check);
             analysed.tables += usize::from(
@@ -342,7 +332,7 @@ fn analyse_rift(
     );
     analysed.tables += tables.len();
     // Accuracy corrected for the answer judge, when its control items measured it (issue 44).
-    let judge = checks.and_then(|c| c.checks.iter().find(|c| c.bench == Bench::Rift.as_str()));
+    let judge = checks.and_then(|c| c.of(JudgeRole::RiftAnswers));
     let flagged = answers
         .collect_schema()
         .is_ok_and(|s| s.contains("llm_judged"));

@@ -16,6 +16,7 @@ use inference_client::{Client, ModelConfig};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use schema::judge::JudgeFailure;
 use schema::{Outcome, PromptRecord, RequestParams, ResponseKey};
 
 use crate::Error;
@@ -128,15 +129,9 @@ pub fn failure_share(judged: usize, unjudged: usize) -> f64 {
     }
 }
 
-/// The start of a judge item's error when the judge request itself failed (a rerun asks again).
-pub const JUDGE_REQUEST_FAILED: &str = "judge request failed";
-/// A judge item's error when the judge's responses file has no answer for it (not sent: the cost limit).
-pub const NO_JUDGE_RESPONSE: &str = "no judge response";
-
 /// Asks `judge` every prompt (their `sample_index` is replaced by the try), and again, try t being `sample_index`
 /// t − 1, while `parse` cannot read its answer, up to `call.tries`. Answers go to `responses` through the client
-/// (cached and resumable). Returns, in `prompts` order, what `parse` read or the last reason there is none (a
-/// failed request starts with [`JUDGE_REQUEST_FAILED`], a missing answer is [`NO_JUDGE_RESPONSE`]), and how many
+/// (cached and resumable). Returns, in `prompts` order, what `parse` read or why there is none, and how many
 /// requests were sent or resumed. Answers still to come from a batch job end the tries early (the next run reads
 /// them).
 pub fn ask_until_readable<T>(
@@ -146,10 +141,10 @@ pub fn ask_until_readable<T>(
     responses: &Path,
     prompts: &[PromptRecord],
     parse: impl Fn(&str) -> Result<T, String>,
-) -> Result<(Vec<Result<T, String>>, usize), Error> {
-    let mut out: Vec<Result<T, String>> = prompts
+) -> Result<(Vec<Result<T, JudgeFailure>>, usize), Error> {
+    let mut out: Vec<Result<T, JudgeFailure>> = prompts
         .iter()
-        .map(|_| Err(NO_JUDGE_RESPONSE.to_owned()))
+        .map(|_| Err(JudgeFailure::NoResponse))
         .collect();
     let mut open: Vec<usize> = (0..prompts.len()).collect();
     let mut sent = 0;
@@ -174,15 +169,8 @@ pub fn ask_until_readable<T>(
         let mut still = Vec::new();
         for (&i, p) in open.iter().zip(&batch) {
             let read = match latest.get(&ResponseKey::of_prompt(p)) {
-                None => Err(NO_JUDGE_RESPONSE.to_owned()),
-                Some(r) if r.outcome == Outcome::Failed => Err(format!(
-                    "{JUDGE_REQUEST_FAILED}: {}",
-                    r.error.clone().unwrap_or_default()
-                )),
-                Some(r) => match r.content.as_deref() {
-                    Some(text) if !text.trim().is_empty() => parse(text),
-                    _ => Err("empty judge answer".to_owned()),
-                },
+                None => Err(JudgeFailure::NoResponse),
+                Some(r) => read_answer(r, &parse),
             };
             if read.is_err() {
                 still.push(i);
@@ -197,15 +185,32 @@ pub fn ask_until_readable<T>(
     Ok((out, sent))
 }
 
-/// What a judge made of one item from the error [`ask_until_readable`] left (None: a verdict): a failed request or
-/// no answer is `failed` (a rerun asks again), anything else `unreadable`.
-pub fn tally_of(error: Option<&str>) -> JudgeTally {
-    match error {
+/// A judge's answer read by `parse`: its verdict, or why there is none (the request failed, no text, or what
+/// `parse` said). The one reading of a judge's response, for every judge.
+pub fn read_answer<T>(
+    r: &schema::ResponseRecord,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<T, JudgeFailure> {
+    if r.outcome == Outcome::Failed {
+        return Err(JudgeFailure::RequestFailed(
+            r.error.clone().unwrap_or_default(),
+        ));
+    }
+    match r.content.as_deref() {
+        Some(text) if !text.trim().is_empty() => parse(text).map_err(JudgeFailure::Unreadable),
+        _ => Err(JudgeFailure::EmptyAnswer),
+    }
+}
+
+/// What a judge made of one item from the failure [`ask_until_readable`] left (None: a verdict): a failed request
+/// or no answer is `failed` (a rerun asks again), anything else `unreadable`.
+pub fn tally_of(failure: Option<&JudgeFailure>) -> JudgeTally {
+    match failure {
         None => JudgeTally {
             judged: 1,
             ..JudgeTally::default()
         },
-        Some(e) if e.starts_with(JUDGE_REQUEST_FAILED) || e == NO_JUDGE_RESPONSE => JudgeTally {
+        Some(f) if f.is_unanswered() => JudgeTally {
             failed: 1,
             ..JudgeTally::default()
         },

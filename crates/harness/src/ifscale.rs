@@ -24,6 +24,7 @@ use std::path::Path;
 use inference_client::{Client, ModelConfig};
 use prompt_gen::ifscale::{IfscaleConfig, ScoreSpan, Template, Vocabulary, build_prompts};
 use schema::ifscale::{AttemptLog, ConstraintListRule, MatchMode, PromptMeta, RejectReason};
+use schema::judge::JudgeFailure;
 use schema::paths::ModelPaths;
 use schema::{Message, Outcome, PromptRecord, ResponseKey, ResponseRecord};
 use scoring::ifscale::{
@@ -32,9 +33,7 @@ use scoring::ifscale::{
 };
 
 use crate::Error;
-use crate::helper::{
-    HelperCall, JUDGE_REQUEST_FAILED, JudgeTally, NO_JUDGE_RESPONSE, failure_share,
-};
+use crate::helper::{HelperCall, JudgeTally, failure_share};
 
 mod refusal;
 
@@ -350,15 +349,10 @@ impl GenerationSummary {
 
 /// What the judge made of one attempt: a coherence score, a failed request, or replies without a readable score.
 fn judge_counts(l: &AttemptLog) -> JudgeTally {
-    let failed = l.coherence.is_none()
-        && l.judge_error
-            .as_deref()
-            .is_some_and(|e| e.starts_with(JUDGE_REQUEST_FAILED) || e == NO_JUDGE_RESPONSE);
-    let unjudged = l.coherence.is_none() && l.judge_error.is_some();
-    JudgeTally {
-        judged: usize::from(l.coherence.is_some()),
-        failed: usize::from(failed),
-        unreadable: usize::from(unjudged && !failed),
+    match (l.coherence, &l.judge_error) {
+        (Some(_), _) => crate::helper::tally_of(None),
+        (None, Some(failure)) => crate::helper::tally_of(Some(failure)),
+        (None, None) => JudgeTally::default(),
     }
 }
 
@@ -388,7 +382,7 @@ fn judge_attempts(
     let mut open: Vec<usize> = (0..decisions.len())
         .filter(|&d| decisions[d].log.accepted)
         .collect();
-    let mut last_error: HashMap<usize, String> = HashMap::new();
+    let mut last_error: HashMap<usize, JudgeFailure> = HashMap::new();
     for try_index in 0..g.judge_call.tries {
         if open.is_empty() {
             break;
@@ -415,18 +409,13 @@ fn judge_attempts(
         let mut still = Vec::new();
         for (&d, req) in open.iter().zip(&batch) {
             let Some(v) = verdicts.get(&ResponseKey::of_prompt(req)) else {
-                last_error.insert(d, NO_JUDGE_RESPONSE.to_owned());
+                last_error.insert(d, JudgeFailure::NoResponse);
                 still.push(d);
                 continue;
             };
-            let parsed = match (v.outcome, v.content.as_deref()) {
-                (Outcome::Failed, _) => Err(format!(
-                    "{JUDGE_REQUEST_FAILED}: {}",
-                    v.error.clone().unwrap_or_default()
-                )),
-                (_, Some(text)) => parse_coherence_verdict(text).map_err(|e| e.to_string()),
-                (_, None) => Err("empty judge answer".to_owned()),
-            };
+            let parsed = crate::helper::read_answer(v, |text| {
+                parse_coherence_verdict(text).map_err(|e| e.to_string())
+            });
             match parsed {
                 Ok(verdict) => {
                     let log = &mut decisions[d].log;

@@ -20,6 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use inference_client::{Client, ModelConfig};
+use schema::judge::JudgeRole;
 use schema::judge_check::{
     CoherenceControl, ControlKind, ControlVerdict, JudgeCheck, JudgeCheckFile, RiftControl,
 };
@@ -417,8 +418,7 @@ pub fn incoherent_reports(reports: &[CoherentReport], plan: ControlPlan) -> Vec<
 /// judge made of the run's own items: more than [`Gate::max_unreadable_share`] of them without a readable verdict
 /// fails the check too.
 pub fn check_of(
-    bench: &str,
-    role: &str,
+    role: JudgeRole,
     judge: &str,
     files: &ModelPaths,
     run_root: &Path,
@@ -458,8 +458,8 @@ pub fn check_of(
         .display()
         .to_string();
     let mut check = JudgeCheck {
-        bench: bench.to_owned(),
-        role: role.to_owned(),
+        bench: role.bench(),
+        role,
         judge: judge.to_owned(),
         sensitivity,
         specificity,
@@ -516,9 +516,9 @@ pub fn table(file: &JudgeCheckFile) -> schema::Table {
             (false, false) => schema::judge_check::JUDGE_FAILED_MARK.to_owned(),
         };
         t.push(vec![
-            c.bench.clone(),
+            c.bench.to_string(),
             c.judge.clone(),
-            c.role.clone(),
+            c.role.to_string(),
             c.sensitivity.describe(),
             c.specificity.describe(),
             (c.sensitivity.unjudged + c.specificity.unjudged).to_string(),

@@ -109,10 +109,7 @@ pub fn report_input(run: &RunReport<'_>, paths: &RunPaths) -> Result<ReportInput
         };
         if enabled {
             let mut section = bench_section(run, paths, bench)?;
-            let marks = checks
-                .as_ref()
-                .map(|c| c.marks(bench.as_str()))
-                .unwrap_or_default();
+            let marks = checks.as_ref().map(|c| c.marks(bench)).unwrap_or_default();
             if !marks.is_empty() {
                 let mark = marks.join("; ");
                 // The run's Markdown tables carry the mark already (`analysis::all`); the report's own do not.
@@ -489,10 +486,9 @@ pub fn summary_markdown(
     let checks = schema::judge_check::JudgeCheckFile::read(&paths.judge_check())?;
     for check in checks.iter().flat_map(|c| &c.checks) {
         if let Some(mark) = check.mark() {
-            let bench = if check.bench == "rift" {
-                "RIFT"
-            } else {
-                "IFScale"
+            let bench = match check.bench {
+                Bench::Rift => "RIFT",
+                Bench::Ifscale => "IFScale",
             };
             md.push_str(&format!(
                 "**{mark}.** The {bench} tables below are built from its verdicts.\n\n"

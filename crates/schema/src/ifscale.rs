@@ -97,7 +97,7 @@ pub struct AttemptLog {
     /// Why the coherence check could not give a score (judge request failed, or its answer did not parse);
     /// the attempt is then judged on the other rules only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub judge_error: Option<String>,
+    pub judge_error: Option<crate::judge::JudgeFailure>,
     /// Whitespace-separated words in the response.
     #[serde(default)]
     pub words: u32,
@@ -128,7 +128,7 @@ pub struct RefusalJudgement {
     pub reason: Option<String>,
     /// Why there is no verdict: the request failed, or the reply could not be parsed (with what it said).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    pub error: Option<crate::judge::JudgeFailure>,
 }
 
 /// Keyword matching semantics.

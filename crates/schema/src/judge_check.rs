@@ -11,6 +11,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::judge::JudgeRole;
+use crate::paths::Bench;
+
 /// What a control item is known to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -124,10 +127,10 @@ impl Agreement {
 /// One judge's check in one benchmark.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JudgeCheck {
-    /// `rift` or `ifscale`.
-    pub bench: String,
-    /// What the judge does (`RIFT answer judge`, [`COHERENCE_ROLE`], [`REFUSAL_ROLE`]).
-    pub role: String,
+    /// The benchmark judged (always `role.bench()`; kept in the file for readers).
+    pub bench: Bench,
+    /// What the judge does.
+    pub role: JudgeRole,
     /// The judge model's name in the models file.
     pub judge: String,
     /// Known-correct (coherent) controls judged correct (coherent).
@@ -226,17 +229,6 @@ impl JudgeCheck {
     }
 }
 
-/// The role of the IFScale coherence judge's check.
-pub const COHERENCE_ROLE: &str = "IFScale coherence judge";
-/// The role of the IFScale refusal judge's check (replies the refusal detector cannot settle).
-pub const REFUSAL_ROLE: &str = "IFScale refusal judge";
-
-/// The name the refusal judge's check goes by, `refusal-<judge>`: its folder under `<run>/ifscale/judge-check/`
-/// (`RunPaths::judge_check_dir`) and its tally, apart from the coherence judge's when one model is both.
-pub fn refusal_check_name(judge: &str) -> String {
-    format!("refusal-{judge}")
-}
-
 /// The words of the mark on every table and figure built from a failed judge's verdicts.
 pub const JUDGE_FAILED_MARK: &str = "judge failed its check";
 
@@ -270,6 +262,11 @@ impl JudgeCheckFile {
             })
     }
 
+    /// The check of the judge in `role`, if it was checked.
+    pub fn of(&self, role: JudgeRole) -> Option<&JudgeCheck> {
+        self.checks.iter().find(|c| c.role == role)
+    }
+
     /// Writes it atomically, pretty-printed.
     pub fn write(&self, path: &std::path::Path) -> Result<(), crate::Error> {
         let mut json = serde_json::to_vec_pretty(self).map_err(|e| crate::Error::Serialize {
@@ -281,7 +278,7 @@ impl JudgeCheckFile {
     }
 
     /// The marks of the failed judges of one benchmark.
-    pub fn marks(&self, bench: &str) -> Vec<String> {
+    pub fn marks(&self, bench: Bench) -> Vec<String> {
         self.checks
             .iter()
             .filter(|c| c.bench == bench)

@@ -9,6 +9,7 @@ mod csv_cell;
 pub mod env;
 pub mod ifscale;
 mod io;
+pub mod judge;
 pub mod judge_check;
 mod line_index;
 pub mod lock;

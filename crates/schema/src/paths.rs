@@ -16,11 +16,20 @@ pub struct RunPaths {
     pub root: PathBuf,
 }
 
-/// A benchmark: the name of its folder in a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// A benchmark: the name of its folder in a run, and how records name it (`"ifscale"`, `"rift"`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Bench {
     Ifscale,
     Rift,
+}
+
+impl std::fmt::Display for Bench {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl Bench {

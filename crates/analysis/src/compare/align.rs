@@ -321,9 +321,7 @@ pub fn has_rift_answers(run: &Path) -> bool {
 pub fn rift_judge(run: &Path) -> Result<Option<super::rift::RiftJudge>, Error> {
     let checks = schema::judge_check::JudgeCheckFile::read(&RunPaths::new(run).judge_check())?;
     Ok(checks.and_then(|c| {
-        c.checks
-            .iter()
-            .find(|c| c.bench == schema::paths::Bench::Rift.as_str())
+        c.of(schema::judge::JudgeRole::RiftAnswers)
             .map(|c| super::rift::RiftJudge {
                 name: c.judge.clone(),
                 calibration: crate::judge_correction::Calibration::from_check(c),

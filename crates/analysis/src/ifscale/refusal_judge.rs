@@ -112,7 +112,9 @@ mod tests {
             refusal_judge: Some(RefusalJudgement {
                 refused,
                 reason: None,
-                error: refused.is_none().then(|| "unreadable".to_owned()),
+                error: refused
+                    .is_none()
+                    .then(|| schema::judge::JudgeFailure::Unreadable("unreadable".to_owned())),
             }),
         }
     }

@@ -108,8 +108,8 @@ fn a_checked_judge_gives_the_judge_corrected_table() {
     let file = schema::judge_check::JudgeCheckFile {
         schema_version: 1,
         checks: vec![schema::judge_check::JudgeCheck {
-            bench: "rift".into(),
-            role: "RIFT answer judge".into(),
+            bench: schema::paths::Bench::Rift,
+            role: schema::judge::JudgeRole::RiftAnswers,
             judge: "grader".into(),
             sensitivity: check(47),
             specificity: check(45),

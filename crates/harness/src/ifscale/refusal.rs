@@ -15,6 +15,7 @@ use std::path::Path;
 
 use inference_client::ModelConfig;
 use schema::ifscale::{AttemptLog, RefusalJudgement, RejectReason};
+use schema::judge::JudgeFailure;
 use schema::{Message, Outcome, PromptRecord};
 use scoring::ifscale::{
     RefusalVerdict, detect_refusal, parse_refusal_verdict, refusal_judge_prompt, refusal_kind,
@@ -112,7 +113,11 @@ pub(super) fn refusal_counts(l: &AttemptLog) -> JudgeTally {
     match &l.refusal_judge {
         None => JudgeTally::default(),
         Some(j) if j.refused.is_some() => tally_of(None),
-        Some(j) => tally_of(Some(j.error.as_deref().unwrap_or_default())),
+        Some(j) => tally_of(Some(
+            j.error
+                .as_ref()
+                .unwrap_or(&JudgeFailure::Unreadable(String::new())),
+        )),
     }
 }
 

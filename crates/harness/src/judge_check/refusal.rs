@@ -54,7 +54,7 @@ pub struct RefusalCheck<'a> {
     pub call: &'a HelperCall,
     /// Controls of each kind (the first ones of the file).
     pub per_kind: usize,
-    /// The judge's check folder (`RunPaths::judge_check_dir` of `schema::judge_check::refusal_check_name`).
+    /// The judge's check folder (`RunPaths::judge_check_dir` of `JudgeRole::Refusal.check_name`).
     pub files: &'a ModelPaths,
     pub client: &'a Client,
 }

@@ -4,6 +4,7 @@
 
 use harness::estimate::Estimate;
 use harness::fresh::Fingerprint;
+use schema::judge::JudgeRole;
 use schema::paths::Bench;
 
 use crate::Run;
@@ -69,8 +70,7 @@ pub(crate) fn stages(run: &Run) -> Vec<Stage<'_>> {
             })
             .after(gather(
                 run,
-                Bench::Rift,
-                "RIFT answer judge",
+                JudgeRole::RiftAnswers,
                 &judge.name,
                 judge.name.clone(),
                 after_files,
@@ -134,8 +134,7 @@ pub(crate) fn stages(run: &Run) -> Vec<Stage<'_>> {
             })
             .after(gather(
                 run,
-                Bench::Ifscale,
-                schema::judge_check::COHERENCE_ROLE,
+                JudgeRole::Coherence,
                 &judge.name,
                 judge.name.clone(),
                 after_files,
@@ -158,7 +157,7 @@ fn refusal<'a>(
 ) -> Stage<'a> {
     let jc = &run.cfg.judge_check;
     let paths = &run.paths;
-    let name = schema::judge_check::refusal_check_name(&judge.name);
+    let name = JudgeRole::Refusal.check_name(&judge.name);
     let files = paths.judge_check_dir(Bench::Ifscale, &name);
     let call = ifscale_judge_call(ifs);
     let fp_call = call.clone();
@@ -206,8 +205,7 @@ fn refusal<'a>(
     })
     .after(gather(
         run,
-        Bench::Ifscale,
-        schema::judge_check::REFUSAL_ROLE,
+        JudgeRole::Refusal,
         &judge.name,
         name,
         after_files,
@@ -236,21 +234,19 @@ fn controls_estimate(
 /// run's own items (the tally kept under `tally`), gathered for the gate.
 fn gather<'a>(
     run: &'a Run,
-    bench: Bench,
-    role: &'a str,
+    role: JudgeRole,
     judge: &'a str,
     tally: String,
     files: schema::paths::ModelPaths,
 ) -> impl Fn(&mut Ctx<'a>) -> anyhow::Result<()> + 'a {
     move |ctx| {
         let check = harness::judge_check::check_of(
-            bench.as_str(),
             role,
             judge,
             &files,
             &run.paths.root,
             &run.cfg.judge_check.gate(),
-            ctx.tally(bench, &tally),
+            ctx.tally(role.bench(), &tally),
         )?;
         ctx.checks.extend(check);
         Ok(())

@@ -113,7 +113,7 @@ pub(crate) fn stages<'a>(run: &'a Run, ifs: &'a IfscaleConfig) -> Vec<Stage<'a>>
                 }
                 if let Some(refusal) = refusal {
                     let tally = harness::ifscale::refusal_counts_from_attempts(&files.attempts())?;
-                    let name = schema::judge_check::refusal_check_name(&refusal.name);
+                    let name = schema::judge::JudgeRole::Refusal.check_name(&refusal.name);
                     ctx.check_judge(&key, Bench::Ifscale, &name, tally)?;
                 }
                 Ok(())

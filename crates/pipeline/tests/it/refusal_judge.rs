@@ -13,7 +13,9 @@ use mock_provider::{MockConfig, MockServer, Responder};
 use pipeline::{Options, PipelineConfig, Run};
 use schema::PromptRecord;
 use schema::ifscale::{AttemptLog, SampleScore, SampleStatus};
-use schema::judge_check::{JudgeCheckFile, REFUSAL_ROLE};
+use schema::judge::{JudgeFailure, JudgeRole};
+use schema::judge_check::JudgeCheckFile;
+use schema::paths::Bench;
 
 fn repo(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -218,7 +220,9 @@ fn the_refusal_judge_decides_only_uncertain_replies_and_is_checked_like_every_ju
             Kind::Garbled => {
                 let j = j.unwrap();
                 assert_eq!(j.refused, None, "{}", a.id);
-                let e = j.error.as_deref().unwrap();
+                let Some(JudgeFailure::Unreadable(e)) = &j.error else {
+                    panic!("{}: {:?} is not an unreadable verdict", a.id, j.error)
+                };
                 assert!(e.starts_with("refusal verdict: no `VERDICT"), "{e}");
             }
         }
@@ -244,8 +248,8 @@ fn the_refusal_judge_decides_only_uncertain_replies_and_is_checked_like_every_ju
     assert_eq!(checks.checks.len(), 1);
     let c = &checks.checks[0];
     assert_eq!(
-        (c.bench.as_str(), c.role.as_str(), c.judge.as_str()),
-        ("ifscale", REFUSAL_ROLE, "checker")
+        (c.bench, c.role, c.judge.as_str()),
+        (Bench::Ifscale, JudgeRole::Refusal, "checker")
     );
     assert_eq!((c.sensitivity.agree, c.sensitivity.total), (22, 22));
     assert_eq!((c.specificity.agree, c.specificity.total), (21, 22));

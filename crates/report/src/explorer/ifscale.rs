@@ -255,8 +255,8 @@ impl IfscaleSource {
                         .map(|t| shown(t, 4000, &self.responses_path)),
                     judge_error: l
                         .judge_error
-                        .as_deref()
-                        .map(|t| shown(t, 4000, &self.responses_path)),
+                        .as_ref()
+                        .map(|f| shown(&f.to_string(), 4000, &self.responses_path)),
                     finish: finish.map(|f| shown(&f, 100, &self.responses_path)),
                     words: l.words,
                     output_tokens: l.output_tokens,

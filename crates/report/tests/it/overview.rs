@@ -12,7 +12,7 @@ fn attempt(id: &str, coherence: Option<u8>, judge_error: Option<&str>) -> Attemp
         reason: None,
         coherence,
         coherence_reason: None,
-        judge_error: judge_error.map(str::to_owned),
+        judge_error: judge_error.map(schema::judge::JudgeFailure::parse),
         words: 5,
         latency_s: None,
         output_tokens: None,

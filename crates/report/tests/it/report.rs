@@ -440,15 +440,16 @@ fn an_audit_sample_and_its_agreement() {
 /// with counts and Wilson intervals, are in `summary.md` and the report; the failed judge's section is marked.
 #[test]
 fn a_judged_run_shows_each_judges_sensitivity_and_specificity() {
+    use schema::judge::JudgeRole;
     use schema::judge_check::{JudgeCheck, JudgeCheckFile};
     let dir = tempfile::tempdir().unwrap();
     let paths = write_run(dir.path());
-    let check = |bench: &str, role: &str, judge: &str, sens: (u64, u64), spec: (u64, u64)| {
+    let check = |role: JudgeRole, judge: &str, sens: (u64, u64), spec: (u64, u64)| {
         let sensitivity = scoring::judge_check::agreement(sens.0, sens.1, 0);
         let specificity = scoring::judge_check::agreement(spec.0, spec.1, 1);
         JudgeCheck {
-            bench: bench.to_owned(),
-            role: role.to_owned(),
+            bench: role.bench(),
+            role,
             judge: judge.to_owned(),
             passed: scoring::judge_check::passes(&sensitivity, &specificity, 0.9, 0.9),
             sensitivity,
@@ -460,19 +461,13 @@ fn a_judged_run_shows_each_judges_sensitivity_and_specificity() {
             max_unreadable_share: 0.02,
             kept: false,
             requests: (sens.1 + spec.1 + 1) as usize,
-            controls_file: format!("{bench}/judge-check/{judge}/controls.jsonl"),
+            controls_file: format!("{}/judge-check/{judge}/controls.jsonl", role.bench()),
         }
     };
     harness::judge_check::assemble(
         vec![
-            check(
-                "ifscale",
-                "IFScale coherence judge",
-                "coh",
-                (12, 12),
-                (49, 50),
-            ),
-            check("rift", "RIFT answer judge", "grader", (50, 50), (3, 50)),
+            check(JudgeRole::Coherence, "coh", (12, 12), (49, 50)),
+            check(JudgeRole::RiftAnswers, "grader", (50, 50), (3, 50)),
         ],
         &paths.judge_check(),
     )
@@ -593,8 +588,8 @@ fn a_judged_run_shows_each_judges_sensitivity_and_specificity() {
     );
     let file = JudgeCheckFile::read(&paths.judge_check()).unwrap().unwrap();
     assert_eq!(file.checks.len(), 2);
-    assert_eq!(file.marks("rift").len(), 1);
-    assert!(file.marks("ifscale").is_empty());
+    assert_eq!(file.marks(Bench::Rift).len(), 1);
+    assert!(file.marks(Bench::Ifscale).is_empty());
 }
 
 /// The run's departures from the paper's setup: a capped model's report and `summary.md` name its cap and count the
