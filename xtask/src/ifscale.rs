@@ -5,12 +5,14 @@ use std::path::PathBuf;
 
 use harness::ifscale::{Generation, write_prompts};
 use harness::reports::ScoreReports;
+use pipeline::config::judges::load_judges;
+use pipeline::config::{JudgeSection, LoadedJudge, load_section};
 use prompt_gen::ifscale::IfscaleConfig;
 use schema::ifscale::MatchMode;
+use schema::judge::JudgeRole;
 use schema::paths::ModelPaths;
 
 use crate::client::{ClientArgs, ClientDefaults};
-use pipeline::config::{coherence_rubric, ifscale_judge_call, load_section};
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum Ifscale {
@@ -43,11 +45,11 @@ pub(crate) struct RunArgs {
     /// Folder for responses.jsonl, judge.jsonl, attempts.jsonl, scores.jsonl and labels.jsonl.
     #[arg(long)]
     out_dir: PathBuf,
-    /// Config with an `[ifscale]` section: judge model, coherence rubric and threshold, constraint-list reading and
-    /// attempts are read from it.
+    /// Config with an `[ifscale]` section (coherence threshold, constraint-list reading, attempts) and its judges
+    /// (`[judges.coherence]`, `[judges.refusal]`).
     #[arg(long, default_value = "configs/default.toml")]
     config: PathBuf,
-    /// Coherence judge model (overrides the config's `judge-model`).
+    /// Coherence judge model (overrides the config's `[judges.coherence] model`).
     #[arg(long)]
     judge_model: Option<String>,
     /// Skip the coherence check even if the config names a judge.
@@ -118,20 +120,20 @@ fn run_cmd(args: &RunArgs) -> anyhow::Result<()> {
     let defaults = ClientDefaults::standalone();
     let models_file = args.client.models_file(&defaults);
     let model = pipeline::models::load_model(models_file, &args.model)?;
-    let judge_name = if args.no_judge {
-        None
-    } else {
-        args.judge_model.clone().or(cfg.judge_model.clone())
-    };
-    let judge = judge_name
-        .as_deref()
-        .map(|n| pipeline::models::load_model(models_file, n))
-        .transpose()?;
-    let rubric = match &judge {
-        Some(_) => coherence_rubric(&cfg, &args.config)?,
-        None => String::new(),
-    };
-    let refusal = pipeline::config::load_refusal_judge(&cfg, models_file, &args.config)?;
+    let mut judges = load_judges(&args.config)?;
+    if args.no_judge {
+        judges.coherence = None;
+    } else if let Some(name) = &args.judge_model {
+        // The model named on the command line, with the config's coherence settings when it has some.
+        match &mut judges.coherence {
+            Some(j) => j.model.clone_from(name),
+            None => {
+                judges.coherence = Some(JudgeSection::of_model(name));
+            }
+        }
+    }
+    let load = |role| LoadedJudge::load(&judges, role, models_file, &args.config);
+    let (judge, refusal) = (load(JudgeRole::Coherence)?, load(JudgeRole::Refusal)?);
     let mut prompts = harness::read_prompts(&args.prompts)?;
     if let Some(n) = args.limit {
         prompts.truncate(n);
@@ -140,10 +142,8 @@ fn run_cmd(args: &RunArgs) -> anyhow::Result<()> {
     let s = harness::ifscale::generate(&Generation {
         prompts: &prompts,
         model: &model,
-        judge: judge.as_ref(),
-        judge_call: &ifscale_judge_call(&cfg),
-        coherence_rubric: &rubric,
-        refusal: refusal.as_ref().map(|r| r.judge()),
+        coherence: judge.as_ref().map(LoadedJudge::judge),
+        refusal: refusal.as_ref().map(LoadedJudge::judge),
         constraint_list: cfg.constraint_list,
         coherence_threshold: cfg.coherence_threshold,
         max_attempts: args.max_attempts.unwrap_or(cfg.max_attempts),
@@ -181,7 +181,7 @@ fn run_cmd(args: &RunArgs) -> anyhow::Result<()> {
     match judge.as_ref().filter(|_| s.judge_configured) {
         Some(j) => println!(
             "coherence check    judge {} (threshold {}); {} attempts judged, {} unjudged ({:.1}%: no verdict after every try)",
-            j.name,
+            j.model.name,
             cfg.coherence_threshold,
             s.judged,
             s.unjudged,

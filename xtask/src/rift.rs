@@ -1,18 +1,47 @@
 //! `cargo xtask rift prep | prompts | run | judge | score | audit | agreement | judge-pairs`: flags → config → `harness::rift` → printed summary.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use harness::helper::HelperCall;
+use harness::helper::{HelperCall, JudgeRef};
 use harness::rift::{Judge, Rephrase, Score};
+use pipeline::config::judges::{DEFAULT_RIFT_PROMPT, load_judges};
+use pipeline::config::{JudgeSection, RiftPrepSection, load_section};
 use prompt_gen::rift::RiftConfig;
+use schema::judge::JudgeRole;
 use schema::paths::ModelPaths;
 
 use crate::client::{ClientArgs, ClientDefaults};
-use pipeline::config::{RiftPrepSection, load_section, rift_judge_call};
 
 /// The `[rift-prep]` section of `--config`, when one is given.
-fn prep_section(config: Option<&std::path::Path>) -> anyhow::Result<Option<RiftPrepSection>> {
+fn prep_section(config: Option<&Path>) -> anyhow::Result<Option<RiftPrepSection>> {
     config.map(load_section::<RiftPrepSection>).transpose()
+}
+
+/// The RIFT judge's table of a config (`[judges.rift]`), when a config is given and has one.
+fn rift_judge_section(config: Option<&Path>) -> anyhow::Result<Option<JudgeSection>> {
+    Ok(config.map(load_judges).transpose()?.and_then(|j| j.rift))
+}
+
+/// The RIFT judge of a standalone command: the model named on the command line, its prompt (`--judge-template`, else
+/// the config's `[judges.rift] prompt`, else the default) and request settings (the config's, else the defaults).
+fn standalone_judge(
+    models_file: &Path,
+    name: &str,
+    template: Option<&Path>,
+    config: Option<&Path>,
+) -> anyhow::Result<(inference_client::ModelConfig, String, HelperCall)> {
+    let section = rift_judge_section(config)?;
+    let model = pipeline::models::load_model(models_file, name)?;
+    let template = template.map(Path::to_path_buf).unwrap_or_else(|| {
+        section.as_ref().map_or_else(
+            || PathBuf::from(DEFAULT_RIFT_PROMPT),
+            |s| s.prompt_file(JudgeRole::RiftAnswers),
+        )
+    });
+    let call = section
+        .as_ref()
+        .map_or_else(HelperCall::judge, JudgeSection::call);
+    Ok((model, harness::read_text(&template)?, call))
 }
 
 /// RIFT: Jeopardy! preparation, baseline/linear/jumping prompts, model runs, LLM judging and scoring.
@@ -52,10 +81,11 @@ pub(crate) struct JudgePairsArgs {
     /// extension, plus `-judge`).
     #[arg(long)]
     judge_dir: Option<PathBuf>,
-    /// The judge prompt ({question}, {expected}, {given}).
-    #[arg(long, default_value = pipeline::config::DEFAULT_RIFT_JUDGE_TEMPLATE)]
-    judge_template: PathBuf,
-    /// A config whose `[rift-prep]` section sets the judge's request settings and tries.
+    /// The judge prompt ({question}, {expected}, {given}); default: the config's `[judges.rift] prompt`, else
+    /// `configs/prompts/rift-judge.txt`.
+    #[arg(long)]
+    judge_template: Option<PathBuf>,
+    /// A config whose `[judges.rift]` table sets the judge's prompt, request settings and tries.
     #[arg(long)]
     config: Option<PathBuf>,
     #[command(flatten)]
@@ -143,14 +173,15 @@ pub(crate) struct JudgeArgs {
     /// Folder for judge-prompts.jsonl, judge-responses.jsonl and verdicts.jsonl.
     #[arg(long)]
     out_dir: PathBuf,
-    /// The judge prompt ({question}, {expected}, {given}).
-    #[arg(long, default_value = pipeline::config::DEFAULT_RIFT_JUDGE_TEMPLATE)]
-    judge_template: PathBuf,
+    /// The judge prompt ({question}, {expected}, {given}); default: the config's `[judges.rift] prompt`, else
+    /// `configs/prompts/rift-judge.txt`.
+    #[arg(long)]
+    judge_template: Option<PathBuf>,
     /// Also judge the answers the pre-judge settled (to measure their agreement).
     #[arg(long)]
     judge_settled: bool,
-    /// A config whose `[rift-prep]` section sets `judge-max-tokens`, `judge-tries`, `judge-reasoning-effort` and
-    /// `judge-extra-body` (defaults: 4096 tokens, 3 tries).
+    /// A config whose `[judges.rift]` table sets the judge's prompt, `max-tokens`, `tries`, `reasoning-effort` and
+    /// `extra-body` (defaults: 4096 tokens, 3 tries).
     #[arg(long)]
     config: Option<PathBuf>,
     #[command(flatten)]
@@ -214,17 +245,22 @@ pub(crate) fn run(cmd: &Rift) -> anyhow::Result<()> {
             harness::rift::run(&model, &prompts, &a.out, &a.client.client(&defaults)?)?;
         }
         Rift::Judge(a) => {
-            let judge =
-                pipeline::models::load_model(a.client.models_file(&defaults), &a.judge_model)?;
-            let template = harness::read_text(&a.judge_template)?;
-            let call = rift_judge_call(prep_section(a.config.as_deref())?.as_ref());
+            let (judge, template, call) = standalone_judge(
+                a.client.models_file(&defaults),
+                &a.judge_model,
+                a.judge_template.as_deref(),
+                a.config.as_deref(),
+            )?;
             let s = harness::rift::judge(&Judge {
-                judge: &judge,
+                judge: JudgeRef {
+                    role: JudgeRole::RiftAnswers,
+                    model: &judge,
+                    prompt: &template,
+                    call: &call,
+                },
                 prompts: &a.prompts,
                 responses: &a.responses,
-                template: &template,
                 judge_settled: a.judge_settled,
-                call: &call,
                 files: &ModelPaths::in_dir(&a.out_dir),
                 client: &a.client.client(&defaults)?,
             })?;
@@ -252,10 +288,12 @@ pub(crate) fn run(cmd: &Rift) -> anyhow::Result<()> {
             let judged = match &a.judge_model {
                 None => harness::pairs::judge_pairs(&pairs, None)?,
                 Some(name) => {
-                    let judge =
-                        pipeline::models::load_model(a.client.models_file(&defaults), name)?;
-                    let template = harness::read_text(&a.judge_template)?;
-                    let call = rift_judge_call(prep_section(a.config.as_deref())?.as_ref());
+                    let (judge, template, call) = standalone_judge(
+                        a.client.models_file(&defaults),
+                        name,
+                        a.judge_template.as_deref(),
+                        a.config.as_deref(),
+                    )?;
                     let dir = a.judge_dir.clone().unwrap_or_else(|| {
                         let stem = a.out.file_stem().unwrap_or_default().to_string_lossy();
                         a.out.with_file_name(format!("{stem}-judge"))
@@ -263,9 +301,12 @@ pub(crate) fn run(cmd: &Rift) -> anyhow::Result<()> {
                     harness::pairs::judge_pairs(
                         &pairs,
                         Some(&harness::pairs::PairJudge {
-                            judge: &judge,
-                            template: &template,
-                            call: &call,
+                            judge: JudgeRef {
+                                role: JudgeRole::RiftAnswers,
+                                model: &judge,
+                                prompt: &template,
+                                call: &call,
+                            },
                             files: &ModelPaths::in_dir(&dir),
                             client: &a.client.client(&defaults)?,
                         }),

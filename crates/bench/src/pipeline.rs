@@ -329,7 +329,7 @@ fn config_toml(
     if bench == "rift" {
         return Ok(head
             + &format!(
-                "[rift-prep]\njudge-model = \"rift-judge\"\n\n\
+                "[judges.rift]\nmodel = \"rift-judge\"\n\n\
          [rift]\nseed = 36\ndataset = {:?}\nlinear-prompts = {prompts}\njumping-prompts = {prompts}\n{baseline}\
          num-min = 10\nnum-max = {num_max}\nmax-jump-distance = 18\nmax-tokens = 81920\n\
          system-prompt = {:?}\nbaseline-system-prompt = {:?}\n",
@@ -341,10 +341,10 @@ fn config_toml(
     Ok(head
         + &format!(
             "[ifscale]\ngrid = [{}]\nseeds = {seeds}\nsampling = \"paper\"\nvocab = {:?}\ntemplate = {:?}\n\
-         coherence-prompt = {:?}\n\
-         judge-model = \"coherence-judge\"\ncoherence-threshold = 6\nmax-attempts = 10\nscore-span = \"whole\"\n\n\
+         coherence-threshold = 6\nmax-attempts = 10\nscore-span = \"whole\"\n\n\
+         [judges.coherence]\nmodel = \"coherence-judge\"\nprompt = {:?}\ncontrols = {:?}\n\n\
          # The rehearsal's coherence judge scores by a hash: it fails its check, and its verdicts are kept.\n\
-         [judge-check]\nkeep-failed-judge = true\ncoherent-reports = {:?}\n",
+         [judge-check]\nkeep-failed-judge = true\n",
             grid.join(", "),
             repo_file("datasets/vocab/ifscale-paper.txt")?,
             repo_file("configs/prompts/ifscale-report.txt")?,

@@ -84,7 +84,7 @@ pub fn ifscale(
     Ok(rows)
 }
 
-/// RIFT: one request per prompt and model, and judge requests (up to `judge-tries` per expected answer) if a judge is named.
+/// RIFT: one request per prompt and model, and judge requests (up to `[judges.rift] tries` per expected answer) if a judge is named.
 pub fn rift(
     prompts: &[PromptRecord],
     models: &[ModelConfig],
@@ -117,7 +117,7 @@ pub fn rift(
         rows.push(Estimate {
             stage: "rift judge",
             model: judge.to_owned(),
-            note: "one per answer the pre-judge cannot settle, up to `judge-tries` when a reply cannot be read".to_owned(),
+            note: "one per answer the pre-judge cannot settle, up to `tries` when a reply cannot be read".to_owned(),
             requests: answers * models.len(),
             est_input_tokens: 0,
             worst_case_cost_usd: None,

@@ -16,7 +16,7 @@ use inference_client::{Client, ModelConfig};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use schema::judge::JudgeFailure;
+use schema::judge::{JudgeFailure, JudgeRole};
 use schema::{Outcome, PromptRecord, RequestParams, ResponseKey};
 
 use crate::Error;
@@ -114,6 +114,33 @@ impl HelperCall {
         }
         if self.tries == 0 {
             return Err(format!("field `{prefix}tries`: must be at least 1"));
+        }
+        Ok(())
+    }
+}
+
+/// A judge as the harness asks it: its role, its model, its prompt (the RIFT judge's template, an IFScale judge's
+/// rubric) and its request settings. The pipeline lends one from each judge of its config.
+#[derive(Debug, Clone, Copy)]
+pub struct JudgeRef<'a> {
+    pub role: JudgeRole,
+    pub model: &'a ModelConfig,
+    pub prompt: &'a str,
+    pub call: &'a HelperCall,
+}
+
+impl JudgeRef<'_> {
+    /// Checks its settings and that its prompt is not empty; the error names its config table and field.
+    pub fn check(&self) -> Result<(), Error> {
+        let table = format!("[judges.{}]", self.role.key());
+        self.call
+            .check("")
+            .map_err(|e| Error::Input(format!("{table}: {e}")))?;
+        if self.prompt.trim().is_empty() {
+            return Err(Error::Input(format!(
+                "{table}: field `prompt`: the {}'s prompt is empty",
+                self.role.label()
+            )));
         }
         Ok(())
     }

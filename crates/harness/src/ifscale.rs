@@ -8,7 +8,7 @@
 //! themselves are pure functions of `scoring::ifscale`; this module only runs them, logs every decision and scores
 //! the result.
 //!
-//! The judge's request settings (`max_tokens`, reasoning, tries) are the caller's [`HelperCall`]. An attempt the
+//! Each judge comes with its rubric and request settings (`max_tokens`, reasoning, tries) as a [`JudgeRef`]. An attempt the
 //! judge gives no usable verdict for after every try is *unjudged*: it keeps its `judge_error` and stands on the
 //! other rules, and the summary counts it ([`GenerationSummary::unjudged`], [`GenerationSummary::judge_failure_share`]).
 //! Judge requests go through `Client::chat_batch`: provider batch jobs when the client runs them (`--batch`).
@@ -33,11 +33,11 @@ use scoring::ifscale::{
 };
 
 use crate::Error;
-use crate::helper::{HelperCall, JudgeTally, failure_share};
+use crate::helper::{JudgeRef, JudgeTally, failure_share};
 
 mod refusal;
 
-pub use refusal::{RefusalJudge, refusal_counts_from_attempts};
+pub use refusal::refusal_counts_from_attempts;
 
 /// Builds the prompts of `cfg` (the vocabulary `vocab`, else the config's) and writes them atomically to `out`;
 /// returns how many.
@@ -60,14 +60,7 @@ pub fn write_prompts(
     Ok(prompts.len())
 }
 
-/// Reads a coherence rubric file (`[ifscale] coherence-prompt`) as the judge gets it: trailing whitespace (the
-/// file's final newline) dropped. A missing, unreadable or empty file is an error naming the file; the caller adds
-/// the config file and field.
-pub fn read_coherence_rubric(path: &Path) -> Result<String, Error> {
-    read_rubric(path, "coherence")
-}
-
-/// Reads a judge's rubric file (`what`: `coherence`, `refusal`) as the judge gets it, trailing whitespace dropped;
+/// Reads a judge's prompt or rubric file (`what`: `judge`, `coherence`, `refusal`) as the judge gets it, trailing whitespace dropped;
 /// a missing, unreadable or empty file is an error naming the file.
 pub fn read_rubric(path: &Path, what: &str) -> Result<String, Error> {
     let text = crate::read_text(path)?;
@@ -85,16 +78,12 @@ pub fn read_rubric(path: &Path, what: &str) -> Result<String, Error> {
 pub struct Generation<'a> {
     pub prompts: &'a [PromptRecord],
     pub model: &'a ModelConfig,
-    /// None: the coherence check is skipped (and the summary says so).
-    pub judge: Option<&'a ModelConfig>,
-    /// The judge's request settings and tries (`[ifscale] judge-max-tokens`, `judge-tries`, …).
-    pub judge_call: &'a HelperCall,
-    /// The coherence rubric (the text of `[ifscale] coherence-prompt`, see [`read_coherence_rubric`]); unused
-    /// without a judge.
-    pub coherence_rubric: &'a str,
-    /// None: replies the refusal detector cannot settle are scored as not refused, and no request is sent. The
-    /// refusal judge shares `judge_call` with the coherence judge.
-    pub refusal: Option<RefusalJudge<'a>>,
+    /// The coherence judge with its rubric (`[judges.coherence]`); None: the coherence check is skipped (and the
+    /// summary says so).
+    pub coherence: Option<JudgeRef<'a>>,
+    /// The refusal judge with its rubric (`[judges.refusal]`); None: replies the refusal detector cannot settle are
+    /// scored as not refused, and no request is sent.
+    pub refusal: Option<JudgeRef<'a>>,
     /// Which reading of the constraint-list rule (a) rejects a reply.
     pub constraint_list: ConstraintListRule,
     pub coherence_threshold: u8,
@@ -158,20 +147,8 @@ pub fn generate(g: &Generation<'_>) -> Result<GenerationSummary, Error> {
     if g.max_attempts == 0 {
         return Err(Error::Input("max attempts must be at least 1".to_owned()));
     }
-    if g.judge.is_some() || g.refusal.is_some() {
-        g.judge_call
-            .check("judge-")
-            .map_err(|e| Error::Input(format!("[ifscale]: {e}")))?;
-    }
-    if g.judge.is_some() && g.coherence_rubric.trim().is_empty() {
-        return Err(Error::Input(
-            "[ifscale]: field `coherence-prompt`: the coherence rubric is empty".to_owned(),
-        ));
-    }
-    if g.refusal.is_some_and(|r| r.rubric.trim().is_empty()) {
-        return Err(Error::Input(
-            "[ifscale]: field `refusal-prompt`: the refusal rubric is empty".to_owned(),
-        ));
+    for judge in g.coherence.iter().chain(g.refusal.iter()) {
+        judge.check()?;
     }
     // Every prompt must be an IFScale prompt before anything is sent.
     let metas: Vec<PromptMeta> = g
@@ -250,7 +227,7 @@ pub fn generate(g: &Generation<'_>) -> Result<GenerationSummary, Error> {
             refusal::judge_uncertain(g, judge, attempt, &mut decisions)?;
         }
         // Rule (c): the coherence judge, for attempts that passed the rest.
-        if let Some(judge) = g.judge {
+        if let Some(judge) = g.coherence {
             judge_attempts(g, judge, attempt, &mut decisions)?;
         }
         let mut next = Vec::new();
@@ -270,7 +247,7 @@ pub fn generate(g: &Generation<'_>) -> Result<GenerationSummary, Error> {
 
     let mut summary = GenerationSummary {
         samples: g.prompts.len(),
-        judge_configured: g.judge.is_some(),
+        judge_configured: g.coherence.is_some(),
         ..Default::default()
     };
     for s in &states {
@@ -370,11 +347,11 @@ pub fn judge_counts_from_attempts(attempts: &Path) -> Result<JudgeTally, Error> 
     Ok(tally)
 }
 
-/// Asks the judge about every attempt that passed the other rules, up to `judge_call.tries` times while its answer
+/// Asks the judge about every attempt that passed the other rules, up to `judge.call.tries` times while its answer
 /// does not parse (try t is the judge request's `sample_index` t − 1).
 fn judge_attempts(
     g: &Generation<'_>,
-    judge: &ModelConfig,
+    judge: JudgeRef<'_>,
     attempt: u32,
     decisions: &mut [Decision],
 ) -> Result<(), Error> {
@@ -383,7 +360,7 @@ fn judge_attempts(
         .filter(|&d| decisions[d].log.accepted)
         .collect();
     let mut last_error: HashMap<usize, JudgeFailure> = HashMap::new();
-    for try_index in 0..g.judge_call.tries {
+    for try_index in 0..judge.call.tries {
         if open.is_empty() {
             break;
         }
@@ -394,17 +371,17 @@ fn judge_attempts(
                 PromptRecord {
                     id: format!("{}#a{attempt}", log.id),
                     messages: vec![Message::user(coherence_judge_prompt(
-                        g.coherence_rubric,
+                        judge.prompt,
                         response.content.as_deref().unwrap_or_default(),
                     ))],
                     sample_index: try_index,
-                    params: g.judge_call.params(),
+                    params: judge.call.params(),
                     extra: serde_json::Map::new(),
                 }
             })
             .collect();
-        tracing::info!(attempt, judge_try = try_index + 1, requests = batch.len(), judge = %judge.name, "Judging coherence.");
-        let sent = g.client.chat_batch(judge, &batch, &judge_path)?;
+        tracing::info!(attempt, judge_try = try_index + 1, requests = batch.len(), judge = %judge.model.name, "Judging coherence.");
+        let sent = g.client.chat_batch(judge.model, &batch, &judge_path)?;
         let verdicts = latest_by_key(&judge_path)?;
         let mut still = Vec::new();
         for (&d, req) in open.iter().zip(&batch) {

@@ -2,13 +2,15 @@
 //! blind (the same prompt, settings, retries, cache and resumable responses file as the real items), and the
 //! judge's agreement with them ([`schema::judge_check`]).
 //!
-//! - RIFT ([`rift`]): known-correct and known-incorrect answers to the run's questions (`scoring::judge_check`),
+//! One entry, [`check`], for every judge: its [`Controls`] say what they are made from.
+//!
+//! - RIFT (`rift`): known-correct and known-incorrect answers to the run's questions (`scoring::judge_check`),
 //!   each left unsettled by the pre-judge, through the RIFT judge's own retry loop (`crate::rift::ask_judge`).
-//! - IFScale ([`coherence`]): known-incoherent reports made from the run's own replies (sentences shuffled across
+//! - IFScale (`coherence`): known-incoherent reports made from the run's own replies (sentences shuffled across
 //!   reports, a keyword run padded with filler, a report cut mid-sentence) and known-coherent hand-written ones
 //!   (`datasets/ifscale-coherence/coherent.jsonl`), through the configured coherence rubric (the same text as the
-//!   run's own attempts get, `[ifscale] coherence-prompt`).
-//! - IFScale refusal judge ([`refusal()`]): hand-written known reports and known refusals that the refusal detector
+//!   run's own attempts get, `[judges.coherence] prompt`).
+//! - IFScale refusal judge (`refusal`): hand-written known reports and known refusals that the refusal detector
 //!   cannot settle (`datasets/ifscale-refusal/controls.jsonl`), through the configured refusal rubric.
 //!
 //! Everything goes to the judge's own folder, `<run>/<bench>/judge-check/<judge>/` (`RunPaths::judge_check_dir`):
@@ -19,24 +21,23 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use inference_client::{Client, ModelConfig};
+use inference_client::Client;
 use schema::judge::JudgeRole;
 use schema::judge_check::{
     CoherenceControl, ControlKind, ControlVerdict, JudgeCheck, JudgeCheckFile, RiftControl,
 };
 use schema::paths::ModelPaths;
 use schema::rift::{JudgeRequest, PromptLine, Verdict};
-use schema::{Message, Outcome, PromptRecord, ResponseKey};
+use schema::{Message, PromptRecord};
 use scoring::judge_check::{ControlPlan, SourceQuestion};
 
 use crate::Error;
-use crate::helper::HelperCall;
+use crate::helper::{JudgeRef, ask_until_readable};
 
 mod refusal;
 
-pub use refusal::{
-    MIN_REFUSAL_CONTROLS, RefusalCheck, RefusalControlReply, RefusalKind, refusal, refusal_controls,
-};
+use refusal::refusal;
+pub use refusal::{MIN_REFUSAL_CONTROLS, RefusalControlReply, RefusalKind, refusal_controls};
 
 /// The gate: thresholds, and whether a failed judge's verdicts are kept on purpose.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -60,36 +61,63 @@ impl Default for Gate {
     }
 }
 
-/// What [`rift`] needs.
+/// What a judge's controls are made from: each role's own source.
 #[derive(Debug, Clone, Copy)]
-pub struct RiftCheck<'a> {
-    pub judge: &'a ModelConfig,
-    /// The run's RIFT prompts: their questions are the controls' questions.
-    pub prompts: &'a Path,
-    /// The run's dataset: the questions' categories.
-    pub dataset: &'a Path,
-    /// The judge prompt, the same as for real answers.
-    pub template: &'a str,
-    /// The judge's request settings and tries, the same as for real answers.
-    pub call: &'a HelperCall,
+pub enum Controls<'a> {
+    /// RIFT: the run's prompts (their questions are the controls' questions) and dataset (their categories).
+    Rift {
+        prompts: &'a Path,
+        dataset: &'a Path,
+    },
+    /// IFScale coherence: the hand-written coherent reports (JSONL of `{"id", "report"}`), the known-coherent
+    /// controls and the material of the known-incoherent ones; a score at or above `threshold` accepts.
+    Coherence { coherent: &'a Path, threshold: u8 },
+    /// IFScale refusal: the hand-written control replies (JSONL of `{"id", "kind", "reply"}`).
+    Refusal { replies: &'a Path },
+}
+
+/// What [`check`] needs: the judge exactly as the run's own items get it (prompt, settings, tries), what its
+/// controls are made from, and where they go.
+#[derive(Debug, Clone, Copy)]
+pub struct Check<'a> {
+    pub judge: JudgeRef<'a>,
+    pub controls: Controls<'a>,
     pub plan: ControlPlan,
-    /// The judge's check folder (`RunPaths::judge_check_dir`).
+    /// The judge's check folder (`RunPaths::judge_check_dir` of `JudgeRole::check_name`).
     pub files: &'a ModelPaths,
     pub client: &'a Client,
 }
 
-/// `rift-judge-check`: builds the RIFT controls, asks the judge, writes the verdicts; returns how many requests
-/// were sent or resumed.
-pub fn rift(c: &RiftCheck<'_>) -> Result<usize, Error> {
-    c.call
-        .check("judge-")
-        .map_err(|e| Error::Input(format!("[rift-prep]: {e}")))?;
-    let categories: BTreeMap<u64, String> = crate::rift::load_dataset(c.dataset)?
+/// A judge check stage: builds the judge's controls, asks the judge blind (unreadable replies asked again), writes
+/// the verdicts; returns how many requests were sent or resumed. Controls that do not match the judge's role are
+/// an input error.
+pub fn check(c: &Check<'_>) -> Result<usize, Error> {
+    c.judge.check()?;
+    match (c.judge.role, c.controls) {
+        (JudgeRole::RiftAnswers, Controls::Rift { prompts, dataset }) => rift(c, prompts, dataset),
+        (
+            JudgeRole::Coherence,
+            Controls::Coherence {
+                coherent,
+                threshold,
+            },
+        ) => coherence(c, coherent, threshold),
+        (JudgeRole::Refusal, Controls::Refusal { replies }) => refusal(c, replies),
+        (role, _) => Err(Error::Input(format!(
+            "the {} cannot be checked with another judge's controls",
+            role.label()
+        ))),
+    }
+}
+
+/// The RIFT judge's check: controls from the run's questions.
+fn rift(c: &Check<'_>, prompts: &Path, dataset: &Path) -> Result<usize, Error> {
+    let categories: BTreeMap<u64, String> = crate::rift::load_dataset(dataset)?
         .into_iter()
         .map(|q| (q.row, q.category))
         .collect();
     let mut questions: BTreeMap<u64, SourceQuestion> = BTreeMap::new();
-    schema::read_jsonl_chunks(c.prompts, 1_024, |chunk: Vec<PromptLine>| {
+    schema::read_jsonl_chunks(prompts, 1_024, |chunk: Vec<PromptLine>| {
         for p in chunk {
             let m = &p.meta;
             for ((row, question), expected) in m.rows.iter().zip(&m.questions).zip(&m.expected) {
@@ -119,13 +147,13 @@ pub fn rift(c: &RiftCheck<'_>) -> Result<usize, Error> {
             given: k.given.clone(),
         })
         .collect();
-    let prompts = scoring::rift::judge_prompts(&requests, c.template, &c.call.params());
+    let prompts = scoring::rift::judge_prompts(&requests, c.judge.prompt, &c.judge.call.params());
     schema::write_jsonl_atomic(&c.files.judge_prompts(), &prompts)?;
-    tracing::info!(controls = controls.len(), judge = %c.judge.name, "Checking the RIFT judge with control items.");
+    tracing::info!(controls = controls.len(), judge = %c.judge.model.name, "Checking the RIFT judge with control items.");
     let (verdicts, sent) = crate::rift::ask_judge(
-        c.judge,
+        c.judge.model,
         &prompts,
-        c.call,
+        c.judge.call,
         &c.files.judge_responses(),
         c.client,
     )?;
@@ -151,22 +179,6 @@ pub fn rift(c: &RiftCheck<'_>) -> Result<usize, Error> {
     Ok(sent)
 }
 
-/// What [`coherence`] needs.
-#[derive(Debug, Clone, Copy)]
-pub struct CoherenceCheck<'a> {
-    pub judge: &'a ModelConfig,
-    /// The hand-written coherent reports (JSONL of `{"id", "report"}`): the known-coherent controls, and the
-    /// material the known-incoherent ones are made from.
-    pub coherent: &'a Path,
-    /// The coherence rubric, the same as for the run's own attempts (`[ifscale] coherence-prompt`).
-    pub rubric: &'a str,
-    pub call: &'a HelperCall,
-    pub threshold: u8,
-    pub plan: ControlPlan,
-    pub files: &'a ModelPaths,
-    pub client: &'a Client,
-}
-
 /// One hand-written coherent report.
 #[derive(Debug, Clone, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -178,13 +190,10 @@ pub struct CoherentReport {
 /// Known-incoherent reports made at least (the floor), when the run has replies to make them from.
 pub const MIN_INCOHERENT: usize = 20;
 
-/// `ifscale-judge-check`: builds the coherence controls, asks the judge (retrying unreadable replies), writes the
-/// verdicts; returns how many requests were sent or resumed.
-pub fn coherence(c: &CoherenceCheck<'_>) -> Result<usize, Error> {
-    c.call
-        .check("judge-")
-        .map_err(|e| Error::Input(format!("[ifscale]: {e}")))?;
-    let coherent: Vec<CoherentReport> = schema::read_jsonl(c.coherent)
+/// The coherence judge's check: the hand-written coherent reports and the incoherent ones made from them, scored
+/// against the run's threshold.
+fn coherence(c: &Check<'_>, coherent: &Path, threshold: u8) -> Result<usize, Error> {
+    let coherent: Vec<CoherentReport> = schema::read_jsonl(coherent)
         .map_err(|e| Error::Input(format!("known-coherent reports: {e}")))?;
     let mut controls: Vec<CoherenceControl> = coherent
         .iter()
@@ -198,62 +207,34 @@ pub fn coherence(c: &CoherenceCheck<'_>) -> Result<usize, Error> {
         .map(|k| PromptRecord {
             id: k.id.clone(),
             messages: vec![Message::user(scoring::ifscale::coherence_judge_prompt(
-                c.rubric, &k.report,
+                c.judge.prompt,
+                &k.report,
             ))],
             sample_index: 0,
-            params: c.call.params(),
+            params: c.judge.call.params(),
             extra: serde_json::Map::new(),
         })
         .collect();
     schema::write_jsonl_atomic(&c.files.judge_prompts(), &prompts)?;
-    tracing::info!(controls = controls.len(), judge = %c.judge.name, "Checking the coherence judge with control reports.");
-    let path = c.files.judge_responses();
-    let mut scores: BTreeMap<String, u8> = BTreeMap::new();
-    let mut open: Vec<&PromptRecord> = prompts.iter().collect();
-    let mut sent = 0;
-    for try_index in 0..c.call.tries {
-        if open.is_empty() {
-            break;
-        }
-        let batch: Vec<PromptRecord> = open
-            .iter()
-            .map(|p| PromptRecord {
-                sample_index: try_index,
-                ..(*p).clone()
-            })
-            .collect();
-        let s = c.client.chat_batch(c.judge, &batch, &path)?;
-        sent += batch.len();
-        let latest: std::collections::HashMap<ResponseKey, schema::ResponseRecord> =
-            schema::read_latest_responses(&path)?
-                .into_iter()
-                .map(|r| (ResponseKey::of(&r), r))
-                .collect();
-        for p in &batch {
-            let score = latest
-                .get(&ResponseKey::of_prompt(p))
-                .filter(|r| r.outcome != Outcome::Failed)
-                .and_then(|r| r.content.as_deref())
-                .and_then(|t| scoring::ifscale::parse_coherence_verdict(t).ok())
-                .map(|v| v.score);
-            if let Some(score) = score {
-                scores.insert(p.id.clone(), score);
-            }
-        }
-        open.retain(|p| !scores.contains_key(&p.id));
-        if s.batch_pending > 0 {
-            break;
-        }
-    }
+    tracing::info!(controls = controls.len(), judge = %c.judge.model.name, "Checking the coherence judge with control reports.");
+    let (read, sent) = ask_until_readable(
+        c.client,
+        c.judge.model,
+        c.judge.call,
+        &c.files.judge_responses(),
+        &prompts,
+        |text| scoring::ifscale::parse_coherence_verdict(text).map_err(|e| e.to_string()),
+    )?;
     let out: Vec<ControlVerdict> = controls
         .iter()
-        .map(|k| {
-            let score = scores.get(&k.id).copied();
+        .zip(read)
+        .map(|(k, r)| {
+            let score = r.ok().map(|v| v.score);
             ControlVerdict {
                 id: k.id.clone(),
                 kind: k.kind,
                 form: k.form.clone(),
-                accepted: score.map(|s| s >= c.threshold),
+                accepted: score.map(|s| s >= threshold),
                 score,
             }
         })

@@ -15,12 +15,12 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
-use inference_client::{Client, ModelConfig};
+use inference_client::Client;
 use schema::paths::ModelPaths;
 use schema::rift::{JudgeRequest, Verdict};
 
 use crate::Error;
-use crate::helper::HelperCall;
+use crate::helper::JudgeRef;
 
 /// One pair to judge.
 #[derive(Debug, Clone, PartialEq)]
@@ -165,11 +165,8 @@ pub fn read_pairs(path: &Path) -> Result<Vec<Pair>, Error> {
 /// The LLM judge of [`judge_pairs`]: the same settings and files as `harness::rift::judge`.
 #[derive(Debug, Clone, Copy)]
 pub struct PairJudge<'a> {
-    pub judge: &'a ModelConfig,
-    /// The judge prompt ({question}, {expected}, {given}).
-    pub template: &'a str,
-    /// Request settings and tries (`[rift-prep] judge-max-tokens`, `judge-tries`, …).
-    pub call: &'a HelperCall,
+    /// The RIFT judge with its prompt ({question}, {expected}, {given}) and request settings (`[judges.rift]`).
+    pub judge: JudgeRef<'a>,
     /// Where judge prompts, judge responses (resumed on a rerun) and verdicts go.
     pub files: &'a ModelPaths,
     pub client: &'a Client,
@@ -187,9 +184,7 @@ pub fn judge_pairs(
         .collect();
     let mut llm: HashMap<String, Verdict> = HashMap::new();
     if let Some(j) = judge {
-        j.call
-            .check("judge-")
-            .map_err(|e| Error::Input(format!("[rift-prep]: {e}")))?;
+        j.judge.check()?;
         let mut requests: Vec<JudgeRequest> = Vec::new();
         let mut requested = HashSet::new();
         for (p, _) in pairs.iter().zip(&pre).filter(|(_, v)| v.is_none()) {
@@ -203,12 +198,13 @@ pub fn judge_pairs(
                 });
             }
         }
-        let prompts = scoring::rift::judge_prompts(&requests, j.template, &j.call.params());
+        let prompts =
+            scoring::rift::judge_prompts(&requests, j.judge.prompt, &j.judge.call.params());
         schema::write_jsonl_atomic(&j.files.judge_prompts(), &prompts)?;
         let (verdicts, _) = crate::rift::ask_judge(
-            j.judge,
+            j.judge.model,
             &prompts,
-            j.call,
+            j.judge.call,
             &j.files.judge_responses(),
             j.client,
         )?;

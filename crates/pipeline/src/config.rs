@@ -3,17 +3,18 @@
 //! The experiment lives here (models, grids, seeds, templates); run-time knobs (concurrency, dry run) are flags.
 //! Unknown keys are errors; `cargo xtask codegen` writes `configs/schema.json` from these types.
 //!
-//! Sections: `[run]`, `[vocab]`, `[ifscale]`, `[rift-prep]`, `[rift]`, `[judge-check]` and `[sequential]` (its type in
-//! `crate::sequential::rule`). `load_section` is the one
+//! Sections: `[run]`, `[vocab]`, `[ifscale]`, `[rift-prep]`, `[rift]`, `[judges.<role>]` (one per LLM judge, in
+//! [`judges`]), `[judge-check]` and `[sequential]` (its type in `crate::sequential::rule`). `load_section` is the one
 //! loader of a lone `[ifscale]` or `[rift]` section, with the checks `PipelineConfig::load` applies (`Section::check`);
-//! `coherence_rubric` reads `[ifscale] coherence-prompt` (through `harness::ifscale::read_coherence_rubric`) for the
-//! pipeline and `ifscale run`, its error naming the config file and the field; `refusal_rubric` reads
-//! `[ifscale] refusal-prompt` the same way.
+//! `judges::load_judges` reads the `[judges]` of a file for the standalone commands.
+
+pub mod judges;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use harness::helper::HelperCall;
+pub use judges::{JudgeSection, JudgesSection, LoadedJudge};
 use prompt_gen::ifscale::IfscaleConfig;
 use prompt_gen::rift::RiftConfig;
 use schemars::JsonSchema;
@@ -38,6 +39,9 @@ pub struct PipelineConfig {
     /// RIFT data preparation and judging.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rift_prep: Option<RiftPrepSection>,
+    /// The LLM judges (`[judges.rift]`, `[judges.coherence]`, `[judges.refusal]`), each with the same keys.
+    #[serde(default, skip_serializing_if = "judges_empty")]
+    pub judges: JudgesSection,
     /// The check of every configured judge with control items (on by default; see `docs/rift-judging.md`).
     #[serde(default)]
     pub judge_check: JudgeCheckSection,
@@ -77,13 +81,6 @@ pub struct JudgeCheckSection {
     /// from them stays marked "judge failed its check" (default false).
     #[serde(default)]
     pub keep_failed_judge: bool,
-    /// The hand-written known-coherent reports (default `datasets/ifscale-coherence/coherent.jsonl`).
-    #[serde(default = "default_coherent_reports")]
-    pub coherent_reports: PathBuf,
-    /// The refusal judge's hand-written control replies, known reports and known refusals that the refusal
-    /// detector cannot settle (default `datasets/ifscale-refusal/controls.jsonl`; up to `per-kind` of each).
-    #[serde(default = "default_refusal_controls")]
-    pub refusal_controls: PathBuf,
 }
 
 impl Default for JudgeCheckSection {
@@ -96,27 +93,27 @@ impl Default for JudgeCheckSection {
             min_specificity: default_min_share(),
             max_unreadable_share: default_max_unreadable_share(),
             keep_failed_judge: false,
-            coherent_reports: default_coherent_reports(),
-            refusal_controls: default_refusal_controls(),
         }
     }
 }
 
 impl JudgeCheckSection {
-    /// The controls' count and seed.
-    pub fn plan(&self) -> scoring::judge_check::ControlPlan {
+    /// The controls' count and seed for `judge` (its own `per-kind` when set).
+    pub fn plan(&self, judge: &JudgeSection) -> scoring::judge_check::ControlPlan {
         scoring::judge_check::ControlPlan {
-            per_kind: self.per_kind,
+            per_kind: judge.per_kind.unwrap_or(self.per_kind),
             seed: self.seed,
         }
     }
 
-    /// The gate's thresholds.
-    pub fn gate(&self) -> harness::judge_check::Gate {
+    /// The gate's thresholds for `judge` (its own, where it sets them).
+    pub fn gate(&self, judge: &JudgeSection) -> harness::judge_check::Gate {
         harness::judge_check::Gate {
-            min_sensitivity: self.min_sensitivity,
-            min_specificity: self.min_specificity,
-            max_unreadable_share: self.max_unreadable_share,
+            min_sensitivity: judge.min_sensitivity.unwrap_or(self.min_sensitivity),
+            min_specificity: judge.min_specificity.unwrap_or(self.min_specificity),
+            max_unreadable_share: judge
+                .max_unreadable_share
+                .unwrap_or(self.max_unreadable_share),
             keep_failed_judge: self.keep_failed_judge,
         }
     }
@@ -163,12 +160,8 @@ fn default_max_unreadable_share() -> f64 {
     harness::helper::UNJUDGED_ALERT_SHARE
 }
 
-fn default_coherent_reports() -> PathBuf {
-    PathBuf::from("datasets/ifscale-coherence/coherent.jsonl")
-}
-
-fn default_refusal_controls() -> PathBuf {
-    PathBuf::from("datasets/ifscale-refusal/controls.jsonl")
+fn judges_empty(j: &JudgesSection) -> bool {
+    *j == JudgesSection::default()
 }
 
 /// Which models run, and where the outputs go.
@@ -207,32 +200,13 @@ pub struct VocabSection {
     pub settings: Option<PathBuf>,
 }
 
-/// Where the RIFT questions come from and who judges the answers.
+/// Where the RIFT questions come from and who rephrases them (the judge of the answers is `[judges.rift]`).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RiftPrepSection {
     /// Raw clue files (JSON or CSV layout) prepared into `[rift].dataset`.
     #[serde(default)]
     pub inputs: Vec<PathBuf>,
-    /// Model (from `models-file`) that judges answers the pre-judge cannot settle; unset: those answers are
-    /// unjudged (neither correct nor incorrect; the tables show accuracy bounds).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub judge_model: Option<String>,
-    /// The judge's prompt ({question}, {expected}, {given}); default `configs/prompts/rift-judge.txt`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub judge_template: Option<PathBuf>,
-    /// `max_tokens` of each judge request (unset: 4096, room for a reasoning judge to think).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub judge_max_tokens: Option<u32>,
-    /// Judge requests per answer while the reply cannot be read (unset: 3); then the answer is unjudged.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub judge_tries: Option<u32>,
-    /// `reasoning_effort` of each judge request (unset: the judge model's default).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub judge_reasoning_effort: Option<String>,
-    /// Extra body fields of each judge request (e.g. a provider's thinking switch).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub judge_extra_body: Option<serde_json::Map<String, serde_json::Value>>,
     /// Model (from `models-file`) that rephrases every clue into a self-contained question before clean-up (the
     /// paper's step 0); unset: the clues are used as they are. Cached and resumable like every model call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -246,17 +220,6 @@ pub struct RiftPrepSection {
 }
 
 impl RiftPrepSection {
-    /// The judge's request settings, defaults filled in.
-    pub fn judge_call(&self) -> HelperCall {
-        let d = HelperCall::judge();
-        HelperCall {
-            max_tokens: self.judge_max_tokens.unwrap_or(d.max_tokens),
-            tries: self.judge_tries.unwrap_or(d.tries),
-            reasoning_effort: self.judge_reasoning_effort.clone(),
-            extra_body: self.judge_extra_body.clone().unwrap_or_default(),
-        }
-    }
-
     /// The rephrasing's request settings, defaults filled in.
     pub fn rephrase_call(&self) -> HelperCall {
         let d = HelperCall::rephrase();
@@ -265,97 +228,6 @@ impl RiftPrepSection {
             ..d
         }
     }
-}
-
-/// The RIFT judge's prompt file of a `[rift-prep]` section (`judge-template`), default
-/// `configs/prompts/rift-judge.txt`.
-pub fn rift_judge_template(prep: Option<&RiftPrepSection>) -> PathBuf {
-    prep.and_then(|p| p.judge_template.clone())
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_RIFT_JUDGE_TEMPLATE))
-}
-
-/// The RIFT judge's default prompt file.
-pub const DEFAULT_RIFT_JUDGE_TEMPLATE: &str = "configs/prompts/rift-judge.txt";
-
-/// The judge settings of a `[rift-prep]` section, or the defaults without one.
-pub fn rift_judge_call(prep: Option<&RiftPrepSection>) -> HelperCall {
-    prep.map_or_else(HelperCall::judge, RiftPrepSection::judge_call)
-}
-
-/// The coherence judge's request settings of an `[ifscale]` section, defaults filled in.
-pub fn ifscale_judge_call(ifs: &IfscaleConfig) -> HelperCall {
-    let d = HelperCall::judge();
-    HelperCall {
-        max_tokens: ifs.judge_max_tokens.unwrap_or(d.max_tokens),
-        tries: ifs.judge_tries.unwrap_or(d.tries),
-        reasoning_effort: ifs.judge_reasoning_effort.clone(),
-        extra_body: ifs.judge_extra_body.clone().unwrap_or_default(),
-    }
-}
-
-/// The coherence rubric of an `[ifscale]` section (`coherence-prompt`), read as the judge gets it; a missing,
-/// unreadable or empty file is a one-line usage error naming the config file and the field.
-pub fn coherence_rubric(ifs: &IfscaleConfig, config: &Path) -> anyhow::Result<String> {
-    harness::ifscale::read_coherence_rubric(&ifs.coherence_prompt).map_err(|e| {
-        Failure::Usage(format!(
-            "{}: [ifscale]: field `coherence-prompt`: {e}",
-            config.display()
-        ))
-        .into()
-    })
-}
-
-/// The refusal judge's rubric file of an `[ifscale]` section (`refusal-prompt`, default
-/// `configs/prompts/ifscale-refusal.txt`).
-pub fn refusal_prompt(ifs: &IfscaleConfig) -> PathBuf {
-    ifs.refusal_prompt
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(prompt_gen::ifscale::DEFAULT_REFUSAL_PROMPT))
-}
-
-/// The refusal rubric of an `[ifscale]` section, read as the judge gets it; a missing, unreadable or empty file is
-/// a one-line usage error naming the config file and the field.
-pub fn refusal_rubric(ifs: &IfscaleConfig, config: &Path) -> anyhow::Result<String> {
-    harness::ifscale::read_rubric(&refusal_prompt(ifs), "refusal").map_err(|e| {
-        Failure::Usage(format!(
-            "{}: [ifscale]: field `refusal-prompt`: {e}",
-            config.display()
-        ))
-        .into()
-    })
-}
-
-/// The refusal judge of an `[ifscale]` section, loaded, with its rubric.
-#[derive(Debug, Clone)]
-pub struct LoadedRefusalJudge {
-    pub model: inference_client::ModelConfig,
-    pub rubric: String,
-}
-
-impl LoadedRefusalJudge {
-    /// As the generation loop takes it.
-    pub fn judge(&self) -> harness::ifscale::RefusalJudge<'_> {
-        harness::ifscale::RefusalJudge {
-            model: &self.model,
-            rubric: &self.rubric,
-        }
-    }
-}
-
-/// Loads the refusal judge an `[ifscale]` section names (`refusal-judge-model`, from `models_file`) and reads its
-/// rubric; None without one. Every problem is a usage error naming the file and the field.
-pub fn load_refusal_judge(
-    ifs: &IfscaleConfig,
-    models_file: &Path,
-    config: &Path,
-) -> anyhow::Result<Option<LoadedRefusalJudge>> {
-    let Some(name) = ifs.refusal_judge_model.as_deref() else {
-        return Ok(None);
-    };
-    Ok(Some(LoadedRefusalJudge {
-        model: crate::models::load_model(models_file, name)?,
-        rubric: refusal_rubric(ifs, config)?,
-    }))
 }
 
 fn default_models_file() -> PathBuf {
@@ -372,6 +244,12 @@ impl PipelineConfig {
         let text = std::fs::read_to_string(path).map_err(|e| {
             Failure::Usage(format!("{}: cannot read the config: {e}", path.display()))
         })?;
+        if let Some(moved) = toml::from_str::<toml::Table>(&text)
+            .ok()
+            .and_then(|t| judges::moved_in(path, &t))
+        {
+            return Err(moved.into());
+        }
         let cfg: PipelineConfig = toml::from_str(&text).map_err(|e| {
             let msg = e.message().trim_end().to_owned();
             let place = e
@@ -396,6 +274,7 @@ impl PipelineConfig {
         if let Some(prep) = &cfg.rift_prep {
             prep.check(path)?;
         }
+        cfg.judges.check(path)?;
         cfg.judge_check.check(path)?;
         Ok(cfg)
     }
@@ -445,20 +324,13 @@ impl Section for IfscaleConfig {
 impl Section for RiftPrepSection {
     const NAME: &'static str = "rift-prep";
     fn check(&self, path: &Path) -> anyhow::Result<()> {
-        let problem = [
-            ("judge-max-tokens", self.judge_max_tokens),
-            ("judge-tries", self.judge_tries),
-            ("rephrase-max-tokens", self.rephrase_max_tokens),
-        ]
-        .into_iter()
-        .find(|(_, v)| *v == Some(0));
-        match problem {
-            Some((field, _)) => Err(Failure::Usage(format!(
-                "{}: [rift-prep]: field `{field}`: must be at least 1",
+        match self.rephrase_max_tokens {
+            Some(0) => Err(Failure::Usage(format!(
+                "{}: [rift-prep]: field `rephrase-max-tokens`: must be at least 1",
                 path.display()
             ))
             .into()),
-            None => Ok(()),
+            _ => Ok(()),
         }
     }
 }
@@ -475,10 +347,16 @@ pub fn load_section<T: Section>(path: &Path) -> anyhow::Result<T> {
         .map_err(|e| Failure::Usage(format!("{}: cannot read the config: {e}", path.display())))?;
     let table: toml::Table =
         toml::from_str(&text).map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
+    if let Some(moved) = judges::moved_in(path, &table) {
+        return Err(moved.into());
+    }
     let table = match table.get(T::NAME) {
         Some(toml::Value::Table(t)) => t.clone(),
         _ => table,
     };
+    if let Some(moved) = judges::moved_key(path, T::NAME, &table) {
+        return Err(moved.into());
+    }
     let section = T::deserialize(toml::Value::Table(table))
         .map_err(|e| Failure::Usage(format!("{}: [{}]: {e}", path.display(), T::NAME)))?;
     section.check(path)?;
@@ -489,6 +367,7 @@ pub fn load_section<T: Section>(path: &Path) -> anyhow::Result<T> {
 mod tests {
     use super::*;
     use schema::ifscale::ConstraintListRule;
+    use schema::judge::JudgeRole;
 
     const IFSCALE: &str =
         "[ifscale]\ngrid = [10]\nseeds = [0]\nsampling = \"paper\"\ntemplate = \"t.txt\"\n";
@@ -509,93 +388,194 @@ mod tests {
     }
 
     #[test]
-    fn judge_and_rephrase_settings_come_from_the_config_with_reasoning_room_by_default() {
-        let cfg = load("defaults", &format!("{IFSCALE}[rift-prep]\n")).unwrap();
-        let ifs = ifscale_judge_call(cfg.ifscale.as_ref().unwrap());
-        let rift = rift_judge_call(cfg.rift_prep.as_ref());
-        for call in [&ifs, &rift] {
-            assert_eq!((call.max_tokens, call.tries), (4096, 3));
+    fn each_judge_has_its_own_table_with_the_same_keys_and_reasoning_room_by_default() {
+        let cfg = load(
+            "defaults",
+            &format!("{IFSCALE}[rift-prep]\n[judges.coherence]\nmodel = \"j\"\n[judges.rift]\nmodel = \"r\"\n"),
+        )
+        .unwrap();
+        assert!(
+            cfg.judges.refusal.is_none(),
+            "a judge left out is not there"
+        );
+        for role in [JudgeRole::Coherence, JudgeRole::RiftAnswers] {
+            let call = judges::call_of(&cfg.judges, role);
+            assert_eq!((call.max_tokens, call.tries), (4096, 3), "{role}");
             assert_eq!(call.params().max_tokens, Some(4096));
         }
-        assert_eq!(rift_judge_call(None), rift);
+        assert_eq!(
+            judges::call_of(&JudgesSection::default(), JudgeRole::Refusal),
+            HelperCall::judge()
+        );
         assert_eq!(cfg.rift_prep.unwrap().rephrase_call().max_tokens, 4096);
+        let coherence = cfg.judges.coherence.as_ref().unwrap();
+        assert_eq!(
+            coherence.prompt_file(JudgeRole::Coherence),
+            PathBuf::from("configs/prompts/ifscale-coherence.txt")
+        );
+        assert_eq!(
+            coherence.controls_file(JudgeRole::Coherence),
+            Some(PathBuf::from("datasets/ifscale-coherence/coherent.jsonl"))
+        );
+        let jc = &cfg.judge_check;
+        assert_eq!(jc.plan(coherence).per_kind, 50);
+        assert_eq!(jc.gate(coherence).min_sensitivity, 0.9);
 
         let cfg = load(
             "set",
             &format!(
-                "{IFSCALE}judge-max-tokens = 300\njudge-tries = 5\njudge-reasoning-effort = \"low\"\n\
-                 [rift-prep]\njudge-max-tokens = 16\njudge-extra-body = {{ think = false }}\nrephrase-max-tokens = 200\n"
+                "{IFSCALE}[rift-prep]\nrephrase-max-tokens = 200\n\
+                 [judges.coherence]\nmodel = \"j\"\nmax-tokens = 300\ntries = 5\nreasoning-effort = \"low\"\n\
+                 per-kind = 7\nmin-specificity = 0.8\n\
+                 [judges.refusal]\nmodel = \"j\"\nmax-tokens = 64\ncontrols = \"c.jsonl\"\n\
+                 [judges.rift]\nmodel = \"r\"\nmax-tokens = 16\nextra-body = {{ think = false }}\n"
             ),
         )
         .unwrap();
-        let ifs = ifscale_judge_call(cfg.ifscale.as_ref().unwrap());
+        let ifs = judges::call_of(&cfg.judges, JudgeRole::Coherence);
         assert_eq!((ifs.max_tokens, ifs.tries), (300, 5));
         assert_eq!(ifs.params().reasoning_effort.as_deref(), Some("low"));
-        let prep = cfg.rift_prep.unwrap();
-        let rift = prep.judge_call();
+        let refusal = judges::call_of(&cfg.judges, JudgeRole::Refusal);
+        assert_eq!(
+            (refusal.max_tokens, refusal.reasoning_effort),
+            (64, None),
+            "its own keys"
+        );
+        let rift = judges::call_of(&cfg.judges, JudgeRole::RiftAnswers);
         assert_eq!((rift.max_tokens, rift.tries), (16, 3));
         assert_eq!(
             rift.params().extra_body.get("think"),
             Some(&serde_json::Value::Bool(false))
         );
-        assert_eq!(prep.rephrase_call().max_tokens, 200);
+        let coherence = cfg.judges.coherence.as_ref().unwrap();
+        assert_eq!(cfg.judge_check.plan(coherence).per_kind, 7);
+        let gate = cfg.judge_check.gate(coherence);
+        assert_eq!((gate.min_sensitivity, gate.min_specificity), (0.9, 0.8));
+        assert_eq!(
+            cfg.judges
+                .refusal
+                .as_ref()
+                .unwrap()
+                .controls_file(JudgeRole::Refusal),
+            Some(PathBuf::from("c.jsonl"))
+        );
+        assert_eq!(cfg.rift_prep.unwrap().rephrase_call().max_tokens, 200);
     }
 
     #[test]
-    fn a_missing_coherence_rubric_is_a_one_line_usage_error_naming_the_config_and_field() {
-        let cfg = load(
-            "rubric",
-            &format!("{IFSCALE}coherence-prompt = \"/nonexistent/rubric.txt\"\n"),
-        )
-        .unwrap();
-        let ifs = cfg.ifscale.unwrap();
-        let err = coherence_rubric(&ifs, Path::new("configs/run.toml")).unwrap_err();
-        assert!(err.downcast_ref::<Failure>().is_some(), "{err}");
-        let msg = err.to_string();
+    fn every_old_judge_key_is_a_one_line_error_naming_its_new_key() {
+        for (text, old, new) in [
+            (
+                format!("{IFSCALE}judge-model = \"j\"\n"),
+                "judge-model",
+                "[judges.coherence] model",
+            ),
+            (
+                format!("{IFSCALE}judge-max-tokens = 9\n"),
+                "judge-max-tokens",
+                "[judges.coherence] max-tokens",
+            ),
+            (
+                format!("{IFSCALE}coherence-prompt = \"x.txt\"\n"),
+                "coherence-prompt",
+                "[judges.coherence] prompt",
+            ),
+            (
+                format!("{IFSCALE}refusal-judge-model = \"j\"\n"),
+                "refusal-judge-model",
+                "[judges.refusal] model",
+            ),
+            (
+                "[rift-prep]\njudge-template = \"t.txt\"\n".to_owned(),
+                "judge-template",
+                "[judges.rift] prompt",
+            ),
+            (
+                "[rift-prep]\njudge-tries = 2\n".to_owned(),
+                "judge-tries",
+                "[judges.rift] tries",
+            ),
+            (
+                "[judge-check]\nrefusal-controls = \"c.jsonl\"\n".to_owned(),
+                "refusal-controls",
+                "[judges.refusal] controls",
+            ),
+        ] {
+            let err = load("moved", &text).unwrap_err();
+            assert!(err.downcast_ref::<Failure>().is_some(), "{old}: {err}");
+            let msg = err.to_string();
+            assert!(
+                msg.contains("moved.toml")
+                    && msg.contains(&format!("field `{old}` has moved"))
+                    && msg.contains(&format!("`{new}`")),
+                "{old}: {msg}"
+            );
+            assert!(!msg.contains('\n'), "one line: {msg}");
+        }
+        let msg = load("moved", &format!("{IFSCALE}judge-tries = 2\n"))
+            .unwrap_err()
+            .to_string();
         assert!(
-            msg.starts_with("configs/run.toml: [ifscale]: field `coherence-prompt`: ")
-                && msg.contains("/nonexistent/rubric.txt"),
+            msg.contains("`[judges.refusal] tries` for the refusal judge"),
             "{msg}"
         );
-        assert!(!msg.contains('\n'), "one line: {msg}");
+    }
+
+    #[test]
+    fn a_missing_prompt_file_is_a_one_line_usage_error_naming_the_config_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let models = dir.path().join("models.toml");
+        std::fs::write(
+            &models,
+            "[models.j]\nbase-urls = [\"http://127.0.0.1:9/v1\"]\nmodel-id = \"j\"\n",
+        )
+        .unwrap();
+        let empty = dir.path().join("empty.txt");
+        std::fs::write(&empty, "\n").unwrap();
+        for (role, prompt) in [
+            (
+                JudgeRole::Coherence,
+                PathBuf::from("/nonexistent/rubric.txt"),
+            ),
+            (JudgeRole::Refusal, empty.clone()),
+            (
+                JudgeRole::RiftAnswers,
+                PathBuf::from("/nonexistent/rift.txt"),
+            ),
+        ] {
+            let section = JudgeSection {
+                prompt: Some(prompt.clone()),
+                ..JudgeSection::of_model("j")
+            };
+            let mut judges = JudgesSection::default();
+            match role {
+                JudgeRole::Coherence => judges.coherence = Some(section),
+                JudgeRole::Refusal => judges.refusal = Some(section),
+                JudgeRole::RiftAnswers => judges.rift = Some(section),
+            }
+            let err = LoadedJudge::load(&judges, role, &models, Path::new("configs/run.toml"))
+                .unwrap_err();
+            assert!(err.downcast_ref::<Failure>().is_some(), "{err}");
+            let msg = err.to_string();
+            assert!(
+                msg.starts_with(&format!(
+                    "configs/run.toml: [judges.{}]: field `prompt`: ",
+                    role.key()
+                )) && msg.contains(&prompt.display().to_string()),
+                "{msg}"
+            );
+            assert!(!msg.contains('\n'), "one line: {msg}");
+            let none = LoadedJudge::load(
+                &JudgesSection::default(),
+                role,
+                Path::new("/nonexistent/models.toml"),
+                Path::new("r.toml"),
+            );
+            assert!(none.unwrap().is_none(), "no table: no judge, nothing read");
+        }
         // The default: the repository's rubric file, and today's reading of the constraint-list rule.
         let ifs = load("default-rubric", IFSCALE).unwrap().ifscale.unwrap();
-        assert_eq!(
-            ifs.coherence_prompt,
-            PathBuf::from("configs/prompts/ifscale-coherence.txt")
-        );
         assert_eq!(ifs.constraint_list, ConstraintListRule::WholeReply);
-    }
-
-    #[test]
-    fn the_refusal_judge_is_off_by_default_and_a_missing_rubric_names_the_field() {
-        let ifs = load("no-refusal", IFSCALE).unwrap().ifscale.unwrap();
-        let none = load_refusal_judge(
-            &ifs,
-            Path::new("/nonexistent/models.toml"),
-            Path::new("r.toml"),
-        );
-        assert!(none.unwrap().is_none(), "no key: no judge, nothing loaded");
-        assert_eq!(
-            refusal_prompt(&ifs),
-            PathBuf::from("configs/prompts/ifscale-refusal.txt")
-        );
-        let ifs = load(
-            "refusal",
-            &format!("{IFSCALE}refusal-judge-model = \"j\"\nrefusal-prompt = \"/nonexistent/refusal.txt\"\n"),
-        )
-        .unwrap()
-        .ifscale
-        .unwrap();
-        assert_eq!(ifs.refusal_judge_model.as_deref(), Some("j"));
-        let err = refusal_rubric(&ifs, Path::new("configs/run.toml")).unwrap_err();
-        assert!(err.downcast_ref::<Failure>().is_some(), "{err}");
-        let msg = err.to_string();
-        assert!(
-            msg.starts_with("configs/run.toml: [ifscale]: field `refusal-prompt`: ")
-                && msg.contains("/nonexistent/refusal.txt"),
-            "{msg}"
-        );
     }
 
     #[test]
@@ -621,7 +601,8 @@ mod tests {
     }
 
     #[test]
-    fn switching_the_constraint_list_reading_or_the_rubric_makes_the_generation_stage_stale() {
+    fn switching_the_constraint_list_reading_the_rubric_or_the_judge_settings_makes_the_generation_stage_stale()
+     {
         let dir = tempfile::tempdir().unwrap();
         let prompts = dir.path().join("prompts.jsonl");
         let rubric = dir.path().join("rubric.txt");
@@ -629,59 +610,69 @@ mod tests {
         for p in [&prompts, &rubric, &out] {
             std::fs::write(p, "x\n").unwrap();
         }
-        let mut ifs = load("stamp", IFSCALE).unwrap().ifscale.unwrap();
-        ifs.coherence_prompt = rubric.clone();
+        let ifs = load("stamp", IFSCALE).unwrap().ifscale.unwrap();
         let model = inference_client::ModelConfig::ad_hoc("http://127.0.0.1:9", "m");
-        let judge = inference_client::ModelConfig::ad_hoc("http://127.0.0.1:9", "j");
+        let judge = LoadedJudge {
+            role: JudgeRole::Coherence,
+            section: JudgeSection::of_model("j"),
+            model: inference_client::ModelConfig::ad_hoc("http://127.0.0.1:9", "j"),
+            prompt_file: rubric.clone(),
+            prompt: "x".to_owned(),
+            call: HelperCall::judge(),
+        };
         let stamps = harness::fresh::Stamps::new(dir.path());
         let outputs = [out];
-        let fp = |ifs: &IfscaleConfig| {
-            crate::stages::ifscale::generate_fingerprint(ifs, &model, Some(&judge), &prompts)
+        let fp = |ifs: &IfscaleConfig, judge: &LoadedJudge| {
+            crate::stages::ifscale::generate_fingerprint(ifs, &model, Some(judge), &prompts)
                 .unwrap()
         };
-        stamps.mark("g", &fp(&ifs), &outputs).unwrap();
-        assert!(stamps.is_fresh("g", &fp(&ifs), &outputs));
+        stamps.mark("g", &fp(&ifs, &judge), &outputs).unwrap();
+        assert!(stamps.is_fresh("g", &fp(&ifs, &judge), &outputs));
         let mut run = ifs.clone();
         run.constraint_list = ConstraintListRule::RunInReport;
-        assert!(!stamps.is_fresh("g", &fp(&run), &outputs));
+        assert!(!stamps.is_fresh("g", &fp(&run, &judge), &outputs));
+        let mut tries = judge.clone();
+        tries.call.tries = 5;
+        assert!(!stamps.is_fresh("g", &fp(&ifs, &tries), &outputs));
         std::fs::write(&rubric, "another rubric\n").unwrap();
-        assert!(!stamps.is_fresh("g", &fp(&ifs), &outputs));
+        assert!(!stamps.is_fresh("g", &fp(&ifs, &judge), &outputs));
     }
 
     #[test]
-    fn a_zero_judge_setting_is_a_one_line_usage_error_naming_the_file_and_field() {
+    fn a_bad_judge_setting_is_a_one_line_usage_error_naming_the_file_table_and_field() {
         for (name, text, field) in [
             (
                 "ifs",
-                format!("{IFSCALE}judge-max-tokens = 0\n"),
-                "judge-max-tokens",
+                "[judges.coherence]\nmodel = \"j\"\nmax-tokens = 0\n".to_owned(),
+                "[judges.coherence]: field `max-tokens`",
             ),
             (
                 "ifs-tries",
-                format!("{IFSCALE}judge-tries = 0\n"),
-                "judge-tries",
+                "[judges.refusal]\nmodel = \"j\"\ntries = 0\n".to_owned(),
+                "[judges.refusal]: field `tries`",
             ),
             (
-                "rift",
-                "[rift-prep]\njudge-max-tokens = 0\n".to_owned(),
-                "judge-max-tokens",
+                "share",
+                "[judges.rift]\nmodel = \"j\"\nmin-sensitivity = 1.5\n".to_owned(),
+                "[judges.rift]: field `min-sensitivity`",
             ),
             (
-                "rift-tries",
-                "[rift-prep]\njudge-tries = 0\n".to_owned(),
-                "judge-tries",
+                "rift-controls",
+                "[judges.rift]\nmodel = \"j\"\ncontrols = \"c.jsonl\"\n".to_owned(),
+                "[judges.rift]: field `controls`",
             ),
             (
                 "rephrase",
                 "[rift-prep]\nrephrase-max-tokens = 0\n".to_owned(),
-                "rephrase-max-tokens",
+                "field `rephrase-max-tokens`",
             ),
+            ("no-model", "[judges.rift]\ntries = 2\n".to_owned(), "model"),
         ] {
             let err = load(name, &text).unwrap_err();
             assert!(err.downcast_ref::<Failure>().is_some(), "{name}: {err}");
             let msg = err.to_string();
             assert!(
-                msg.contains(&format!("{name}.toml")) && msg.contains(&format!("`{field}`")),
+                msg.contains(&format!("{name}.toml")) && msg.contains(field),
                 "{name}: {msg}"
             );
             assert!(!msg.contains('\n'), "{name}: one line: {msg}");

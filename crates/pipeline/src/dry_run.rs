@@ -125,13 +125,12 @@ impl<'a> DryRun<'a> {
         model: &ModelConfig,
     ) -> anyhow::Result<Vec<Estimate>> {
         let run = self.run;
-        let prep = run.cfg.rift_prep.as_ref();
-        let judge = prep.and_then(|p| p.judge_model.as_deref());
+        let judge = run.cfg.judges.rift.as_ref().map(|j| j.model.as_str());
         let share = self.share()?;
         match self.rift_sample(rift)? {
             RiftSample::Published => Ok(crate::rift_data::published_estimate(
                 rift,
-                prep,
+                judge,
                 std::slice::from_ref(model),
             )),
             RiftSample::Prompts(prompts) => Ok(harness::estimate::rift(

@@ -144,7 +144,7 @@ pub(crate) fn prep_stage(run: &Run) -> Option<Stage<'_>> {
 /// model's worst case counts its output at the token limit only.
 pub(crate) fn published_estimate(
     rift: &RiftConfig,
-    prep: Option<&RiftPrepSection>,
+    judge: Option<&str>,
     models: &[ModelConfig],
 ) -> Vec<Estimate> {
     let questions = jeopardy_prep::PUBLISHED_QUESTIONS as u64;
@@ -176,15 +176,15 @@ pub(crate) fn published_estimate(
             unbounded,
         });
     }
-    if let Some(judge) = prep.and_then(|p| p.judge_model.as_ref()) {
+    if let Some(judge) = judge {
         let mean_size = f64::from(rift.num_min + rift.num_max) / 2.0;
         let answers = (multi as f64 * mean_size).round() as usize + baseline as usize;
         rows.push(Estimate {
             stage: "rift judge",
-            model: judge.clone(),
+            model: judge.to_owned(),
             note: format!(
                 "about: prompts of {mean_size} questions on average; one per answer the pre-judge cannot settle, \
-                 up to `judge-tries` when a reply cannot be read"
+                 up to `tries` when a reply cannot be read"
             ),
             requests: answers * models.len(),
             est_input_tokens: 0,

@@ -9,9 +9,7 @@ pub fn unpinned(run: &Run) -> Vec<String> {
     let all = run
         .models
         .iter()
-        .chain(run.ifscale_judge.iter())
-        .chain(run.ifscale_refusal_judge.iter())
-        .chain(run.rift_judge.iter())
+        .chain(run.judge_models())
         .chain(run.rephraser.iter());
     for m in all.filter(|m| inference_client::route::unpinned(m)) {
         if !names.contains(&m.name) {

@@ -9,9 +9,10 @@ use analysis::all::Inputs;
 use analysis::models::ReasoningRule;
 use harness::fresh::Stamps;
 use inference_client::{Client, ModelConfig};
+use schema::judge::JudgeRole;
 use schema::paths::RunPaths;
 
-use crate::config::{PipelineConfig, coherence_rubric};
+use crate::config::{LoadedJudge, PipelineConfig};
 use crate::outcome::usage;
 use crate::stage::{Ctx, Executor, Stage};
 use crate::{dry_run, pilot, plan, rift_data, stages, summary};
@@ -79,14 +80,8 @@ pub struct Run {
     pub paths: RunPaths,
     pub stamps: Stamps,
     pub models: Vec<ModelConfig>,
-    pub ifscale_judge: Option<ModelConfig>,
-    /// The coherence rubric (read only when a judge will get it).
-    pub rubric: String,
-    /// The IFScale refusal judge (`[ifscale] refusal-judge-model`), for replies the refusal detector cannot settle.
-    pub ifscale_refusal_judge: Option<ModelConfig>,
-    /// Its rubric (read only when it is configured).
-    pub refusal_rubric: String,
-    pub rift_judge: Option<ModelConfig>,
+    /// The judges of the benchmarks the config runs (`[judges.<role>]`), loaded, by role.
+    pub judges: crate::config::judges::Judges,
     pub rephraser: Option<ModelConfig>,
     /// `[rift] dataset` was prepared from this config's `[rift-prep]` (or the config prepares nothing).
     pub prepared: bool,
@@ -115,25 +110,19 @@ impl Run {
             .iter()
             .map(|name| crate::models::load_model(models_file, name))
             .collect::<anyhow::Result<Vec<_>>>()?;
-        let ifscale_judge = load(cfg.ifscale.as_ref().and_then(|c| c.judge_model.as_deref()))?;
-        // The coherence rubric is read up front, so a missing file stops the run before anything is sent.
-        let rubric = match (&cfg.ifscale, &ifscale_judge) {
-            (Some(ifs), Some(_)) => coherence_rubric(ifs, &opts.config)?,
-            _ => String::new(),
-        };
-        let refusal = match &cfg.ifscale {
-            Some(ifs) => crate::config::load_refusal_judge(ifs, models_file, &opts.config)?,
-            None => None,
-        };
-        let (ifscale_refusal_judge, refusal_rubric) = match refusal {
-            Some(r) => (Some(r.model), r.rubric),
-            None => (None, String::new()),
-        };
-        let rift_judge = load(
-            cfg.rift_prep
-                .as_ref()
-                .and_then(|p| p.judge_model.as_deref()),
-        )?;
+        // A judge of a benchmark the config leaves out is not loaded (its table may stay in the config).
+        let mut judges = crate::config::judges::Judges::new();
+        for (role, _) in cfg.judges.iter() {
+            let runs = match role.bench() {
+                schema::paths::Bench::Ifscale => cfg.ifscale.is_some(),
+                schema::paths::Bench::Rift => cfg.rift.is_some() || cfg.rift_prep.is_some(),
+            };
+            if runs {
+                if let Some(j) = LoadedJudge::load(&cfg.judges, role, models_file, &opts.config)? {
+                    judges.insert(role, j);
+                }
+            }
+        }
         let rephraser = load(
             cfg.rift_prep()
                 .and_then(|(_, p)| p.rephrase_model.as_deref()),
@@ -152,11 +141,7 @@ impl Run {
             config_text,
             paths,
             models,
-            ifscale_judge,
-            rubric,
-            ifscale_refusal_judge,
-            refusal_rubric,
-            rift_judge,
+            judges,
             rephraser,
             prepared,
             client,
@@ -171,14 +156,14 @@ impl Run {
         RunPaths::new(&opts.run_dir(cfg)).spend_ledger()
     }
 
-    /// The IFScale refusal judge as the generation loop takes it (None without one).
-    pub fn refusal_judge(&self) -> Option<harness::ifscale::RefusalJudge<'_>> {
-        self.ifscale_refusal_judge
-            .as_ref()
-            .map(|model| harness::ifscale::RefusalJudge {
-                model,
-                rubric: &self.refusal_rubric,
-            })
+    /// The run's judge of `role`, when it has one.
+    pub fn judge(&self, role: JudgeRole) -> Option<&LoadedJudge> {
+        self.judges.get(&role)
+    }
+
+    /// The models of the run's judges, in role order.
+    pub fn judge_models(&self) -> impl Iterator<Item = &ModelConfig> {
+        self.judges.values().map(|j| &j.model)
     }
 
     /// The run's one client.
@@ -190,9 +175,7 @@ impl Run {
     pub fn prices(&self) -> ::report::cost::Prices {
         self.models
             .iter()
-            .chain(self.ifscale_judge.iter())
-            .chain(self.ifscale_refusal_judge.iter())
-            .chain(self.rift_judge.iter())
+            .chain(self.judge_models())
             .map(|m| (m.name.clone(), (m.price_in_per_mtok, m.price_out_per_mtok)))
             .collect()
     }

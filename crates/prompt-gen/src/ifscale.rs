@@ -79,39 +79,6 @@ pub struct IfscaleConfig {
     /// Sampling temperature of each generation request (unset: the model's default, as in the paper).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
-    /// Model (a name from `configs/models.toml`) that judges coherence; unset skips the coherence check.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub judge_model: Option<String>,
-    /// `max_tokens` of each coherence-judge request (unset: 4096, room for a reasoning judge to think).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub judge_max_tokens: Option<u32>,
-    /// Judge requests per attempt while the judge's answer cannot be read (unset: 3); an attempt still without a
-    /// verdict is unjudged and stands on the other rules.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub judge_tries: Option<u32>,
-    /// `reasoning_effort` of each coherence-judge request (unset: the judge model's default).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub judge_reasoning_effort: Option<String>,
-    /// Extra body fields of each coherence-judge request (e.g. a provider's thinking switch).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub judge_extra_body: Option<Map<String, Value>>,
-    /// The coherence judge's rubric (default `configs/prompts/ifscale-coherence.txt`; our own text, the paper's
-    /// rubric is not available to us). The judge gets it, then the report between `<report>` tags, then "Answer
-    /// with the JSON object only." (`scoring::ifscale::coherence_judge_prompt`); the controls of the judge check
-    /// get the same rubric.
-    #[serde(default = "default_coherence_prompt")]
-    pub coherence_prompt: PathBuf,
-    /// Model (a name from `configs/models.toml`) that decides the replies the refusal detector cannot settle
-    /// (`scoring::ifscale::RefusalVerdict::Uncertain`); unset (the default): they are scored, and no request is
-    /// sent. It shares the `judge-*` request settings with the coherence judge, and the judge check tests it with
-    /// `[judge-check] refusal-controls`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub refusal_judge_model: Option<String>,
-    /// The refusal judge's rubric (unset: `configs/prompts/ifscale-refusal.txt`, our own text). The judge gets it,
-    /// then the reply between `<reply>` tags, then the answer format (`scoring::ifscale::refusal_judge_prompt`);
-    /// the judge check's controls get the same rubric.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub refusal_prompt: Option<PathBuf>,
     /// Which reading of the paper's constraint-list retry rule ("≥10 comma-separated single words") rejects a
     /// reply; the paper does not say, so the choice is ours: `whole-reply` (the default: the whole reply is such a
     /// list) or `run-in-report` (also a run of ten or more comma-separated bare words anywhere in the reply; see
@@ -164,16 +131,6 @@ enum ConstraintListRuleSchema {
     RunInReport,
 }
 
-/// The default coherence rubric, relative to the workspace root.
-pub const DEFAULT_COHERENCE_PROMPT: &str = "configs/prompts/ifscale-coherence.txt";
-
-/// The default refusal rubric, relative to the workspace root.
-pub const DEFAULT_REFUSAL_PROMPT: &str = "configs/prompts/ifscale-refusal.txt";
-
-fn default_coherence_prompt() -> PathBuf {
-    PathBuf::from(DEFAULT_COHERENCE_PROMPT)
-}
-
 fn default_strata() -> u32 {
     5
 }
@@ -219,12 +176,6 @@ impl IfscaleConfig {
         }
         if self.max_tokens == Some(0) {
             return bad("max-tokens", "must be at least 1".to_owned());
-        }
-        if self.judge_max_tokens == Some(0) {
-            return bad("judge-max-tokens", "must be at least 1".to_owned());
-        }
-        if self.judge_tries == Some(0) {
-            return bad("judge-tries", "must be at least 1".to_owned());
         }
         if let Some(t) = self.temperature
             && !(t.is_finite() && t >= 0.0)

@@ -110,7 +110,7 @@ pub struct AttemptLog {
     /// Reasoning tokens of the attempt, when the provider reports them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens: Option<u64>,
-    /// What the optional refusal judge (`[ifscale] refusal-judge-model`) made of a reply the refusal detector could
+    /// What the optional refusal judge (`[judges.refusal]`) made of a reply the refusal detector could
     /// not settle; None when it was not asked (no such judge, or the rules settled the reply).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refusal_judge: Option<RefusalJudgement>,

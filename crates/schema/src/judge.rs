@@ -38,6 +38,15 @@ impl JudgeRole {
         }
     }
 
+    /// Its table in the pipeline config: `[judges.<key>]` (`rift`, `coherence`, `refusal`).
+    pub fn key(self) -> &'static str {
+        match self {
+            JudgeRole::RiftAnswers => "rift",
+            JudgeRole::Coherence => "coherence",
+            JudgeRole::Refusal => "refusal",
+        }
+    }
+
     /// Its label (`RIFT answer judge`, …), as in `judge-check.json` and every message.
     pub fn label(self) -> &'static str {
         match self {

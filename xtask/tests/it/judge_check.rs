@@ -74,7 +74,8 @@ fn workspace(dir: &Path, models: &str, judge_check: &str) {
         dir.join("run.toml"),
         format!(
             "[run]\nname = \"check\"\nmodels-file = \"models.toml\"\nmodels = [\"writer\"]\ncache = \"cache.sqlite\"\n\n\
-             [rift-prep]\ninputs = [\"{}\"]\njudge-model = \"grader\"\njudge-max-tokens = 8\n\n\
+             [rift-prep]\ninputs = [\"{}\"]\n\n\
+             [judges.rift]\nmodel = \"grader\"\nmax-tokens = 8\n\n\
              [rift]\nseed = 7\ndataset = \"artifacts/jeopardy/questions.jsonl\"\nlinear-prompts = 1\njumping-prompts = 1\n\
              baseline-prompts = 4\nnum-min = 10\nnum-max = 12\nmax-jump-distance = 18\nmax-tokens = 100\n\n\
              [judge-check]\n{judge_check}",

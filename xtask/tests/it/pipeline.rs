@@ -109,7 +109,8 @@ fn a_judge_that_never_answers_makes_the_run_incomplete() {
         format!(
             "[run]\nname = \"budget\"\nmodels-file = \"models.toml\"\nmodels = [\"writer\"]\ncache = \"cache.sqlite\"\n\n\
              [ifscale]\ngrid = [10]\nseeds = [0, 1]\nsampling = \"paper\"\nvocab = \"{}\"\ntemplate = \"{}\"\n\
-             max-attempts = 1\njudge-model = \"judge\"\njudge-max-tokens = 300\njudge-tries = 2\ncoherence-prompt = \"{}\"\n\n\
+             max-attempts = 1\n\n\
+             [judges.coherence]\nmodel = \"judge\"\nmax-tokens = 300\ntries = 2\nprompt = \"{}\"\n\n\
              [judge-check]\nenabled = false\n",
             repo("datasets/vocab/ifscale-paper.txt"),
             repo("configs/prompts/ifscale-report.txt"),
@@ -177,12 +178,14 @@ fn judged_mock(coherence: &[&str], more: &[(&str, &str)]) -> MockServer {
 
 /// Both benchmarks with both judges. These tests are about other things than the judge check (their scripted judges
 /// answer the same to everything), so the check is off here; `judge_check.rs` tests it.
-fn both_benchmarks(models: &str, judge_extra: &str) -> String {
+fn both_benchmarks(models: &str, prep_extra: &str) -> String {
     format!(
         "[run]\nname = \"budget\"\nmodels-file = \"models.toml\"\nmodels = [{models}]\ncache = \"cache.sqlite\"\n\n\
          [ifscale]\ngrid = [10]\nseeds = [0, 1]\nsampling = \"paper\"\nvocab = \"{}\"\ntemplate = \"{}\"\n\
-         max-attempts = 1\njudge-model = \"coherence\"\n\n\
-         [rift-prep]\ninputs = [\"{}\"]\njudge-model = \"grader\"\n{judge_extra}\n\
+         max-attempts = 1\n\n\
+         [rift-prep]\ninputs = [\"{}\"]\n{prep_extra}\n\
+         [judges.coherence]\nmodel = \"coherence\"\n\n\
+         [judges.rift]\nmodel = \"grader\"\n\n\
          [rift]\nseed = 7\ndataset = \"artifacts/jeopardy/questions.jsonl\"\nlinear-prompts = 2\njumping-prompts = 2\n\
          baseline-prompts = 6\nnum-min = 10\nnum-max = 12\nmax-jump-distance = 18\nmax-tokens = 200\n\n\
          [judge-check]\nenabled = false\n",

@@ -49,11 +49,13 @@ pub(crate) fn workspace(dir: &Path, mock: &MockServer, writer_id: &str) {
     let config = format!(
         "[run]\nname = \"split\"\nmodels-file = \"models.toml\"\nmodels = [\"writer\", \"second\"]\ncache = \"cache.sqlite\"\n\n\
          [ifscale]\ngrid = [10, 20]\nseeds = [0, 1]\nsampling = \"paper\"\nvocab = \"{}\"\ntemplate = \"{}\"\n\
-         max-attempts = 2\njudge-model = \"coherence\"\n\n\
-         [rift-prep]\ninputs = [\"{}\"]\njudge-model = \"grader\"\n\n\
+         max-attempts = 2\n\n\
+         [rift-prep]\ninputs = [\"{}\"]\n\n\
+         [judges.coherence]\nmodel = \"coherence\"\ncontrols = \"{}\"\n\n\
+         [judges.rift]\nmodel = \"grader\"\n\n\
          [rift]\nseed = 7\ndataset = \"artifacts/jeopardy/questions.jsonl\"\nlinear-prompts = 2\njumping-prompts = 2\n\
          baseline-prompts = 6\nnum-min = 10\nnum-max = 12\nmax-jump-distance = 18\nmax-tokens = 200\n\n\
-         [judge-check]\nkeep-failed-judge = true\ncoherent-reports = \"{}\"\n",
+         [judge-check]\nkeep-failed-judge = true\n",
         repo("datasets/vocab/ifscale-paper.txt"),
         repo("configs/prompts/ifscale-report.txt"),
         repo("datasets/jeopardy/team-clues.json"),

@@ -522,12 +522,7 @@ fn judged_workspace(dir: &Path, mock: &MockServer) {
         .map_or(text.as_str(), |at| &text[..at]);
     std::fs::write(
         &path,
-        format!(
-            "{head}[judge-check]\nenabled = true\nkeep-failed-judge = true\ncoherent-reports = \"{}\"\n\
-             refusal-controls = \"{}\"\n",
-            repo("datasets/ifscale-coherence/coherent.jsonl"),
-            repo("datasets/ifscale-refusal/controls.jsonl"),
-        ),
+        format!("{head}[judge-check]\nenabled = true\nkeep-failed-judge = true\n",),
     )
     .unwrap();
 }

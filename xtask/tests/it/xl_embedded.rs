@@ -30,9 +30,9 @@ fn narrowed_config(dir: &Path) {
     ifs.grid.retain(|&n| n <= 1_000);
     assert_eq!(ifs.grid, [10, 50, 100, 250, 500, 750, 1000]);
     ifs.seeds = vec![0];
-    ifs.judge_model = None;
     ifs.max_attempts = 1;
     ifs.max_tokens = Some(32);
+    cfg.judges.coherence = None;
     std::fs::write(dir.join("run.toml"), toml::to_string(&cfg).unwrap()).unwrap();
 }
 

@@ -8,12 +8,10 @@
 //! `refusal_judge.error` saying why (never a guess).
 //!
 //! Its requests are `<prompt id>#a<attempt>` in the model's `refusal-judge.jsonl` (`ModelPaths::refusal_judge`),
-//! through the run's client (cached, budgeted, resumable), with the coherence judge's request settings
-//! (`Generation::judge_call`).
+//! through the run's client (cached, budgeted, resumable), with its own request settings (`[judges.refusal]`).
 
 use std::path::Path;
 
-use inference_client::ModelConfig;
 use schema::ifscale::{AttemptLog, RefusalJudgement, RejectReason};
 use schema::judge::JudgeFailure;
 use schema::{Message, Outcome, PromptRecord};
@@ -23,21 +21,13 @@ use scoring::ifscale::{
 
 use super::{Decision, Generation};
 use crate::Error;
-use crate::helper::{JudgeTally, ask_until_readable, tally_of};
-
-/// The refusal judge of a generation (`[ifscale] refusal-judge-model` and its rubric).
-#[derive(Debug, Clone, Copy)]
-pub struct RefusalJudge<'a> {
-    pub model: &'a ModelConfig,
-    /// The rubric (the text of `[ifscale] refusal-prompt`, see [`super::read_rubric`]).
-    pub rubric: &'a str,
-}
+use crate::helper::{JudgeRef, JudgeTally, ask_until_readable, tally_of};
 
 /// Asks the refusal judge about every accepted attempt of this round whose reply the detector leaves uncertain,
 /// and records its decision in the attempt's log.
 pub(super) fn judge_uncertain(
     g: &Generation<'_>,
-    judge: RefusalJudge<'_>,
+    judge: JudgeRef<'_>,
     attempt: u32,
     decisions: &mut [Decision],
 ) -> Result<(), Error> {
@@ -62,11 +52,11 @@ pub(super) fn judge_uncertain(
             PromptRecord {
                 id: format!("{}#a{attempt}", log.id),
                 messages: vec![Message::user(refusal_judge_prompt(
-                    judge.rubric,
+                    judge.prompt,
                     response.content.as_deref().unwrap_or_default(),
                 ))],
                 sample_index: 0,
-                params: g.judge_call.params(),
+                params: judge.call.params(),
                 extra: serde_json::Map::new(),
             }
         })
@@ -75,7 +65,7 @@ pub(super) fn judge_uncertain(
     let (read, _) = ask_until_readable(
         g.client,
         judge.model,
-        g.judge_call,
+        judge.call,
         &g.files.refusal_judge(),
         &prompts,
         |text| parse_refusal_verdict(text).map_err(|e| e.to_string()),

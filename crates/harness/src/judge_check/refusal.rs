@@ -1,4 +1,4 @@
-//! The refusal judge's check: hand-written replies whose verdict is known (`[judge-check] refusal-controls`,
+//! The refusal judge's check: hand-written replies whose verdict is known (`[judges.refusal] controls`,
 //! `datasets/ifscale-refusal/controls.jsonl`), known reports (the task attempted after a caveat that sounds like
 //! declining) and known refusals (a long explanation of declining), sent to the judge blind with the same rubric,
 //! answer format, settings and retries as the run's own uncertain replies.
@@ -10,16 +10,14 @@
 
 use std::path::Path;
 
-use inference_client::{Client, ModelConfig};
 use schema::judge_check::{CoherenceControl, ControlKind, ControlVerdict};
-use schema::paths::ModelPaths;
 use schema::{Message, PromptRecord};
 use scoring::ifscale::{
     RefusalVerdict, detect_refusal, parse_refusal_verdict, refusal_judge_prompt,
 };
 
 use crate::Error;
-use crate::helper::{HelperCall, ask_until_readable};
+use crate::helper::ask_until_readable;
 
 /// One hand-written control reply.
 #[derive(Debug, Clone, serde::Deserialize)]
@@ -42,22 +40,6 @@ pub enum RefusalKind {
 /// Fewest known reports and known refusals of each kind the committed controls hold (so the correction, which needs
 /// `analysis::judge_correction::MIN_CONTROLS` of each, can use them).
 pub const MIN_REFUSAL_CONTROLS: usize = 20;
-
-/// What [`refusal`] needs.
-#[derive(Debug, Clone, Copy)]
-pub struct RefusalCheck<'a> {
-    pub judge: &'a ModelConfig,
-    /// The hand-written control replies (JSONL of `{"id", "kind", "reply"}`).
-    pub controls: &'a Path,
-    /// The refusal rubric, the same as for the run's own replies (`[ifscale] refusal-prompt`).
-    pub rubric: &'a str,
-    pub call: &'a HelperCall,
-    /// Controls of each kind (the first ones of the file).
-    pub per_kind: usize,
-    /// The judge's check folder (`RunPaths::judge_check_dir` of `JudgeRole::Refusal.check_name`).
-    pub files: &'a ModelPaths,
-    pub client: &'a Client,
-}
 
 /// Reads the hand-written controls and keeps, in file order and up to `per_kind` of each kind, those the refusal
 /// detector leaves uncertain, as control items.
@@ -109,30 +91,29 @@ pub fn refusal_controls(path: &Path, per_kind: usize) -> Result<Vec<CoherenceCon
     Ok(out)
 }
 
-/// `ifscale-refusal-judge-check`: the controls, the judge's answers (unreadable ones asked again), the verdicts;
-/// returns how many requests were sent or resumed.
-pub fn refusal(c: &RefusalCheck<'_>) -> Result<usize, Error> {
-    c.call
-        .check("judge-")
-        .map_err(|e| Error::Input(format!("[ifscale]: {e}")))?;
-    let controls = refusal_controls(c.controls, c.per_kind)?;
+/// The refusal judge's check: its hand-written control replies, up to `per_kind` of each kind.
+pub(super) fn refusal(c: &super::Check<'_>, replies: &Path) -> Result<usize, Error> {
+    let controls = refusal_controls(replies, c.plan.per_kind)?;
     schema::write_jsonl_atomic(&c.files.controls(), &controls)?;
     let prompts: Vec<PromptRecord> = controls
         .iter()
         .map(|k| PromptRecord {
             id: k.id.clone(),
-            messages: vec![Message::user(refusal_judge_prompt(c.rubric, &k.report))],
+            messages: vec![Message::user(refusal_judge_prompt(
+                c.judge.prompt,
+                &k.report,
+            ))],
             sample_index: 0,
-            params: c.call.params(),
+            params: c.judge.call.params(),
             extra: serde_json::Map::new(),
         })
         .collect();
     schema::write_jsonl_atomic(&c.files.judge_prompts(), &prompts)?;
-    tracing::info!(controls = controls.len(), judge = %c.judge.name, "Checking the refusal judge with control replies.");
+    tracing::info!(controls = controls.len(), judge = %c.judge.model.name, "Checking the refusal judge with control replies.");
     let (read, sent) = ask_until_readable(
         c.client,
-        c.judge,
-        c.call,
+        c.judge.model,
+        c.judge.call,
         &c.files.judge_responses(),
         &prompts,
         |text| parse_refusal_verdict(text).map_err(|e| e.to_string()),

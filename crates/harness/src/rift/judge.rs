@@ -2,19 +2,17 @@
 //! its tries run out.
 
 use super::*;
+use crate::helper::JudgeRef;
 
 /// What [`judge`] needs.
 #[derive(Debug, Clone, Copy)]
 pub struct Judge<'a> {
-    pub judge: &'a ModelConfig,
+    /// The RIFT judge with its prompt ({question}, {expected}, {given}) and request settings (`[judges.rift]`).
+    pub judge: JudgeRef<'a>,
     pub prompts: &'a Path,
     pub responses: &'a Path,
-    /// The judge prompt ({question}, {expected}, {given}).
-    pub template: &'a str,
     /// Also judge the answers the pre-judge settled (to measure their agreement).
     pub judge_settled: bool,
-    /// Request settings and tries (`[rift-prep] judge-max-tokens`, `judge-tries`, …).
-    pub call: &'a HelperCall,
     /// Where judge prompts, judge responses and verdicts go.
     pub files: &'a ModelPaths,
     pub client: &'a Client,
@@ -75,14 +73,15 @@ impl JudgeSummary {
 /// `rift judge`: the pre-judge's open answers → judge prompts → judge model (retried while a reply cannot be read)
 /// → verdicts.
 pub fn judge(j: &Judge<'_>) -> Result<JudgeSummary, Error> {
-    j.call
-        .check("judge-")
-        .map_err(|e| Error::Input(format!("[rift-prep]: {e}")))?;
+    j.judge.check()?;
     // The judge prompts, streamed to their file (de-duplicated across chunks by their content-addressed ids).
     let mut prompts_out = schema::AtomicJsonl::create(&j.files.judge_prompts())?;
     each_scored_chunk(j.prompts, j.responses, None, j.judge_settled, |scored| {
-        for p in scoring::rift::judge_prompts(&scored.judge_requests, j.template, &j.call.params())
-        {
+        for p in scoring::rift::judge_prompts(
+            &scored.judge_requests,
+            j.judge.prompt,
+            &j.judge.call.params(),
+        ) {
             prompts_out.append(&p)?;
         }
         Ok(())
@@ -108,8 +107,14 @@ pub fn judge(j: &Judge<'_>) -> Result<JudgeSummary, Error> {
             &j.files.judge_prompts(),
             JUDGE_CHUNK,
             |chunk: Vec<PromptRecord>| {
-                let (verdicts, n) =
-                    ask_judge_indexed(j.judge, &chunk, j.call, &resp_path, j.client, &mut index)?;
+                let (verdicts, n) = ask_judge_indexed(
+                    j.judge.model,
+                    &chunk,
+                    j.judge.call,
+                    &resp_path,
+                    j.client,
+                    &mut index,
+                )?;
                 sent += n;
                 verdicts.iter().try_for_each(&mut count)
             },
@@ -135,7 +140,7 @@ pub fn judge(j: &Judge<'_>) -> Result<JudgeSummary, Error> {
         requests_sent: sent,
     };
     if summary.unjudged > 0 {
-        tracing::warn!(unjudged = summary.unjudged, tries = j.call.tries, judge = %j.judge.name, "Judge requests without a verdict after every try: their answers are unjudged.");
+        tracing::warn!(unjudged = summary.unjudged, tries = j.judge.call.tries, judge = %j.judge.model.name, "Judge requests without a verdict after every try: their answers are unjudged.");
     }
     tracing::info!(requests, judged, out = %summary.verdicts_file.display(), "Wrote verdicts.");
     Ok(summary)
@@ -155,10 +160,10 @@ fn judge_streamed(
     let mut asked: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
     // The prompts still without a verdict (None: all of them, before the first try).
     let mut open: Option<std::collections::HashSet<String>> = None;
-    for try_index in 0..j.call.tries {
+    for try_index in 0..j.judge.call.tries {
         let is_open = |p: &PromptRecord| open.as_ref().is_none_or(|o| o.contains(&p.id));
         let mut n = 0;
-        let s = j.client.chat_stream(j.judge, resp_path, |feed| {
+        let s = j.client.chat_stream(j.judge.model, resp_path, |feed| {
             schema::read_jsonl_chunks(&prompts, JUDGE_CHUNK, |chunk: Vec<PromptRecord>| {
                 let batch: Vec<PromptRecord> = chunk
                     .into_iter()
@@ -176,14 +181,14 @@ fn judge_streamed(
                 Ok::<(), Error>(())
             })
         })?;
-        tracing::info!(requests = n, judge_try = try_index + 1, judge = %j.judge.name, sent = s.sent, "Judged unsettled answers.");
+        tracing::info!(requests = n, judge_try = try_index + 1, judge = %j.judge.model.name, sent = s.sent, "Judged unsettled answers.");
         *sent += n;
         if try_index > 0 {
             for id in open.iter().flatten() {
                 asked.insert(id.clone(), try_index);
             }
         }
-        if try_index + 1 == j.call.tries {
+        if try_index + 1 == j.judge.call.tries {
             break;
         }
         index.update()?;

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use harness::helper::HelperCall;
+use harness::helper::{HelperCall, JudgeRef};
 use harness::ifscale::{Generation, GenerationSummary, generate};
 use inference_client::ModelConfig;
 use schema::ifscale::{AttemptLog, MatchMode, PromptMeta, RejectReason, SampleScore, SampleStatus};
@@ -48,6 +48,20 @@ fn prompt(id: &str, marker: &str) -> PromptRecord {
     }
 }
 
+/// The coherence judge of a generation: `judge` with `rubric` and `call`.
+fn coherence<'a>(
+    judge: Option<&'a ModelConfig>,
+    call: &'a HelperCall,
+    rubric: &'a str,
+) -> Option<JudgeRef<'a>> {
+    judge.map(|model| JudgeRef {
+        role: schema::judge::JudgeRole::Coherence,
+        model,
+        prompt: rubric,
+        call,
+    })
+}
+
 fn run(
     prompts: &[PromptRecord],
     model: &ModelConfig,
@@ -58,9 +72,7 @@ fn run(
     generate(&Generation {
         prompts,
         model,
-        judge,
-        judge_call: &HelperCall::judge(),
-        coherence_rubric: RUBRIC,
+        coherence: coherence(judge, &HelperCall::judge(), RUBRIC),
         refusal: None,
         constraint_list: Default::default(),
         coherence_threshold: 6,
@@ -82,9 +94,7 @@ fn generate_once(
     generate(&Generation {
         prompts: std::slice::from_ref(p),
         model,
-        judge: None,
-        judge_call: &HelperCall::judge(),
-        coherence_rubric: RUBRIC,
+        coherence: coherence(None, &HelperCall::judge(), RUBRIC),
         refusal: None,
         constraint_list: Default::default(),
         coherence_threshold: 6,
@@ -236,9 +246,7 @@ fn attempts_whose_configured_judge_never_answers_are_counted_unjudged() {
     let s = generate(&Generation {
         prompts: &prompts,
         model: &model(&mock, "writer"),
-        judge: Some(&model(&mock, "judge")),
-        judge_call: &call,
-        coherence_rubric: RUBRIC,
+        coherence: coherence(Some(&model(&mock, "judge")), &call, RUBRIC),
         refusal: None,
         constraint_list: Default::default(),
         coherence_threshold: 6,
@@ -278,9 +286,7 @@ fn a_judge_max_tokens_of_zero_is_a_usage_error_and_nothing_is_sent() {
     let err = generate(&Generation {
         prompts: &[prompt("p", "")],
         model: &model(&mock, "writer"),
-        judge: Some(&model(&mock, "judge")),
-        judge_call: &call,
-        coherence_rubric: RUBRIC,
+        coherence: coherence(Some(&model(&mock, "judge")), &call, RUBRIC),
         refusal: None,
         constraint_list: Default::default(),
         coherence_threshold: 6,
@@ -292,7 +298,11 @@ fn a_judge_max_tokens_of_zero_is_a_usage_error_and_nothing_is_sent() {
     })
     .unwrap_err();
     assert!(err.is_usage(), "{err}");
-    assert!(err.to_string().contains("judge-max-tokens"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("[judges.coherence]: field `max-tokens`"),
+        "{err}"
+    );
     assert_eq!(mock.requests(), 0);
 }
 
@@ -391,9 +401,7 @@ fn with_batch_jobs_the_coherence_judge_gives_the_same_verdicts() {
     let s = generate(&Generation {
         prompts: &prompts,
         model: &model(&mock, "writer"),
-        judge: Some(&judge),
-        judge_call: &HelperCall::judge(),
-        coherence_rubric: RUBRIC,
+        coherence: coherence(Some(&judge), &HelperCall::judge(), RUBRIC),
         refusal: None,
         constraint_list: Default::default(),
         coherence_threshold: 6,
@@ -445,8 +453,8 @@ const GOOD_JUDGE_PROMPT_SHA256: &str =
 fn default_rubric() -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
-        .join(prompt_gen::ifscale::DEFAULT_COHERENCE_PROMPT);
-    harness::ifscale::read_coherence_rubric(&path).expect("the default coherence rubric")
+        .join("configs/prompts/ifscale-coherence.txt");
+    harness::ifscale::read_rubric(&path, "coherence").expect("the default coherence rubric")
 }
 
 fn sha256_hex(text: &str) -> String {
@@ -482,9 +490,7 @@ fn the_default_coherence_rubric_file_gives_the_judge_todays_prompt_byte_for_byte
     generate(&Generation {
         prompts: &[prompt("p", "[plain]")],
         model: &model(&mock, "writer"),
-        judge: Some(&model(&mock, "judge")),
-        judge_call: &call,
-        coherence_rubric: &rubric,
+        coherence: coherence(Some(&model(&mock, "judge")), &call, &rubric),
         refusal: None,
         constraint_list: Default::default(),
         coherence_threshold: 6,
@@ -512,9 +518,7 @@ fn an_empty_coherence_rubric_is_a_usage_error_and_nothing_is_sent() {
     let err = generate(&Generation {
         prompts: &[prompt("p", "")],
         model: &model(&mock, "writer"),
-        judge: Some(&model(&mock, "judge")),
-        judge_call: &HelperCall::judge(),
-        coherence_rubric: " \n",
+        coherence: coherence(Some(&model(&mock, "judge")), &HelperCall::judge(), " \n"),
         refusal: None,
         constraint_list: Default::default(),
         coherence_threshold: 6,
@@ -526,13 +530,18 @@ fn an_empty_coherence_rubric_is_a_usage_error_and_nothing_is_sent() {
     })
     .unwrap_err();
     assert!(err.is_usage(), "{err}");
-    assert!(err.to_string().contains("coherence-prompt"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("[judges.coherence]: field `prompt`"),
+        "{err}"
+    );
     assert_eq!(mock.requests(), 0);
     let empty = dir.path().join("empty.txt");
     std::fs::write(&empty, "\n\n").unwrap();
-    let err = harness::ifscale::read_coherence_rubric(&empty).unwrap_err();
+    let err = harness::ifscale::read_rubric(&empty, "coherence").unwrap_err();
     assert!(err.to_string().contains("empty.txt"), "{err}");
-    let err = harness::ifscale::read_coherence_rubric(&dir.path().join("absent.txt")).unwrap_err();
+    let err =
+        harness::ifscale::read_rubric(&dir.path().join("absent.txt"), "coherence").unwrap_err();
     assert!(err.to_string().contains("absent.txt"), "{err}");
 }
 
@@ -552,15 +561,21 @@ fn the_judge_check_controls_get_the_configured_rubric() {
     .unwrap();
     let files = ModelPaths::in_dir(&dir.path().join("check"));
     let rubric = "A configured rubric, not the default one.";
-    harness::judge_check::coherence(&harness::judge_check::CoherenceCheck {
-        judge: &model(&mock, "judge"),
-        coherent: &coherent,
-        rubric,
-        call: &HelperCall {
-            tries: 1,
-            ..HelperCall::judge()
+    let call = HelperCall {
+        tries: 1,
+        ..HelperCall::judge()
+    };
+    harness::judge_check::check(&harness::judge_check::Check {
+        judge: JudgeRef {
+            role: schema::judge::JudgeRole::Coherence,
+            model: &model(&mock, "judge"),
+            prompt: rubric,
+            call: &call,
         },
-        threshold: 6,
+        controls: harness::judge_check::Controls::Coherence {
+            coherent: &coherent,
+            threshold: 6,
+        },
         plan: scoring::judge_check::ControlPlan {
             per_kind: 5,
             seed: 0,
@@ -619,9 +634,7 @@ fn under_run_in_report_a_report_with_a_run_of_ten_bare_words_is_retried_and_unde
         generate(&Generation {
             prompts: &[prompt("p", "[run-then-report]")],
             model: &model(&mock, "writer"),
-            judge: None,
-            judge_call: &HelperCall::judge(),
-            coherence_rubric: "",
+            coherence: None,
             refusal: None,
             constraint_list: rule,
             coherence_threshold: 6,

@@ -67,9 +67,12 @@ fn open_pairs_go_to_the_judge_and_unreadable_ones_stay_undecided() {
     let judged = judge_pairs(
         &pairs,
         Some(&PairJudge {
-            judge: &judge,
-            template: "Question: {question}\nExpected answer: {expected}\nGiven answer: {given}\nCORRECT or INCORRECT?",
-            call: &call,
+            judge: harness::helper::JudgeRef {
+                role: schema::judge::JudgeRole::RiftAnswers,
+                model: &judge,
+                prompt: "Question: {question}\nExpected answer: {expected}\nGiven answer: {given}\nCORRECT or INCORRECT?",
+                call: &call,
+            },
             files: &files,
             client: &client,
         }),

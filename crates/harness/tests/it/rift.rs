@@ -99,12 +99,15 @@ impl Tiny {
         let files = &self.files;
         let ran = run(&self.answerer, &self.prompts, &files.responses(), client).unwrap();
         let verdicts = judge(&Judge {
-            judge: &self.judge,
+            judge: harness::helper::JudgeRef {
+                role: schema::judge::JudgeRole::RiftAnswers,
+                model: &self.judge,
+                prompt: TEMPLATE,
+                call: &HelperCall::judge(),
+            },
             prompts: &self.prompts_path,
             responses: &files.responses(),
-            template: TEMPLATE,
             judge_settled: false,
-            call: &HelperCall::judge(),
             files,
             client,
         })

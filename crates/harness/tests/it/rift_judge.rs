@@ -50,12 +50,15 @@ impl Fixture {
     fn judge(&self, call: &HelperCall) -> JudgeSummary {
         let files = self.files();
         judge(&Judge {
-            judge: &model(&self.mock, "judge"),
+            judge: harness::helper::JudgeRef {
+                role: schema::judge::JudgeRole::RiftAnswers,
+                model: &model(&self.mock, "judge"),
+                prompt: TEMPLATE,
+                call: call,
+            },
             prompts: &self.dir.path().join("prompts.jsonl"),
             responses: &files.responses(),
-            template: TEMPLATE,
             judge_settled: false,
-            call,
             files: &files,
             client: &client(self.dir.path()),
         })

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use harness::estimate::expected::{Observed, Row, Stratum, per_unit};
+use schema::judge::JudgeRole;
 use schema::paths::Bench;
 
 use super::grid::Counts;
@@ -167,11 +168,11 @@ pub(crate) fn expected_costs(
         for model in &run.models {
             let files = run.paths.model(bench, &model.name);
             let mut rows = vec![(model, per_unit(&files.responses())?.0)];
-            if let (Bench::Ifscale, Some(judge)) = (bench, run.ifscale_judge.as_ref()) {
-                rows.push((judge, per_unit(&files.coherence_judge())?.0));
+            if let (Bench::Ifscale, Some(judge)) = (bench, run.judge(JudgeRole::Coherence)) {
+                rows.push((&judge.model, per_unit(&files.coherence_judge())?.0));
             }
-            if let (Bench::Ifscale, Some(judge)) = (bench, run.ifscale_refusal_judge.as_ref()) {
-                rows.push((judge, per_unit(&files.refusal_judge())?.0));
+            if let (Bench::Ifscale, Some(judge)) = (bench, run.judge(JudgeRole::Refusal)) {
+                rows.push((&judge.model, per_unit(&files.refusal_judge())?.0));
             }
             for (m, units) in rows {
                 let mut by: BTreeMap<&str, Vec<Observed>> = BTreeMap::new();

@@ -7,10 +7,11 @@ use harness::estimate::expected::{Row, Stratum, per_request, per_unit};
 use harness::fresh::{Fingerprint, concat_jsonl};
 use inference_client::{Client, ModelConfig};
 use prompt_gen::ifscale::IfscaleConfig;
+use schema::judge::JudgeRole;
 use schema::paths::{Bench, ModelPaths};
 
 use crate::Run;
-use crate::config::ifscale_judge_call;
+use crate::config::LoadedJudge;
 use crate::stage::{Sharded, Stage};
 
 /// The IFScale stages of `run`.
@@ -46,8 +47,8 @@ pub(crate) fn stages<'a>(run: &'a Run, ifs: &'a IfscaleConfig) -> Vec<Stage<'a>>
         )
         .sharded(Sharded::Every),
     ];
-    let judge = run.ifscale_judge.as_ref();
-    let refusal = run.ifscale_refusal_judge.as_ref();
+    let judge = run.judge(JudgeRole::Coherence);
+    let refusal = run.judge(JudgeRole::Refusal);
     let samples = (ifs.grid.len() * ifs.seeds.len()) as u64;
     for model in &run.models {
         let files = paths.model(Bench::Ifscale, &model.name);
@@ -64,7 +65,7 @@ pub(crate) fn stages<'a>(run: &'a Run, ifs: &'a IfscaleConfig) -> Vec<Stage<'a>>
             move || {
                 let prompts = run.prompts_for(Bench::Ifscale, &model.name)?;
                 let fp = generate_fingerprint(ifs, model, judge, &prompts)?;
-                refusal_fingerprint(fp, ifs, refusal)
+                refusal_fingerprint(fp, refusal)
             },
             outputs,
             {
@@ -97,23 +98,23 @@ pub(crate) fn stages<'a>(run: &'a Run, ifs: &'a IfscaleConfig) -> Vec<Stage<'a>>
             Ok(harness::estimate::ifscale(
                 &prompts,
                 std::slice::from_ref(model),
-                judge.map(|j| j.name.as_str()),
-                refusal.map(|j| j.name.as_str()),
+                judge.map(|j| j.model.name.as_str()),
+                refusal.map(|j| j.model.name.as_str()),
                 ifs.max_attempts,
                 &run.client,
             )?)
         })
-        .pilot(move |p| pilot(p, ifs, model, judge));
+        .pilot(move |p| pilot(p, ifs, model, judge.map(|j| &j.model)));
         if judge.is_some() || refusal.is_some() {
             let files = files.clone();
             stage = stage.after(move |ctx| {
                 if let Some(judge) = judge {
                     let tally = harness::ifscale::judge_counts_from_attempts(&files.attempts())?;
-                    ctx.check_judge(&key, Bench::Ifscale, &judge.name, tally)?;
+                    ctx.check_judge(&key, Bench::Ifscale, &judge.model.name, tally)?;
                 }
                 if let Some(refusal) = refusal {
                     let tally = harness::ifscale::refusal_counts_from_attempts(&files.attempts())?;
-                    let name = schema::judge::JudgeRole::Refusal.check_name(&refusal.name);
+                    let name = JudgeRole::Refusal.check_name(&refusal.model.name);
                     ctx.check_judge(&key, Bench::Ifscale, &name, tally)?;
                 }
                 Ok(())
@@ -191,10 +192,8 @@ pub(crate) fn generate(
     harness::ifscale::generate(&harness::ifscale::Generation {
         prompts,
         model,
-        judge: run.ifscale_judge.as_ref(),
-        judge_call: &ifscale_judge_call(ifs),
-        coherence_rubric: &run.rubric,
-        refusal: run.refusal_judge(),
+        coherence: run.judge(JudgeRole::Coherence).map(LoadedJudge::judge),
+        refusal: run.judge(JudgeRole::Refusal).map(LoadedJudge::judge),
         constraint_list: ifs.constraint_list,
         coherence_threshold: ifs.coherence_threshold,
         max_attempts: ifs.max_attempts,
@@ -205,39 +204,41 @@ pub(crate) fn generate(
     })
 }
 
-/// The fingerprint of one model's IFScale generation stage: the model, the judge, the whole `[ifscale]` section
-/// (so the constraint-list reading and the threshold are in it: switching them re-decides every attempt, from the
-/// cache), the prompts and, with a judge, the coherence rubric's text.
+/// The fingerprint of one model's IFScale generation stage: the model, the whole `[ifscale]` section (so the
+/// constraint-list reading and the threshold are in it: switching them re-decides every attempt, from the cache),
+/// the prompts and, with a coherence judge, its model, request settings and rubric's text.
 pub(crate) fn generate_fingerprint(
     ifs: &IfscaleConfig,
     model: &ModelConfig,
-    judge: Option<&ModelConfig>,
+    judge: Option<&LoadedJudge>,
     prompts: &Path,
 ) -> anyhow::Result<Fingerprint> {
     let mut fp = Fingerprint::new("ifscale-generate")
         .value("model", model)?
-        .value("judge", &judge)?
+        .value("judge", &judge.map(|j| &j.model))?
         .value("ifscale", ifs)?
         .value("constraint-list", &ifs.constraint_list.name())?
         .file(prompts)?;
-    if judge.is_some() {
-        fp = fp.file(&ifs.coherence_prompt)?;
+    if let Some(judge) = judge {
+        fp = fp
+            .value("judge-call", &judge.call)?
+            .file(&judge.prompt_file)?;
     }
     Ok(fp)
 }
 
-/// The generation fingerprint with the refusal judge, when one is configured: its model and its rubric's text
-/// (without one the fingerprint is unchanged, so runs without it stay up to date).
+/// The generation fingerprint with the refusal judge, when one is configured: its model, request settings and
+/// rubric's text (without one the fingerprint is unchanged, so runs without it stay up to date).
 pub(crate) fn refusal_fingerprint(
     fp: Fingerprint,
-    ifs: &IfscaleConfig,
-    refusal: Option<&ModelConfig>,
+    refusal: Option<&LoadedJudge>,
 ) -> anyhow::Result<Fingerprint> {
     match refusal {
         None => Ok(fp),
         Some(judge) => Ok(fp
-            .value("refusal-judge", judge)?
-            .file(&crate::config::refusal_prompt(ifs))?),
+            .value("refusal-judge", &judge.model)?
+            .value("refusal-judge-call", &judge.call)?
+            .file(&judge.prompt_file)?),
     }
 }
 
@@ -267,7 +268,7 @@ fn pilot(
             observed: units.into_values().collect(),
         }],
     }];
-    if let Some(refusal) = p.run.ifscale_refusal_judge.as_ref() {
+    if let Some(refusal) = p.run.judge(JudgeRole::Refusal).map(|j| &j.model) {
         let (observed, requests) = per_request(&files.refusal_judge(), chosen.len())?;
         rows.push(Row {
             stage: "ifscale refusal judge",

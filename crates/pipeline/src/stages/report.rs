@@ -128,17 +128,13 @@ fn write_report(run: &Run, ifscale_caps: &[::report::departures::OutputCap]) -> 
         name: &cfg.run.name,
         models: &cfg.run.models,
         config_text,
-        ifscale: cfg.ifscale.as_ref().map(|c| c.judge_model.is_some()),
+        ifscale: cfg.ifscale.as_ref().map(|_| cfg.judges.coherence.is_some()),
         ifscale_constraint_list: cfg
             .ifscale
             .as_ref()
             .map(|c| c.constraint_list)
             .unwrap_or_default(),
-        rift: cfg.rift.as_ref().map(|_| {
-            cfg.rift_prep
-                .as_ref()
-                .is_some_and(|p| p.judge_model.is_some())
-        }),
+        rift: cfg.rift.as_ref().map(|_| cfg.judges.rift.is_some()),
         rift_notes: &rift_notes,
         rift_table1: table1.as_ref(),
         prices,

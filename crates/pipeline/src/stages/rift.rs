@@ -1,4 +1,4 @@
-//! RIFT's stages: the prompts, then per model the generation, the judge (when `[rift-prep] judge-model` is set)
+//! RIFT's stages: the prompts, then per model the generation, the judge (when `[judges.rift]` is set)
 //! and the scores, and the join of the models' files.
 
 use std::path::PathBuf;
@@ -10,9 +10,10 @@ use prompt_gen::rift::RiftConfig;
 use schema::paths::Bench;
 
 use crate::Run;
-use crate::config::{rift_judge_call, rift_judge_template};
+use crate::config::LoadedJudge;
 use crate::pilot::{Pilot, create_parent, prices};
 use crate::stage::{Sharded, Stage};
+use schema::judge::JudgeRole;
 
 /// The RIFT stages of `run`.
 pub(crate) fn stages<'a>(run: &'a Run, rift: &'a RiftConfig) -> Vec<Stage<'a>> {
@@ -46,9 +47,7 @@ pub(crate) fn stages<'a>(run: &'a Run, rift: &'a RiftConfig) -> Vec<Stage<'a>> {
         )
         .sharded(Sharded::Every),
     ];
-    let prep = run.cfg.rift_prep.as_ref();
-    let template = rift_judge_template(prep);
-    let judge = run.rift_judge.as_ref();
+    let judge = run.judge(JudgeRole::RiftAnswers);
     let per_model = u64::from(rift.linear_prompts)
         + u64::from(rift.jumping_prompts)
         + match rift.baseline_prompts {
@@ -86,35 +85,28 @@ pub(crate) fn stages<'a>(run: &'a Run, rift: &'a RiftConfig) -> Vec<Stage<'a>> {
         let mut verdicts = None;
         if let Some(judge) = judge {
             let key = format!("rift-judge:{}", model.name);
-            let call = rift_judge_call(prep);
-            let fp_call = call.clone();
-            let (fp_responses, fp_template) = (responses.clone(), template.clone());
-            let (responses, template, run_files) =
-                (responses.clone(), template.clone(), files.clone());
-            let pilot_template = template.clone();
+            let fp_responses = responses.clone();
+            let (responses, run_files) = (responses.clone(), files.clone());
             let after_files = files.clone();
             stages.push(
                 Stage::new(
                     "rift-judge",
                     move || {
                         Ok(Fingerprint::new("rift-judge")
-                            .value("judge", judge)?
-                            .value("judge-call", &fp_call)?
+                            .value("judge", &judge.model)?
+                            .value("judge-call", &judge.call)?
                             .file(&run.prompts_for(Bench::Rift, &model.name)?)?
                             .file(&fp_responses)?
-                            .file(&fp_template)?)
+                            .file(&judge.prompt_file)?)
                     },
                     vec![files.verdicts()],
                     move |ctx| {
-                        let template = harness::read_text(&template)?;
                         let prompts = run.prompts_for(Bench::Rift, &model.name)?;
                         harness::rift::judge(&harness::rift::Judge {
-                            judge,
+                            judge: judge.judge(),
                             prompts: &prompts,
                             responses: &responses,
-                            template: &template,
                             judge_settled: false,
-                            call: &call,
                             files: &run_files,
                             client: ctx.client,
                         })?;
@@ -122,13 +114,13 @@ pub(crate) fn stages<'a>(run: &'a Run, rift: &'a RiftConfig) -> Vec<Stage<'a>> {
                     },
                 )
                 .for_model(&model.name)
-                .pilot(move |p| pilot_judge(p, model, judge, &pilot_template))
+                .pilot(move |p| pilot_judge(p, model, judge))
                 .after(move |ctx| {
                     if !after_files.verdicts().is_file() {
                         return Ok(());
                     }
                     let s = harness::rift::JudgeSummary::from_verdicts(&after_files.verdicts())?;
-                    ctx.check_judge(&key, Bench::Rift, &judge.name, s.tally())
+                    ctx.check_judge(&key, Bench::Rift, &judge.model.name, s.tally())
                 }),
             );
             verdicts = Some(files.verdicts());
@@ -247,8 +239,7 @@ fn pilot_generate(p: &mut Pilot<'_>, model: &ModelConfig) -> anyhow::Result<Vec<
 fn pilot_judge(
     p: &mut Pilot<'_>,
     model: &ModelConfig,
-    judge: &ModelConfig,
-    template: &std::path::Path,
+    judge: &LoadedJudge,
 ) -> anyhow::Result<Vec<Row>> {
     let share = p.share()?;
     let Some(sample) = p.rift_sample()?.cloned() else {
@@ -257,22 +248,19 @@ fn pilot_judge(
     let run_answers = sample.run_answers(share.as_deref(), &model.name);
     let (prompts, pilot_answers) = (sample.prompts, sample.pilot_answers);
     let files = p.paths.model(Bench::Rift, &model.name);
-    let template = harness::read_text(template)?;
     harness::rift::judge(&harness::rift::Judge {
-        judge,
+        judge: judge.judge(),
         prompts: &prompts,
         responses: &files.responses(),
-        template: &template,
         judge_settled: false,
-        call: &rift_judge_call(p.run.cfg.rift_prep.as_ref()),
         files: &files,
         client: &p.run.client,
     })?;
     let (observed, requests) = per_request(&files.judge_responses(), pilot_answers)?;
     Ok(vec![Row {
         stage: "rift judge",
-        model: judge.name.clone(),
-        prices: prices(judge),
+        model: judge.model.name.clone(),
+        prices: prices(&judge.model),
         unit: "answer",
         pilot_requests: requests,
         strata: vec![Stratum {

@@ -121,8 +121,9 @@ fn setup(dir: &Path, server: &MockServer) -> (PathBuf, PathBuf) {
         format!(
             "[run]\nname = {:?}\nmodels = [\"writer\"]\nmodels-file = {:?}\n\n\
              [ifscale]\ngrid = [10, 20, 30, 40, 50]\nseeds = [0, 1, 2, 3]\nsampling = \"paper\"\nvocab = {:?}\ntemplate = {:?}\n\
-             max-attempts = 1\nrefusal-judge-model = \"checker\"\nrefusal-prompt = {:?}\njudge-tries = 2\n\n\
-             [judge-check]\nrefusal-controls = {:?}\nmax-unreadable-share = 0.5\n",
+             max-attempts = 1\n\n\
+             [judges.refusal]\nmodel = \"checker\"\nprompt = {:?}\ntries = 2\ncontrols = {:?}\n\n\
+             [judge-check]\nmax-unreadable-share = 0.5\n",
             dir.join("run").display().to_string(),
             models.display().to_string(),
             s("datasets/vocab/ifscale-paper.txt"),
@@ -323,8 +324,7 @@ fn the_shipped_configs_name_no_refusal_judge_so_they_send_no_new_request() {
         "configs/ifscale-xl.toml",
     ] {
         let cfg = PipelineConfig::load(&repo(config)).unwrap();
-        let ifs = cfg.ifscale.unwrap();
-        assert_eq!(ifs.refusal_judge_model, None, "{config}");
-        assert_eq!(ifs.refusal_prompt, None, "{config}");
+        assert!(cfg.ifscale.is_some(), "{config}");
+        assert_eq!(cfg.judges.refusal, None, "{config}");
     }
 }

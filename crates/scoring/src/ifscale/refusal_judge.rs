@@ -1,7 +1,7 @@
 //! The optional refusal judge's prompt and the strict reading of its answer. It is asked only about replies the
 //! refusal detector leaves [`super::RefusalVerdict::Uncertain`]; the loop that asks it lives outside this crate.
 //!
-//! The prompt is the rubric (the text of `[ifscale] refusal-prompt`, by default
+//! The prompt is the rubric (the text of `[judges.refusal] prompt`, by default
 //! `configs/prompts/ifscale-refusal.txt`), the reply between `<reply>` tags, and the answer format, which is fixed
 //! here so the instruction and the parser cannot drift apart: two lines, `REASON: <one sentence>` and
 //! `VERDICT: REFUSED` or `VERDICT: ATTEMPTED`.

@@ -167,7 +167,7 @@ pub fn check_response(text: &str, rule: ConstraintListRule) -> Option<RejectReas
 }
 
 /// The coherence judge's prompt for one report (a single user message): the rubric (the text of
-/// `[ifscale] coherence-prompt`, e.g. `configs/prompts/ifscale-coherence.txt`, trailing whitespace dropped), then
+/// `[judges.coherence] prompt`, e.g. `configs/prompts/ifscale-coherence.txt`, trailing whitespace dropped), then
 /// the report between `<report>` tags, then the instruction to answer with the JSON object only.
 pub fn coherence_judge_prompt(rubric: &str, report: &str) -> String {
     let mut p = String::with_capacity(rubric.len() + report.len() + 64);
