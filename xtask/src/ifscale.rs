@@ -5,8 +5,7 @@ use std::path::PathBuf;
 
 use harness::ifscale::{Generation, write_prompts};
 use harness::reports::ScoreReports;
-use pipeline::config::judges::load_judges;
-use pipeline::config::{JudgeSection, LoadedJudge, load_section};
+use pipeline::config::{LoadedJudge, load_section};
 use prompt_gen::ifscale::IfscaleConfig;
 use schema::ifscale::MatchMode;
 use schema::judge::JudgeRole;
@@ -120,20 +119,13 @@ fn run_cmd(args: &RunArgs) -> anyhow::Result<()> {
     let defaults = ClientDefaults::standalone();
     let models_file = args.client.models_file(&defaults);
     let model = pipeline::models::load_model(models_file, &args.model)?;
-    let mut judges = load_judges(&args.config)?;
-    if args.no_judge {
-        judges.coherence = None;
-    } else if let Some(name) = &args.judge_model {
-        // The model named on the command line, with the config's coherence settings when it has some.
-        match &mut judges.coherence {
-            Some(j) => j.model.clone_from(name),
-            None => {
-                judges.coherence = Some(JudgeSection::of_model(name));
-            }
-        }
-    }
-    let load = |role| LoadedJudge::load(&judges, role, models_file, &args.config);
-    let (judge, refusal) = (load(JudgeRole::Coherence)?, load(JudgeRole::Refusal)?);
+    let config = Some(args.config.as_path());
+    let name = args.judge_model.as_deref();
+    let judge = (!args.no_judge)
+        .then(|| LoadedJudge::standalone(config, JudgeRole::Coherence, name, None, models_file))
+        .transpose()?
+        .flatten();
+    let refusal = LoadedJudge::standalone(config, JudgeRole::Refusal, None, None, models_file)?;
     let mut prompts = harness::read_prompts(&args.prompts)?;
     if let Some(n) = args.limit {
         prompts.truncate(n);

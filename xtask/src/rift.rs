@@ -2,10 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
-use harness::helper::{HelperCall, JudgeRef};
+use anyhow::Context;
+use harness::helper::HelperCall;
 use harness::rift::{Judge, Rephrase, Score};
-use pipeline::config::judges::{DEFAULT_RIFT_PROMPT, load_judges};
-use pipeline::config::{JudgeSection, RiftPrepSection, load_section};
+use pipeline::config::{LoadedJudge, RiftPrepSection, load_section};
 use prompt_gen::rift::RiftConfig;
 use schema::judge::JudgeRole;
 use schema::paths::ModelPaths;
@@ -15,33 +15,6 @@ use crate::client::{ClientArgs, ClientDefaults};
 /// The `[rift-prep]` section of `--config`, when one is given.
 fn prep_section(config: Option<&Path>) -> anyhow::Result<Option<RiftPrepSection>> {
     config.map(load_section::<RiftPrepSection>).transpose()
-}
-
-/// The RIFT judge's table of a config (`[judges.rift]`), when a config is given and has one.
-fn rift_judge_section(config: Option<&Path>) -> anyhow::Result<Option<JudgeSection>> {
-    Ok(config.map(load_judges).transpose()?.and_then(|j| j.rift))
-}
-
-/// The RIFT judge of a standalone command: the model named on the command line, its prompt (`--judge-template`, else
-/// the config's `[judges.rift] prompt`, else the default) and request settings (the config's, else the defaults).
-fn standalone_judge(
-    models_file: &Path,
-    name: &str,
-    template: Option<&Path>,
-    config: Option<&Path>,
-) -> anyhow::Result<(inference_client::ModelConfig, String, HelperCall)> {
-    let section = rift_judge_section(config)?;
-    let model = pipeline::models::load_model(models_file, name)?;
-    let template = template.map(Path::to_path_buf).unwrap_or_else(|| {
-        section.as_ref().map_or_else(
-            || PathBuf::from(DEFAULT_RIFT_PROMPT),
-            |s| s.prompt_file(JudgeRole::RiftAnswers),
-        )
-    });
-    let call = section
-        .as_ref()
-        .map_or_else(HelperCall::judge, JudgeSection::call);
-    Ok((model, harness::read_text(&template)?, call))
 }
 
 /// RIFT: Jeopardy! preparation, baseline/linear/jumping prompts, model runs, LLM judging and scoring.
@@ -245,19 +218,16 @@ pub(crate) fn run(cmd: &Rift) -> anyhow::Result<()> {
             harness::rift::run(&model, &prompts, &a.out, &a.client.client(&defaults)?)?;
         }
         Rift::Judge(a) => {
-            let (judge, template, call) = standalone_judge(
-                a.client.models_file(&defaults),
-                &a.judge_model,
-                a.judge_template.as_deref(),
+            let judge = LoadedJudge::standalone(
                 a.config.as_deref(),
-            )?;
+                JudgeRole::RiftAnswers,
+                Some(&a.judge_model),
+                a.judge_template.as_deref(),
+                a.client.models_file(&defaults),
+            )?
+            .context("a judge named on the command line")?;
             let s = harness::rift::judge(&Judge {
-                judge: JudgeRef {
-                    role: JudgeRole::RiftAnswers,
-                    model: &judge,
-                    prompt: &template,
-                    call: &call,
-                },
+                judge: judge.judge(),
                 prompts: &a.prompts,
                 responses: &a.responses,
                 judge_settled: a.judge_settled,
@@ -268,7 +238,7 @@ pub(crate) fn run(cmd: &Rift) -> anyhow::Result<()> {
                 "judge requests     {} judged, {} unjudged after {} tries ({:.1}% failed); {} requests sent",
                 s.judged,
                 s.unjudged,
-                call.tries,
+                judge.call.tries,
                 s.judge_failure_share() * 100.0,
                 s.requests_sent
             );
@@ -288,12 +258,14 @@ pub(crate) fn run(cmd: &Rift) -> anyhow::Result<()> {
             let judged = match &a.judge_model {
                 None => harness::pairs::judge_pairs(&pairs, None)?,
                 Some(name) => {
-                    let (judge, template, call) = standalone_judge(
-                        a.client.models_file(&defaults),
-                        name,
-                        a.judge_template.as_deref(),
+                    let judge = LoadedJudge::standalone(
                         a.config.as_deref(),
-                    )?;
+                        JudgeRole::RiftAnswers,
+                        Some(name),
+                        a.judge_template.as_deref(),
+                        a.client.models_file(&defaults),
+                    )?
+                    .context("a judge named on the command line")?;
                     let dir = a.judge_dir.clone().unwrap_or_else(|| {
                         let stem = a.out.file_stem().unwrap_or_default().to_string_lossy();
                         a.out.with_file_name(format!("{stem}-judge"))
@@ -301,12 +273,7 @@ pub(crate) fn run(cmd: &Rift) -> anyhow::Result<()> {
                     harness::pairs::judge_pairs(
                         &pairs,
                         Some(&harness::pairs::PairJudge {
-                            judge: JudgeRef {
-                                role: JudgeRole::RiftAnswers,
-                                model: &judge,
-                                prompt: &template,
-                                call: &call,
-                            },
+                            judge: judge.judge(),
                             files: &ModelPaths::in_dir(&dir),
                             client: &a.client.client(&defaults)?,
                         }),

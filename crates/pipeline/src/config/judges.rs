@@ -232,9 +232,49 @@ impl LoadedJudge {
         models_file: &Path,
         config: &Path,
     ) -> anyhow::Result<Option<LoadedJudge>> {
-        let Some(section) = judges.get(role) else {
+        match judges.get(role) {
+            Some(section) => LoadedJudge::of_section(role, section, models_file, config).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The judge of a standalone command: `config`'s table of `role` (when a config is given and has one), its
+    /// model replaced by `model` and its prompt by `prompt` where the command line names them; None when neither
+    /// names a judge.
+    pub fn standalone(
+        config: Option<&Path>,
+        role: JudgeRole,
+        model: Option<&str>,
+        prompt: Option<&Path>,
+        models_file: &Path,
+    ) -> anyhow::Result<Option<LoadedJudge>> {
+        let judges = config.map(load_judges).transpose()?.unwrap_or_default();
+        let section = match (judges.get(role), model) {
+            (Some(s), Some(m)) => Some(JudgeSection {
+                model: m.to_owned(),
+                ..s.clone()
+            }),
+            (Some(s), None) => Some(s.clone()),
+            (None, Some(m)) => Some(JudgeSection::of_model(m)),
+            (None, None) => None,
+        };
+        let Some(mut section) = section else {
             return Ok(None);
         };
+        if let Some(p) = prompt {
+            section.prompt = Some(p.to_owned());
+        }
+        let config = config.unwrap_or(Path::new("the command line"));
+        LoadedJudge::of_section(role, &section, models_file, config).map(Some)
+    }
+
+    /// Loads the judge `section` describes (see [`LoadedJudge::load`]).
+    fn of_section(
+        role: JudgeRole,
+        section: &JudgeSection,
+        models_file: &Path,
+        config: &Path,
+    ) -> anyhow::Result<LoadedJudge> {
         let model = crate::models::load_model(models_file, &section.model)?;
         let prompt_file = section.prompt_file(role);
         let what = match role {
@@ -249,14 +289,14 @@ impl LoadedJudge {
                 role.key()
             ))
         })?;
-        Ok(Some(LoadedJudge {
+        Ok(LoadedJudge {
             role,
             call: section.call(),
             section: section.clone(),
             model,
             prompt_file,
             prompt,
-        }))
+        })
     }
 
     /// The judge as the harness asks it.
