@@ -117,10 +117,10 @@ impl Run {
                 schema::paths::Bench::Ifscale => cfg.ifscale.is_some(),
                 schema::paths::Bench::Rift => cfg.rift.is_some() || cfg.rift_prep.is_some(),
             };
-            if runs {
-                if let Some(j) = LoadedJudge::load(&cfg.judges, role, models_file, &opts.config)? {
-                    judges.insert(role, j);
-                }
+            if runs
+                && let Some(j) = LoadedJudge::load(&cfg.judges, role, models_file, &opts.config)?
+            {
+                judges.insert(role, j);
             }
         }
         let rephraser = load(
