@@ -18,7 +18,6 @@ use std::time::{Duration, Instant};
 
 use mock_provider::{MockServer, Responder};
 
-use crate::repo;
 use crate::shards::{mock_config, output, outputs, workspace, xtask};
 
 /// How long the daemons may take to show the node idle.

@@ -54,7 +54,7 @@ impl Fixture {
                 role: schema::judge::JudgeRole::RiftAnswers,
                 model: &model(&self.mock, "judge"),
                 prompt: TEMPLATE,
-                call: call,
+                call,
             },
             prompts: &self.dir.path().join("prompts.jsonl"),
             responses: &files.responses(),
